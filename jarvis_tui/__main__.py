@@ -1,0 +1,3 @@
+from jarvis_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The pure-Python context engine: no Textual, no Rich."""

@@ -1,0 +1,89 @@
+"""What the engine tells its caller while it works: plain dataclasses, no UI types.
+
+The TUI wraps each in a Textual message; the CLI prints them. Both see the same stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.core.messages import Message
+
+
+@dataclass(frozen=True)
+class WindowFitted:
+    usage: BudgetUsage
+    sent_messages: int
+    dropped_messages: int
+    truncated_messages: int
+
+
+@dataclass(frozen=True)
+class Delta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    estimated_prompt_tokens: int
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    reason: str  # "threshold", "overflow" or "manual"
+    messages: int  # how many messages are being folded into the summary
+
+
+@dataclass(frozen=True)
+class CompactionFinished:
+    summary_id: int
+    covered_messages: int  # newly covered by this compaction
+    tokens_before: int
+    tokens_after: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactionFailed:
+    error: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    reason: str
+    attempt: int
+    delay_s: float
+
+
+@dataclass(frozen=True)
+class ContextLimitLearned:
+    tokens: int
+    previous: int
+
+
+@dataclass(frozen=True)
+class Trimmed:
+    """Nothing was left to compact, so the next attempt sends a smaller window."""
+
+    budget: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    message: Message
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: str
+    message: Message | None = None  # the partial reply, if any text arrived
+
+
+Event = (
+    WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
+    | Retrying | ContextLimitLearned | Trimmed | Finished | Failed
+)

@@ -1,0 +1,1 @@
+"""Wire protocols: one module per provider API, plus error classification."""
