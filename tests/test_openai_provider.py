@@ -1,0 +1,293 @@
+"""OpenAIProvider against the fake server over real loopback sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+
+import pytest
+
+from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatUsage
+from jarvis_tui.core.providers.errors import (
+    AuthError,
+    ContextOverflow,
+    NetworkError,
+    RateLimited,
+    RequestError,
+    ServerError,
+    StreamCut,
+)
+from jarvis_tui.core.providers.openai import OpenAIProvider
+from tests.fakeserver import CHUNK_CHARS, FLAVORS, FakeProvider, count_tokens
+
+MODEL = "fake-model"
+HELLO = [{"role": "system", "content": "You are terse."},
+         {"role": "user", "content": "Tell me about context windows please"}]
+
+
+async def collect(provider: OpenAIProvider, messages: list[dict], max_tokens: int = 256,
+                  sink: list | None = None) -> list:
+    events = sink if sink is not None else []
+    async for event in provider.stream_chat(messages, model=MODEL, max_tokens=max_tokens):
+        events.append(event)
+    return events
+
+
+def text_of(events: list) -> str:
+    return "".join(e.text for e in events if isinstance(e, ChatDelta))
+
+
+def huge(n_words: int) -> list[dict]:
+    return [{"role": "user", "content": " ".join(f"word{i}" for i in range(n_words))}]
+
+
+async def test_stream_deltas_join_into_the_reply_and_usage_matches(fake_server: FakeProvider):
+    async with OpenAIProvider(fake_server.base_url, "sk-test") as provider:
+        events = await collect(provider, HELLO)
+    rec = fake_server.chat_requests[-1]
+    assert text_of(events) == rec.reply == "Reply 1: Tell me about context windows please"
+    deltas = [e for e in events if isinstance(e, ChatDelta)]
+    assert len(deltas) == -(-len(rec.reply) // CHUNK_CHARS)  # it really came in pieces
+    assert events[-2] == ChatUsage(rec.prompt_tokens, count_tokens(rec.reply))
+    assert events[-1] == ChatDone("stop")
+    assert rec.body["stream"] is True
+    assert rec.body["stream_options"] == {"include_usage": True}
+    assert rec.body["max_tokens"] == 256
+    assert rec.body["messages"] == HELLO
+    assert rec.headers["Authorization"] == "Bearer sk-test"
+
+
+async def test_no_key_sends_no_authorization(fake_server: FakeProvider):
+    async with OpenAIProvider(fake_server.base_url + "/") as provider:
+        await collect(provider, HELLO)
+    rec = fake_server.chat_requests[-1]
+    assert "Authorization" not in rec.headers
+    assert rec.path == "/v1/chat/completions"  # trailing slash on base_url stripped
+
+
+async def test_complete_returns_text_and_usage(fake_server: FakeProvider):
+    fake_server.reply_fn = lambda body: "A summary: goals, decisions, names."
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        done = await provider.complete(HELLO, model=MODEL, max_tokens=100)
+    rec = fake_server.chat_requests[-1]
+    assert done.text == "A summary: goals, decisions, names."
+    assert done.prompt_tokens == rec.prompt_tokens
+    assert done.completion_tokens == count_tokens(done.text)
+    assert done.finish_reason == "stop"
+    assert rec.body["stream"] is False
+
+
+async def test_max_tokens_cuts_the_reply_with_finish_length(fake_server: FakeProvider):
+    fake_server.reply_fn = lambda body: "one two three four five six seven eight nine ten"
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO, max_tokens=3)
+    assert text_of(events) == "one two three"
+    assert events[-1] == ChatDone("length")
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+async def test_each_flavor_overflow_raises_context_overflow(
+        flavor: str, make_fake_server: Callable[..., FakeProvider]):
+    fake = make_fake_server(limit=300, flavor=flavor)
+    async with OpenAIProvider(fake.base_url) as provider:
+        with pytest.raises(ContextOverflow) as caught:
+            await collect(provider, huge(400))
+    rec = fake.chat_requests[-1]
+    assert rec.overflowed
+    assert caught.value.status == rec.status
+    if flavor == "llamacpp_old":
+        assert rec.status == 500 and caught.value.limit is None  # that era named no numbers
+    else:
+        assert caught.value.limit == 300
+        assert caught.value.requested == rec.prompt_tokens
+
+
+async def test_overflow_counts_max_tokens_where_the_server_does(
+        make_fake_server: Callable[..., FakeProvider]):
+    fake = make_fake_server(limit=1000, flavor="vllm")
+    async with OpenAIProvider(fake.base_url) as provider:
+        await collect(provider, HELLO, max_tokens=900)  # fits
+        with pytest.raises(ContextOverflow) as caught:
+            await collect(provider, HELLO, max_tokens=995)
+    prompt = fake.chat_requests[-1].prompt_tokens
+    assert caught.value.requested == prompt
+    assert caught.value.total_requested == prompt + 995
+
+
+async def test_complete_overflow_raises_too(make_fake_server: Callable[..., FakeProvider]):
+    fake = make_fake_server(limit=200, flavor="llamacpp")
+    async with OpenAIProvider(fake.base_url) as provider:
+        with pytest.raises(ContextOverflow) as caught:
+            await provider.complete(huge(300), model=MODEL, max_tokens=50)
+    assert caught.value.limit == 200
+
+
+async def test_429_raises_rate_limited_with_retry_after(fake_server: FakeProvider):
+    fake_server.faults.append(("status", 429, {"Retry-After": "1"}, {"error": {
+        "message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}}))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        with pytest.raises(RateLimited) as caught:
+            await collect(provider, HELLO)
+        assert caught.value.retry_after == 1.0
+        assert "Rate limit reached for requests" in caught.value.message
+        # The fault is spent: the next request goes through.
+        assert text_of(await collect(provider, HELLO)).startswith("Reply 2:")
+
+
+async def test_503_raises_server_error(fake_server: FakeProvider):
+    fake_server.faults.append(("status", 503, {"Retry-After": "2"},
+                               "<html><title>503 Service Unavailable</title></html>"))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.complete(HELLO, model=MODEL, max_tokens=10)
+    assert caught.value.retry_after == 2.0
+    assert caught.value.message == "Server error (503): 503 Service Unavailable"
+
+
+async def test_401_names_the_key_problem_but_never_the_key(fake_server: FakeProvider):
+    key = "sk-secret-0123456789"
+    fake_server.faults.append(("status", 401, {}, {"error": {
+        "message": f"Invalid API key: {key}", "type": "invalid_request_error"}}))
+    async with OpenAIProvider(fake_server.base_url, key) as provider:
+        with pytest.raises(AuthError) as caught:
+            await collect(provider, HELLO)
+    assert "Check your API key" in caught.value.message
+    assert key not in caught.value.message and key not in caught.value.body
+    assert key not in repr(provider)
+
+
+async def test_cut_stream_raises_stream_cut_after_the_first_deltas(fake_server: FakeProvider):
+    fake_server.faults.append(("cut", 2))
+    got: list = []
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        with pytest.raises(StreamCut):
+            await collect(provider, HELLO, sink=got)
+    reply = fake_server.chat_requests[-1].reply
+    assert got == [ChatDelta(reply[:CHUNK_CHARS]), ChatDelta(reply[CHUNK_CHARS:2 * CHUNK_CHARS])]
+
+
+async def test_malformed_line_is_skipped(fake_server: FakeProvider):
+    fake_server.faults.append(("malformed",))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO)
+    assert text_of(events) == fake_server.chat_requests[-1].reply
+    assert events[-1] == ChatDone("stop")
+
+
+async def test_error_inside_the_stream_is_classified(fake_server: FakeProvider):
+    fake_server.faults.append(("stream_error", 1, {"error": {
+        "code": 400, "message": "request (5000 tokens) exceeds the available context size "
+                                "(4096 tokens), try increasing it",
+        "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}))
+    got: list = []
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        with pytest.raises(ContextOverflow) as caught:
+            await collect(provider, HELLO, sink=got)
+    assert len(got) == 1 and isinstance(got[0], ChatDelta)
+    assert (caught.value.limit, caught.value.requested) == (4096, 5000)
+
+
+async def test_empty_reply(fake_server: FakeProvider):
+    fake_server.faults.append(("empty",))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO)
+    rec = fake_server.chat_requests[-1]
+    assert events == [ChatUsage(rec.prompt_tokens, 0), ChatDone("stop")]
+
+
+async def test_server_without_usage_chunk(fake_server: FakeProvider):
+    fake_server.stream_usage = False
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO)
+    assert not any(isinstance(e, ChatUsage) for e in events)
+    assert events[-1] == ChatDone("stop")
+
+
+async def test_llamacpp_usage_in_the_finishing_chunk(
+        make_fake_server: Callable[..., FakeProvider]):
+    fake = make_fake_server(flavor="llamacpp")
+    async with OpenAIProvider(fake.base_url) as provider:
+        events = await collect(provider, HELLO)
+    rec = fake.chat_requests[-1]
+    assert events[-2:] == [ChatUsage(rec.prompt_tokens, rec.completion_tokens), ChatDone("stop")]
+
+
+async def test_stream_options_rejected_then_dropped(fake_server: FakeProvider):
+    fake_server.faults.append(("status", 400, {}, {"error": {
+        "message": "Unrecognized request argument supplied: stream_options",
+        "type": "invalid_request_error"}}))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO)
+        await collect(provider, HELLO)
+    first, second, third = fake_server.chat_requests
+    assert "stream_options" in first.body
+    assert "stream_options" not in second.body and "stream_options" not in third.body
+    assert text_of(events) == second.reply
+
+
+async def test_server_that_ignores_stream_true(fake_server: FakeProvider):
+    fake_server.faults.append(("status", 200, {}, {
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "all at once"}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3}}))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, HELLO)
+    assert events == [ChatDelta("all at once"), ChatUsage(12, 3), ChatDone("stop")]
+
+
+async def test_connection_refused_is_a_network_error():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/v1"
+    async with OpenAIProvider(base, "sk-hidden", connect_timeout=2) as provider:
+        with pytest.raises(NetworkError) as caught:
+            await collect(provider, HELLO)
+        with pytest.raises(NetworkError):
+            await provider.complete(HELLO, model=MODEL, max_tokens=5)
+    assert caught.value.message == (f"Could not connect to {base}: connection refused (is the "
+                                    "server running?).")
+    assert "Traceback" not in caught.value.message and "sk-hidden" not in caught.value.message
+
+
+async def test_read_timeout_is_a_network_error(fake_server: FakeProvider):
+    fake_server.faults.append(("delay", 30))
+    async with OpenAIProvider(fake_server.base_url, timeout=0.3) as provider:
+        with pytest.raises(NetworkError) as caught:
+            await collect(provider, HELLO)
+    assert "read timeout" in caught.value.message
+    assert fake_server.base_url in caught.value.message
+
+
+async def test_bad_base_url_is_a_request_error():
+    async with OpenAIProvider("localhost:8080/v1") as provider:
+        with pytest.raises(RequestError) as caught:
+            await collect(provider, HELLO)
+    assert "http://127.0.0.1:8080/v1" in caught.value.message
+
+
+async def test_chinese_round_trips_intact(fake_server: FakeProvider):
+    question = "请总结我们关于上下文窗口的讨论，并列出未解决的问题。"
+    answer = "好的：上下文窗口满了也不会崩溃，旧的对话会被摘要保存。🚀 还有两个问题。"
+    fake_server.reply_fn = lambda body: answer
+    messages = [{"role": "user", "content": question}]
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        events = await collect(provider, messages)
+        done = await provider.complete(messages, model=MODEL, max_tokens=200)
+    assert text_of(events) == answer == done.text
+    first, second = fake_server.chat_requests
+    assert first.body["messages"][0]["content"] == question
+    usage = [e for e in events if isinstance(e, ChatUsage)]
+    assert usage == [ChatUsage(first.prompt_tokens, count_tokens(answer))]
+    assert second.prompt_tokens == first.prompt_tokens
+
+
+async def test_concurrent_streams(fake_server: FakeProvider):
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        results = await asyncio.gather(*[
+            collect(provider, [{"role": "user", "content": f"question number {i}"}])
+            for i in range(4)])
+    echoed = sorted(text_of(r).split(": ", 1)[1] for r in results)
+    assert echoed == [f"question number {i}" for i in range(4)]
+    assert len(fake_server.chat_requests) == 4
