@@ -1,0 +1,316 @@
+"""Settings: defaults < config file < environment < command line, each value checked on the way in.
+
+A bad value stops the app with one line naming where it came from (file and key, or environment
+variable) rather than running with something silently wrong.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomli_w
+
+from jarvis_tui.core.budget import Budget
+
+APP_NAME = "jarvis-tui"
+PROVIDERS = ("openai", "anthropic", "ollama")
+LANGUAGES = ("auto", "en", "zh")
+
+
+@dataclass
+class Settings:
+    provider: str = "openai"
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str = field(default="", repr=False)  # never in reprs, logs or the session store
+    model: str = "gpt-4o-mini"
+    summary_model: str = ""  # "" = same as model
+    system_prompt: str = "You are Jarvis, a helpful assistant. Answer in the user's language."
+    context_window: int = 0  # 0 = detect / known model table
+    response_reserve: int = 1024
+    system_reserve: int = 512
+    compact_threshold: float = 0.70
+    keep_recent_turns: int = 3
+    summary_max_tokens: int = 512
+    request_timeout: float = 120.0
+    connect_timeout: float = 10.0
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+    theme: str = "jarvis-dark"
+    language: str = "auto"  # auto | en | zh
+
+
+class ConfigError(Exception):
+    """One line: where the bad value came from, which key, and what was expected."""
+
+
+def field_names() -> list[str]:
+    return [f.name for f in fields(Settings)]
+
+
+def config_path() -> Path:
+    """The config file; honours XDG_CONFIG_HOME on Linux."""
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+# -- per-field checks: (expected type, predicate on the value, what the user is told) -------------
+
+def _between(lo: float, hi: float) -> Callable[[float], bool]:
+    return lambda v: math.isfinite(v) and lo <= v <= hi
+
+
+def _url(v: str) -> bool:
+    return v.startswith(("http://", "https://")) and len(v) > len("https://")
+
+
+_CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
+    "provider": (str, lambda v: v in PROVIDERS, "one of " + ", ".join(PROVIDERS)),
+    "base_url": (str, _url, "a URL starting with http:// or https://"),
+    "api_key": (str, lambda v: True, "a string"),
+    "model": (str, lambda v: bool(v.strip()), "a non-empty model name"),
+    "summary_model": (str, lambda v: True, "a model name (empty = same as model)"),
+    "system_prompt": (str, lambda v: True, "a string"),
+    "context_window": (int, _between(0, 100_000_000), "a whole number >= 0 (0 = auto)"),
+    "response_reserve": (int, _between(1, 10_000_000), "a whole number >= 1"),
+    "system_reserve": (int, _between(0, 10_000_000), "a whole number >= 0"),
+    "compact_threshold": (float, _between(0.1, 1.0), "a number between 0.1 and 1.0"),
+    "keep_recent_turns": (int, _between(0, 1000), "a whole number between 0 and 1000"),
+    "summary_max_tokens": (int, _between(32, 1_000_000), "a whole number >= 32"),
+    "request_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
+    "connect_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
+    "max_retries": (int, _between(0, 20), "a whole number between 0 and 20"),
+    "retry_base_delay": (float, _between(0, 3600), "a number of seconds >= 0"),
+    "retry_max_delay": (float, _between(0, 3600), "a number of seconds >= 0"),
+    "theme": (str, lambda v: bool(v.strip()), "a non-empty theme name"),
+    "language": (str, lambda v: v in LANGUAGES, "one of " + ", ".join(LANGUAGES)),
+}
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return repr(value)
+
+
+def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | None]:
+    """(the value as the field's type, None) or (None, the problem). `parse` reads strings."""
+    kind, ok, expected = _CHECKS[key]
+    got = f"expected {expected}, got {_show(value)}"
+    if parse and isinstance(value, str) and kind is not str:
+        try:
+            value = int(value.strip()) if kind is int else float(value.strip())
+        except ValueError:
+            return None, got
+    if kind is str:
+        if not isinstance(value, str):
+            return None, got
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        return None, got
+    elif kind is int:
+        if not isinstance(value, int):
+            return None, got
+    else:
+        value = float(value)
+    return (value, None) if ok(value) else (None, got)
+
+
+def _unknown(key: str) -> str:
+    close = difflib.get_close_matches(key, field_names(), n=3)
+    hint = "did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else (
+        "known keys: " + ", ".join(field_names())
+    )
+    return f"unknown key '{key}'; {hint}"
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config file ({e.strerror or e})") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: TOML syntax error: {e}") from None
+
+
+_ENV_KEYS: dict[str, str] = {
+    "JARVIS_PROVIDER": "provider",
+    "JARVIS_MODEL": "model",
+    "JARVIS_BASE_URL": "base_url",
+    "JARVIS_API_KEY": "api_key",
+    "JARVIS_SUMMARY_MODEL": "summary_model",
+    "JARVIS_CONTEXT_WINDOW": "context_window",
+}
+# Vendor variables apply only to their own provider, so an OpenAI key is never sent to Anthropic.
+_VENDOR_ENV: dict[str, dict[str, str]] = {
+    "openai": {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url"},
+    "anthropic": {"ANTHROPIC_API_KEY": "api_key", "ANTHROPIC_BASE_URL": "base_url"},
+}
+
+
+def load_settings(
+    path: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Settings:
+    """Merged settings; raises ConfigError with one line for the first bad value."""
+    path = config_path() if path is None else Path(path)
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+
+    for key, raw in _read_file(path).items():
+        if key not in _CHECKS:
+            raise ConfigError(f"{path}: {_unknown(key)}")
+        value, problem = _check(key, raw)
+        if problem:
+            raise ConfigError(f"{path}: key '{key}': {problem}")
+        values[key] = value
+
+    def from_env(mapping: Mapping[str, str], skip: set[str]) -> None:
+        for var, key in mapping.items():
+            raw = env.get(var, "")
+            if raw == "" or key in skip:  # an empty variable counts as unset
+                continue
+            value, problem = _check(key, raw, parse=True)
+            if problem:
+                raise ConfigError(f"environment variable {var}: {problem}")
+            values[key] = value
+            skip.add(key)
+
+    cli: dict[str, Any] = {}
+    for key, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if key not in _CHECKS:
+            raise ConfigError(f"command line: {_unknown(key)}")
+        value, problem = _check(key, raw, parse=True)
+        if problem:
+            raise ConfigError(f"command line option --{key.replace('_', '-')}: {problem}")
+        cli[key] = value
+
+    set_by_jarvis: set[str] = set()
+    from_env(_ENV_KEYS, set_by_jarvis)
+    provider = cli.get("provider", values.get("provider", Settings.provider))
+    from_env(_VENDOR_ENV.get(provider, {}), set_by_jarvis)
+    values.update(cli)
+
+    settings = Settings(**values)
+    problems = _cross_problems(settings)
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(problems))
+    return settings
+
+
+def _cross_problems(s: Settings) -> list[str]:
+    out = []
+    if s.context_window > 0:
+        budget = Budget(s.context_window, s.response_reserve, s.system_reserve, s.compact_threshold)
+        out.extend(budget.problems())
+    if s.retry_max_delay < s.retry_base_delay:
+        out.append(
+            f"retry_max_delay {s.retry_max_delay:g} is smaller than retry_base_delay "
+            f"{s.retry_base_delay:g}"
+        )
+    return out
+
+
+def validate(settings: Settings) -> list[str]:
+    """Every problem with these settings in words for a person; [] when they are fine."""
+    out = []
+    for key in field_names():
+        value = getattr(settings, key)
+        _, problem = _check(key, value)
+        if problem:
+            out.append(f"{key}: {problem}")
+    # Cross-field checks compare numbers; skip them when a number is already known to be bad.
+    return out or _cross_problems(settings)
+
+
+# -- saving ------------------------------------------------------------------------------------
+
+def save_settings(
+    settings: Settings, path: Path | None = None, *, include_api_key: bool = False
+) -> Path:
+    """Write every setting to TOML atomically with mode 0600.
+
+    The API key is written only with `include_api_key=True`; otherwise a key already in the file
+    is kept as it was, so a key taken from the environment never lands on disk by accident and a
+    key the user put in the file is never dropped.
+    """
+    path = config_path() if path is None else Path(path)
+    problems = validate(settings)
+    if problems:
+        raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
+    data = {k: getattr(settings, k) for k in field_names() if k != "api_key"}
+    if include_api_key:
+        if settings.api_key:
+            data["api_key"] = settings.api_key
+    else:
+        try:
+            existing = _read_file(path)
+        except ConfigError as e:
+            raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
+        if isinstance(existing.get("api_key"), str) and existing["api_key"]:
+            data["api_key"] = existing["api_key"]
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o600)  # mkstemp already uses 0600; be explicit about it
+            tomli_w.dump(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable; not every platform lets a directory be opened.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def with_overrides(settings: Settings, **changes: Any) -> Settings:
+    """A copy with some fields changed, each checked like a command-line value."""
+    checked = {}
+    for key, raw in changes.items():
+        if key not in _CHECKS:
+            raise ConfigError(_unknown(key))
+        value, problem = _check(key, raw, parse=True)
+        if problem:
+            raise ConfigError(f"key '{key}': {problem}")
+        checked[key] = value
+    return replace(settings, **checked)

@@ -1,0 +1,539 @@
+"""SQLite session store: conversations, every message ever sent, and the summaries over them.
+
+Compaction never deletes anything: a summarised message only gets `summary_id` set to the summary
+that first covered it, so the full history stays on disk and can be exported. API keys have no
+column here on purpose; the store must never hold a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from jarvis_tui.core.messages import Message
+
+APP_NAME = "jarvis-tui"
+DEFAULT_TIMEOUT = 5.0  # seconds to wait for another process's write lock
+TITLE_CHARS = 60
+STATUSES = ("complete", "partial", "failed")
+SUMMARY_KINDS = ("auto", "manual", "edited")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+# Index i upgrades a database from user_version i to i + 1. Append, never edit.
+_MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        model TEXT NOT NULL DEFAULT '',
+        meta TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TABLE summaries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        content TEXT NOT NULL,
+        first_message_id INTEGER,
+        last_message_id INTEGER,
+        covered_count INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('auto', 'manual', 'edited')),
+        focus TEXT,
+        model TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        replaces_id INTEGER REFERENCES summaries(id)
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        status TEXT NOT NULL DEFAULT 'complete'
+            CHECK (status IN ('complete', 'partial', 'failed')),
+        pinned INTEGER NOT NULL DEFAULT 0,
+        summary_id INTEGER REFERENCES summaries(id),
+        created_at REAL NOT NULL,
+        UNIQUE (conversation_id, seq)
+    );
+    CREATE INDEX summaries_by_conversation ON summaries(conversation_id, id);
+    CREATE INDEX conversations_by_update ON conversations(updated_at);
+    """,
+]
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+def default_db_path() -> Path:
+    """Where sessions live by default; honours XDG_DATA_HOME on Linux. Creates the directory."""
+    directory = Path(platformdirs.user_data_dir(APP_NAME))
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / "sessions.db"
+
+
+class StoreError(Exception):
+    """A one-line, user-facing problem with the session database."""
+
+
+@dataclass
+class Conversation:
+    id: int
+    title: str
+    created_at: float
+    updated_at: float
+    model: str
+    message_count: int
+
+
+@dataclass
+class Summary:
+    id: int
+    conversation_id: int
+    content: str
+    first_message_id: int | None
+    last_message_id: int | None
+    covered_count: int
+    kind: str
+    focus: str | None
+    model: str
+    created_at: float
+    replaces_id: int | None
+
+
+def make_title(text: str) -> str:
+    """A single-line title from the first user message."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+class Store:
+    def __init__(self, path: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
+        self.path = Path(path) if path is not None else default_db_path()
+        self.timeout = timeout
+        # One connection shared by worker threads; the lock serialises every use of it, so a
+        # reader never sees another thread's half-done transaction.
+        self._lock = threading.RLock()
+        self._check_header()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create its directory ({e})") from None
+        try:
+            self._db = sqlite3.connect(
+                str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot open the session database ({e})") from None
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _check_header(self) -> None:
+        # Checked by hand before SQLite touches the file, so a stray file is never modified.
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(len(_SQLITE_HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot read the session database ({e})") from None
+        if head and head != _SQLITE_HEADER:
+            raise StoreError(
+                f"{self.path}: not a SQLite database; it was not modified. Move it away or "
+                "choose another file with --db."
+            )
+
+    def _open(self) -> None:
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            tables = self._db.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+            ).fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            if "locked" in str(e):
+                raise self._error("open", e) from None
+            raise StoreError(
+                f"{self.path}: the session database is corrupt ({e}); it was not modified. "
+                "Move it away to start a fresh one."
+            ) from None
+        if version == 0 and tables:
+            raise StoreError(
+                f"{self.path}: a SQLite database that is not a jarvis-tui session store; it was "
+                "not modified. Move it away or choose another file with --db."
+            )
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: written by a newer jarvis-tui (schema {version}, this one knows "
+                f"{SCHEMA_VERSION}); upgrade jarvis-tui to open it."
+            )
+        with self._guard("open"):
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            # WAL + FULL: each commit is on disk before the request it records goes out.
+            self._db.execute("PRAGMA synchronous = FULL")
+        if version == SCHEMA_VERSION:
+            return  # no write at open, so a second window can read while another one writes
+        with self._write("upgrade the schema of"):
+            current = self._db.execute("PRAGMA user_version").fetchone()[0]
+            for step in range(current, SCHEMA_VERSION):
+                for statement in _MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _error(self, action: str, e: sqlite3.Error) -> StoreError:
+        text = str(e)
+        if "locked" in text or "busy" in text:
+            return StoreError(
+                f"{self.path}: could not {action} the session database: it is locked by another "
+                f"program (waited {self.timeout:g}s); close other jarvis-tui windows and retry."
+            )
+        if "malformed" in text or "not a database" in text:
+            return StoreError(
+                f"{self.path}: could not {action} the session database: it is corrupt ({text}); "
+                "move it away to start a fresh one (sqlite3's .recover may rescue it)."
+            )
+        if isinstance(e, sqlite3.ProgrammingError) and "closed" in text:
+            return StoreError(f"{self.path}: the session store is already closed.")
+        return StoreError(f"{self.path}: could not {action} the session database ({text}).")
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as e:
+                raise self._error(action, e) from None
+
+    @contextmanager
+    def _write(self, action: str = "write to") -> Iterator[sqlite3.Connection]:
+        """One committed transaction; IMMEDIATE takes the write lock up front (or times out)."""
+        with self._guard(action):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def _touch(self, db: sqlite3.Connection, conv_id: int) -> None:
+        # Strictly increasing so "most recently updated" never depends on clock resolution.
+        newest = db.execute("SELECT max(updated_at) FROM conversations").fetchone()[0] or 0.0
+        db.execute(
+            "UPDATE conversations SET updated_at = ? WHERE id = ?",
+            (max(time.time(), newest + 1e-6), conv_id),
+        )
+
+    def _require_conversation(self, db: sqlite3.Connection, conv_id: int) -> None:
+        if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
+            raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
+
+    # -- conversations ------------------------------------------------------------------------
+
+    _CONV_SELECT = (
+        "SELECT c.id, c.title, c.created_at, c.updated_at, c.model, "
+        "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c "
+    )
+
+    def create_conversation(self, title: str = "", model: str = "") -> Conversation:
+        with self._write("create a conversation in") as db:
+            newest = db.execute("SELECT max(updated_at) FROM conversations").fetchone()[0] or 0.0
+            now = max(time.time(), newest + 1e-6)
+            cur = db.execute(
+                "INSERT INTO conversations (title, created_at, updated_at, model) "
+                "VALUES (?, ?, ?, ?)",
+                (title, now, now, model),
+            )
+        return Conversation(cur.lastrowid or 0, title, now, now, model, 0)
+
+    def get_conversation(self, conv_id: int) -> Conversation | None:
+        with self._guard("read"):
+            row = self._db.execute(self._CONV_SELECT + "WHERE c.id = ?", (conv_id,)).fetchone()
+        return Conversation(*row) if row else None
+
+    def latest_conversation(self) -> Conversation | None:
+        found = self.list_conversations(limit=1)
+        return found[0] if found else None
+
+    def list_conversations(self, limit: int | None = None) -> list[Conversation]:
+        with self._guard("read"):
+            rows = self._db.execute(
+                self._CONV_SELECT + "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?",
+                (-1 if limit is None else limit,),
+            ).fetchall()
+        return [Conversation(*row) for row in rows]
+
+    def set_title(self, conv_id: int, title: str) -> None:
+        with self._write("rename a conversation in") as db:
+            self._require_conversation(db, conv_id)
+            db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conv_id))
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def add_message(self, conv_id: int, msg: Message) -> Message:
+        if msg.id is not None:
+            raise ValueError(f"message {msg.id} is already stored")
+        if msg.status not in STATUSES:
+            raise ValueError(f"unknown message status {msg.status!r}")
+        with self._write("save a message to") as db:
+            self._require_conversation(db, conv_id)
+            seq = db.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?",
+                (conv_id,),
+            ).fetchone()[0]
+            cur = db.execute(
+                "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
+                "tool_call_id, name, status, pinned, summary_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conv_id, seq, msg.role, msg.content, _dump(msg.tool_calls), msg.tool_call_id,
+                    msg.name, msg.status, int(msg.pinned), msg.summary_id, msg.created_at,
+                ),
+            )
+            if msg.role == "user" and msg.content.strip():
+                db.execute(
+                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
+                    (make_title(msg.content), conv_id),
+                )
+            self._touch(db, conv_id)
+        msg.id = cur.lastrowid
+        return msg
+
+    def update_message(self, msg: Message) -> None:
+        if msg.id is None:
+            raise ValueError("message is not stored yet; use add_message")
+        if msg.status not in STATUSES:
+            raise ValueError(f"unknown message status {msg.status!r}")
+        with self._write("update a message in") as db:
+            row = db.execute(
+                "SELECT conversation_id FROM messages WHERE id = ?", (msg.id,)
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: message {msg.id} does not exist.")
+            db.execute(
+                "UPDATE messages SET content = ?, status = ?, pinned = ?, summary_id = ? "
+                "WHERE id = ?",
+                (msg.content, msg.status, int(msg.pinned), msg.summary_id, msg.id),
+            )
+            self._touch(db, row[0])
+
+    def messages(self, conv_id: int) -> list[Message]:
+        with self._guard("read"):
+            rows = self._db.execute(
+                "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
+                "summary_id, created_at FROM messages WHERE conversation_id = ? ORDER BY seq",
+                (conv_id,),
+            ).fetchall()
+        return [
+            Message(
+                role=role, content=content, id=mid, tool_calls=_load(calls),
+                tool_call_id=call_id, name=name, status=status, pinned=bool(pinned),
+                summary_id=summary_id, created_at=created,
+            )
+            for mid, role, content, calls, call_id, name, status, pinned, summary_id, created
+            in rows
+        ]
+
+    # -- summaries ----------------------------------------------------------------------------
+
+    _SUMMARY_SELECT = (
+        "SELECT id, conversation_id, content, first_message_id, last_message_id, covered_count, "
+        "kind, focus, model, created_at, replaces_id FROM summaries "
+    )
+
+    def add_summary(
+        self,
+        conv_id: int,
+        content: str,
+        covered: list[Message],
+        *,
+        kind: str,
+        focus: str | None = None,
+        model: str = "",
+        replaces_id: int | None = None,
+    ) -> Summary:
+        """Store a summary and mark the messages it newly covers, all in one transaction.
+
+        The range runs from the conversation's earliest covered message (an incremental summary
+        folds in the previous one) to the newest covered id; `covered_count` is how many messages
+        in that range the summary stands for.
+        """
+        if kind not in SUMMARY_KINDS:
+            raise ValueError(f"unknown summary kind {kind!r}")
+        ids = [m.id for m in covered if m.id is not None]
+        if len(ids) != len(covered):
+            raise ValueError("every covered message must be stored first")
+        now = time.time()
+        with self._write("save a summary to") as db:
+            self._require_conversation(db, conv_id)
+            cur = db.execute(
+                "INSERT INTO summaries (conversation_id, content, covered_count, kind, focus, "
+                "model, created_at, replaces_id) VALUES (?, ?, 0, ?, ?, ?, ?, ?)",
+                (conv_id, content, kind, focus, model, now, replaces_id),
+            )
+            sid = cur.lastrowid
+            newly: list[Message] = []
+            for msg in covered:
+                found = db.execute(
+                    "SELECT summary_id FROM messages WHERE id = ? AND conversation_id = ?",
+                    (msg.id, conv_id),
+                ).fetchone()
+                if found is None:
+                    raise StoreError(
+                        f"{self.path}: message {msg.id} is not in conversation {conv_id}; "
+                        "the summary was not saved."
+                    )
+                if found[0] is None:
+                    db.execute("UPDATE messages SET summary_id = ? WHERE id = ?", (sid, msg.id))
+                    newly.append(msg)
+            first, last = db.execute(
+                "SELECT min(id), max(id) FROM messages WHERE conversation_id = ? AND "
+                "summary_id IS NOT NULL",
+                (conv_id,),
+            ).fetchone()
+            if ids:
+                last = max(ids)
+            count = db.execute(
+                "SELECT count(*) FROM messages WHERE conversation_id = ? AND "
+                "summary_id IS NOT NULL AND id BETWEEN ? AND ?",
+                (conv_id, first, last),
+            ).fetchone()[0]
+            db.execute(
+                "UPDATE summaries SET first_message_id = ?, last_message_id = ?, "
+                "covered_count = ? WHERE id = ?",
+                (first, last, count, sid),
+            )
+            self._touch(db, conv_id)
+        # Only after the commit, so a failed save leaves the in-memory messages untouched too.
+        for msg in newly:
+            msg.summary_id = sid
+        return Summary(
+            sid or 0, conv_id, content, first, last, count, kind, focus, model, now, replaces_id
+        )
+
+    def edit_summary(self, summary_id: int, content: str) -> Summary:
+        """A user's edit is stored as a new summary that replaces the old; the old one stays."""
+        now = time.time()
+        with self._write("save an edited summary to") as db:
+            row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: summary {summary_id} does not exist.")
+            old = Summary(*row)
+            cur = db.execute(
+                "INSERT INTO summaries (conversation_id, content, first_message_id, "
+                "last_message_id, covered_count, kind, focus, model, created_at, replaces_id) "
+                "VALUES (?, ?, ?, ?, ?, 'edited', ?, ?, ?, ?)",
+                (
+                    old.conversation_id, content, old.first_message_id, old.last_message_id,
+                    old.covered_count, old.focus, old.model, now, old.id,
+                ),
+            )
+            self._touch(db, old.conversation_id)
+        return Summary(
+            cur.lastrowid or 0, old.conversation_id, content, old.first_message_id,
+            old.last_message_id, old.covered_count, "edited", old.focus, old.model, now, old.id,
+        )
+
+    def latest_summary(self, conv_id: int) -> Summary | None:
+        with self._guard("read"):
+            row = self._db.execute(
+                self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+                (conv_id,),
+            ).fetchone()
+        return Summary(*row) if row else None
+
+    def summaries(self, conv_id: int) -> list[Summary]:
+        with self._guard("read"):
+            rows = self._db.execute(
+                self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id", (conv_id,)
+            ).fetchall()
+        return [Summary(*row) for row in rows]
+
+    # -- per-conversation metadata (learned context limit, calibration factor, ...) -----------
+
+    def _meta(self, db: sqlite3.Connection, conv_id: int) -> dict[str, Any]:
+        row = db.execute("SELECT meta FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
+        return json.loads(row[0] or "{}")
+
+    def get_meta(self, conv_id: int, key: str, default: Any = None) -> Any:
+        with self._guard("read"):
+            return self._meta(self._db, conv_id).get(key, default)
+
+    def set_meta(self, conv_id: int, key: str, value: Any) -> None:
+        with self._write("save settings of a conversation to") as db:
+            meta = self._meta(db, conv_id)
+            meta[key] = value
+            db.execute(
+                "UPDATE conversations SET meta = ? WHERE id = ?", (_dump(meta), conv_id)
+            )
+
+    # -- export -------------------------------------------------------------------------------
+
+    def export(self, conv_id: int) -> dict[str, Any]:
+        """The whole conversation as JSON-ready data, covered messages included."""
+        with self._guard("export"):
+            conv = self.get_conversation(conv_id)
+            if conv is None:
+                raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
+            meta = self._meta(self._db, conv_id)
+            seqs = dict(
+                self._db.execute(
+                    "SELECT id, seq FROM messages WHERE conversation_id = ?", (conv_id,)
+                ).fetchall()
+            )
+            msgs = self.messages(conv_id)
+            sums = self.summaries(conv_id)
+        return {
+            "conversation": {**asdict(conv), "meta": meta},
+            "messages": [
+                {
+                    "id": m.id, "seq": seqs[m.id], "role": m.role, "content": m.content,
+                    "status": m.status, "pinned": m.pinned,
+                    "covered": m.covered, "summary_id": m.summary_id, "tool_calls": m.tool_calls,
+                    "tool_call_id": m.tool_call_id, "name": m.name, "created_at": m.created_at,
+                }
+                for m in msgs
+            ],
+            "summaries": [asdict(s) for s in sums],
+        }
+
+
+def _dump(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

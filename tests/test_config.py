@@ -1,0 +1,275 @@
+"""Settings loading, precedence, validation and saving, with real files in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from jarvis_tui.core.config import (
+    ConfigError,
+    Settings,
+    config_path,
+    field_names,
+    load_settings,
+    save_settings,
+    validate,
+    with_overrides,
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> Path:
+    return tmp_path / "config.toml"
+
+
+def test_defaults_when_no_file(cfg: Path) -> None:
+    s = load_settings(cfg, env={})
+    assert s == Settings()
+    assert (s.provider, s.model, s.compact_threshold, s.keep_recent_turns) == (
+        "openai", "gpt-4o-mini", 0.70, 3
+    )
+    assert validate(s) == []
+    assert field_names() == [f.name for f in fields(Settings)]
+    assert "api_key" in field_names()
+
+
+def test_api_key_is_not_in_repr() -> None:
+    assert "sk-secret" not in repr(Settings(api_key="sk-secret"))
+
+
+def test_file_values(cfg: Path) -> None:
+    write(cfg, 'model = "qwen2.5:7b"\nprovider = "ollama"\nbase_url = "http://localhost:11434"\n'
+               "context_window = 32768\ncompact_threshold = 1\nrequest_timeout = 30\n"
+               'system_prompt = "你是贾维斯。"\nlanguage = "zh"\n')
+    s = load_settings(cfg, env={})
+    assert (s.model, s.provider, s.context_window) == ("qwen2.5:7b", "ollama", 32768)
+    assert s.compact_threshold == 1.0 and isinstance(s.compact_threshold, float)
+    assert s.request_timeout == 30.0 and isinstance(s.request_timeout, float)
+    assert s.system_prompt == "你是贾维斯。" and s.language == "zh"
+    assert s.theme == "jarvis-dark"  # untouched default
+
+
+def test_env_over_file_and_overrides_over_env(cfg: Path) -> None:
+    write(cfg, 'model = "from-file"\ncontext_window = 1000000\napi_key = "file-key"\n')
+    env = {"JARVIS_MODEL": "from-env", "JARVIS_CONTEXT_WINDOW": " 16384 ", "JARVIS_API_KEY": "k"}
+    s = load_settings(cfg, env=env)
+    assert (s.model, s.context_window, s.api_key) == ("from-env", 16384, "k")
+    s = load_settings(cfg, env=env, overrides={"model": "from-cli", "context_window": None})
+    assert (s.model, s.context_window) == ("from-cli", 16384)  # None = flag not given
+    s = load_settings(cfg, env=env, overrides={"context_window": "8192"})
+    assert s.context_window == 8192
+
+
+def test_jarvis_env_beats_openai_env(cfg: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk-openai", "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}
+    s = load_settings(cfg, env=env)
+    assert (s.api_key, s.base_url) == ("sk-openai", "http://127.0.0.1:8080/v1")
+    env |= {"JARVIS_API_KEY": "jk", "JARVIS_BASE_URL": "http://10.0.0.2/v1"}
+    s = load_settings(cfg, env=env)
+    assert (s.api_key, s.base_url) == ("jk", "http://10.0.0.2/v1")
+
+
+def test_openai_key_is_not_given_to_another_provider(cfg: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}
+    s = load_settings(cfg, env=env, overrides={"provider": "anthropic"})
+    assert s.api_key == "sk-ant"
+    s = load_settings(cfg, env={"OPENAI_API_KEY": "sk-openai", "JARVIS_PROVIDER": "ollama"})
+    assert s.api_key == ""
+
+
+def test_empty_env_var_counts_as_unset(cfg: Path) -> None:
+    write(cfg, 'model = "from-file"\n')
+    assert load_settings(cfg, env={"JARVIS_MODEL": ""}).model == "from-file"
+
+
+def test_default_path_uses_os_environ(cfg: Path, monkeypatch) -> None:
+    monkeypatch.setenv("JARVIS_MODEL", "env-model")
+    assert load_settings(cfg).model == "env-model"
+
+
+def one_line(err: pytest.ExceptionInfo[ConfigError]) -> str:
+    text = str(err.value)
+    assert "\n" not in text
+    return text
+
+
+def test_wrong_type_names_file_and_key(cfg: Path) -> None:
+    write(cfg, 'compact_threshold = "high"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert one_line(err) == (
+        f"{cfg}: key 'compact_threshold': expected a number between 0.1 and 1.0, got 'high'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "fragment"),
+    [
+        ("max_retries = true", "max_retries", "got true"),  # bool is not an int
+        ("context_window = 8192.5", "context_window", "whole number"),
+        ("model = 5", "model", "got 5"),
+        ("theme = { name = 'x' }", "theme", "got a table"),
+        ("compact_threshold = 0.05", "compact_threshold", "between 0.1 and 1.0"),
+        ("compact_threshold = nan", "compact_threshold", "got nan"),
+        ("max_retries = 99", "max_retries", "between 0 and 20"),
+        ("context_window = -1", "context_window", ">= 0"),
+        ("request_timeout = 0", "request_timeout", "> 0"),
+        ("provider = 'gemini'", "provider", "one of openai, anthropic, ollama"),
+        ("language = 'fr'", "language", "one of auto, en, zh"),
+        ("base_url = 'localhost:8080'", "base_url", "http://"),
+    ],
+)
+def test_bad_values(cfg: Path, toml: str, key: str, fragment: str) -> None:
+    write(cfg, toml + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    text = one_line(err)
+    assert text.startswith(f"{cfg}: key '{key}': expected ")
+    assert fragment in text
+
+
+def test_unknown_key_suggests_close_matches(cfg: Path) -> None:
+    write(cfg, 'modle = "x"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert one_line(err) == f"{cfg}: unknown key 'modle'; did you mean 'model'?"
+    write(cfg, 'zzz = 1\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert "unknown key 'zzz'; known keys: provider, base_url" in one_line(err)
+
+
+def test_syntax_error_has_line_and_column(cfg: Path) -> None:
+    write(cfg, 'model = "ok"\ntheme = \n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    text = one_line(err)
+    assert text.startswith(f"{cfg}: TOML syntax error: ")
+    assert "line 2" in text and "column" in text
+
+
+def test_not_utf8_file(cfg: Path) -> None:
+    cfg.write_bytes(b'model = "\xff\xfe"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_settings(cfg, env={})
+
+
+def test_bad_env_number_names_the_variable(cfg: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={"JARVIS_CONTEXT_WINDOW": "32k"})
+    assert one_line(err) == (
+        "environment variable JARVIS_CONTEXT_WINDOW: expected a whole number >= 0 (0 = auto), "
+        "got '32k'"
+    )
+    with pytest.raises(ConfigError, match="JARVIS_PROVIDER"):
+        load_settings(cfg, env={"JARVIS_PROVIDER": "nope"})
+
+
+def test_bad_override_names_the_option(cfg: Path) -> None:
+    with pytest.raises(ConfigError, match="--context-window"):
+        load_settings(cfg, env={}, overrides={"context_window": "lots"})
+    with pytest.raises(ConfigError, match="unknown key 'modl'; did you mean 'model'"):
+        load_settings(cfg, env={}, overrides={"modl": "x"})
+
+
+def test_budget_that_leaves_no_room_is_refused(cfg: Path) -> None:
+    write(cfg, "context_window = 1024\nresponse_reserve = 1024\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert one_line(err).startswith(f"{cfg}: context window 1024 minus response reserve 1024")
+
+
+def test_validate_reports_problems() -> None:
+    assert validate(Settings(context_window=0, response_reserve=100_000)) == []  # auto window
+    bad = Settings(compact_threshold=3.0, max_retries=-1, model="")
+    problems = validate(bad)
+    assert len(problems) == 3
+    assert any(p.startswith("compact_threshold:") for p in problems)
+    assert validate(Settings(context_window=600, response_reserve=300, system_reserve=200))
+    assert validate(Settings(retry_base_delay=10, retry_max_delay=5)) == [
+        "retry_max_delay 5 is smaller than retry_base_delay 10"
+    ]
+
+
+def test_save_round_trips_atomically_with_mode_0600(tmp_path: Path) -> None:
+    path = tmp_path / "deeper" / "config.toml"
+    s = Settings(model="gpt-4.1", context_window=65536, compact_threshold=0.5,
+                 system_prompt="你是贾维斯。\n\"引号\"", language="zh", api_key="sk-env")
+    assert save_settings(s, path) == path
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ["config.toml"]  # no temp file left
+    data = tomllib.loads(path.read_text("utf-8"))
+    assert "api_key" not in data  # a key from the environment never lands on disk
+    assert set(data) == set(field_names()) - {"api_key"}
+    loaded = load_settings(path, env={})
+    assert loaded == Settings(**{**s.__dict__, "api_key": ""})
+
+
+def test_save_replaces_existing_file_and_keeps_its_key(cfg: Path) -> None:
+    write(cfg, 'api_key = "sk-in-file"\nmodel = "old"\n')
+    os.chmod(cfg, 0o644)
+    inode = cfg.stat().st_ino
+    save_settings(Settings(model="new", api_key="sk-from-env"), cfg)
+    assert cfg.stat().st_ino != inode  # replaced by rename, not rewritten in place
+    assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
+    loaded = load_settings(cfg, env={})
+    assert (loaded.model, loaded.api_key) == ("new", "sk-in-file")
+
+
+def test_save_with_api_key(cfg: Path) -> None:
+    save_settings(Settings(api_key="sk-typed"), cfg, include_api_key=True)
+    assert load_settings(cfg, env={}).api_key == "sk-typed"
+
+
+def test_save_refuses_invalid_settings_and_broken_file(cfg: Path) -> None:
+    with pytest.raises(ConfigError, match="compact_threshold"):
+        save_settings(Settings(compact_threshold=7.0), cfg)
+    assert not cfg.exists()
+    write(cfg, "model = \n")
+    with pytest.raises(ConfigError, match="not saved"):
+        save_settings(Settings(), cfg)
+    assert cfg.read_text() == "model = \n"
+
+
+def test_failed_write_leaves_old_file(cfg: Path, monkeypatch) -> None:
+    save_settings(Settings(model="first"), cfg)
+    before = cfg.read_bytes()
+
+    def boom(*_a, **_k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tomli_w, "dump", boom)
+    with pytest.raises(OSError, match="disk full"):
+        save_settings(Settings(model="second"), cfg)
+    assert cfg.read_bytes() == before
+    assert [p.name for p in cfg.parent.iterdir()] == ["config.toml"]
+
+
+def test_with_overrides_checks_values() -> None:
+    s = with_overrides(Settings(), model="m2", compact_threshold="0.8")
+    assert (s.model, s.compact_threshold) == ("m2", 0.8)
+    with pytest.raises(ConfigError, match="compact_threshold"):
+        with_overrides(Settings(), compact_threshold=2)
+
+
+def test_config_path_honours_xdg_config_home(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    path = config_path()
+    assert path == tmp_path / "xdg" / "jarvis-tui" / "config.toml"
+    write_dir = path.parent
+    write_dir.mkdir(parents=True)
+    write(path, 'theme = "jarvis-light"\n')
+    assert load_settings(env={}).theme == "jarvis-light"
+    save_settings(Settings(theme="solar"))
+    assert load_settings(env={}).theme == "solar"

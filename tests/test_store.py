@@ -1,0 +1,359 @@
+"""The session store against real SQLite files in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.store import (
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    default_db_path,
+)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "sessions.db"
+
+
+@pytest.fixture
+def store(db_path: Path):
+    with Store(db_path) as s:
+        yield s
+
+
+def chat(store: Store, conv_id: int, n: int) -> list[Message]:
+    """n user/assistant pairs."""
+    out = []
+    for i in range(n):
+        out.append(store.add_message(conv_id, Message("user", f"question {i}")))
+        out.append(store.add_message(conv_id, Message("assistant", f"answer {i}")))
+    return out
+
+
+def test_create_list_latest(store: Store) -> None:
+    assert store.latest_conversation() is None
+    assert store.list_conversations() == []
+    a = store.create_conversation(model="gpt-4o-mini")
+    b = store.create_conversation(title="second")
+    assert [c.id for c in store.list_conversations()] == [b.id, a.id]
+    assert store.latest_conversation().id == b.id
+    store.add_message(a.id, Message("user", "hello"))
+    convs = store.list_conversations()
+    assert [c.id for c in convs] == [a.id, b.id]  # a was updated last
+    assert [c.message_count for c in convs] == [1, 0]
+    assert convs[0].model == "gpt-4o-mini"
+    assert convs[0].updated_at > convs[0].created_at
+    assert [c.id for c in store.list_conversations(limit=1)] == [a.id]
+    assert store.get_conversation(b.id).title == "second"
+    assert store.get_conversation(9999) is None
+
+
+def test_title_from_first_user_message(store: Store) -> None:
+    conv = store.create_conversation()
+    store.add_message(conv.id, Message("system", "ignored for titles"))
+    long_text = "请帮我   写一个\n函数，" + "很长的问题" * 30
+    store.add_message(conv.id, Message("user", long_text))
+    title = store.get_conversation(conv.id).title
+    assert "\n" not in title and "  " not in title
+    assert title.startswith("请帮我 写一个 函数，很长的问题")
+    assert len(title) == 60 and title.endswith("…")
+    store.add_message(conv.id, Message("user", "a later question"))
+    assert store.get_conversation(conv.id).title == title
+    store.set_title(conv.id, "renamed")
+    assert store.get_conversation(conv.id).title == "renamed"
+
+
+def test_messages_persist_across_reopen(db_path: Path) -> None:
+    calls = [{"id": "call_1", "type": "function",
+              "function": {"name": "read", "arguments": '{"path": "a.txt"}'}}]
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        sent = Message("user", "read a.txt")
+        same = s.add_message(conv.id, sent)
+        assert same is sent and sent.id is not None
+        s.add_message(conv.id, Message("assistant", "", tool_calls=calls))
+        s.add_message(conv.id, Message("tool", "contents", tool_call_id="call_1", name="read"))
+        s.add_message(conv.id, Message("assistant", "done"))
+    with Store(db_path) as s:
+        got = s.messages(conv.id)
+        assert [m.role for m in got] == ["user", "assistant", "tool", "assistant"]
+        assert got[0].id == sent.id and got[0].content == "read a.txt"
+        assert got[0].created_at == sent.created_at
+        assert got[1].tool_calls == calls
+        assert (got[2].tool_call_id, got[2].name) == ("call_1", "read")
+        assert s.get_conversation(conv.id).message_count == 4
+    raw = sqlite3.connect(db_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+
+
+def test_chinese_content_round_trips(db_path: Path) -> None:
+    text = "你好，贾维斯！请总结一下「上下文窗口」的含义。🙂\n第二行：数字 12345"
+    with Store(db_path) as s:
+        conv = s.create_conversation(title="中文对话")
+        s.add_message(conv.id, Message("user", text))
+        s.add_summary(conv.id, "用户询问上下文窗口。", s.messages(conv.id), kind="auto")
+        s.set_meta(conv.id, "备注", "中文值")
+    with Store(db_path) as s:
+        assert s.messages(conv.id)[0].content == text
+        assert s.get_conversation(conv.id).title == "中文对话"
+        assert s.latest_summary(conv.id).content == "用户询问上下文窗口。"
+        assert s.get_meta(conv.id, "备注") == "中文值"
+        exported = json.dumps(s.export(conv.id), ensure_ascii=False)
+        assert text in json.loads(exported)["messages"][0]["content"]
+
+
+def test_partial_and_pinned_round_trip(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        s.add_message(conv.id, Message("user", "write a poem"))
+        reply = s.add_message(conv.id, Message("assistant", "Roses are", status=PARTIAL))
+        failed = s.add_message(conv.id, Message("assistant", "", status=FAILED))
+        reply.pinned = True
+        reply.content = "Roses are red"
+        s.update_message(reply)
+    with Store(db_path) as s:
+        got = s.messages(conv.id)
+        assert (got[1].status, got[1].content, got[1].pinned) == (PARTIAL, "Roses are red", True)
+        assert got[2].status == FAILED and got[2].id == failed.id
+        assert got[0].pinned is False and got[0].status == "complete"
+        with pytest.raises(ValueError):
+            s.add_message(conv.id, Message("user", "x", status="bogus"))
+
+
+def test_add_summary_marks_exactly_the_covered_messages(store: Store) -> None:
+    conv = store.create_conversation()
+    msgs = chat(store, conv.id, 5)  # 10 messages
+    first = store.add_summary(conv.id, "turns 0-1", msgs[:4], kind="auto", model="m")
+    assert all(m.summary_id == first.id for m in msgs[:4])  # in memory too
+    assert all(m.summary_id is None for m in msgs[4:])
+    stored = store.messages(conv.id)
+    assert [m.summary_id for m in stored] == [first.id] * 4 + [None] * 6
+    assert (first.first_message_id, first.last_message_id) == (msgs[0].id, msgs[3].id)
+    assert first.covered_count == 4 and first.kind == "auto" and first.model == "m"
+
+    # Incremental: the previous summary plus the next turn; old marks keep their first summary.
+    second = store.add_summary(conv.id, "turns 0-2", msgs[4:6], kind="manual", focus="names")
+    assert [m.summary_id for m in store.messages(conv.id)] == (
+        [first.id] * 4 + [second.id] * 2 + [None] * 4
+    )
+    assert (second.first_message_id, second.last_message_id) == (msgs[0].id, msgs[5].id)
+    assert second.covered_count == 6 and second.focus == "names"
+    assert store.latest_summary(conv.id) == second
+    assert [s.id for s in store.summaries(conv.id)] == [first.id, second.id]
+
+
+def test_add_summary_is_atomic(store: Store) -> None:
+    conv = store.create_conversation()
+    other = store.create_conversation()
+    msgs = chat(store, conv.id, 2)
+    stranger = store.add_message(other.id, Message("user", "not in conv"))
+    with pytest.raises(StoreError, match="not in conversation"):
+        store.add_summary(conv.id, "bad", [*msgs, stranger], kind="auto")
+    assert store.summaries(conv.id) == []
+    assert all(m.summary_id is None for m in store.messages(conv.id))
+    assert all(m.summary_id is None for m in msgs)  # memory untouched on failure
+    with pytest.raises(ValueError):
+        store.add_summary(conv.id, "x", [Message("user", "never stored")], kind="auto")
+    with pytest.raises(ValueError):
+        store.add_summary(conv.id, "x", msgs, kind="bogus")
+    assert store.summaries(conv.id) == []
+
+
+def test_edit_summary_keeps_the_old_one(store: Store) -> None:
+    conv = store.create_conversation()
+    msgs = chat(store, conv.id, 3)
+    auto = store.add_summary(conv.id, "auto text", msgs[:4], kind="auto", focus="f", model="m")
+    edited = store.edit_summary(auto.id, "user's better text")
+    assert edited.id != auto.id and edited.replaces_id == auto.id and edited.kind == "edited"
+    assert (edited.first_message_id, edited.last_message_id, edited.covered_count) == (
+        auto.first_message_id, auto.last_message_id, auto.covered_count
+    )
+    assert store.latest_summary(conv.id) == edited
+    assert [s.content for s in store.summaries(conv.id)] == ["auto text", "user's better text"]
+    # Messages still point at the summary that first covered them.
+    assert [m.summary_id for m in store.messages(conv.id)[:4]] == [auto.id] * 4
+    with pytest.raises(StoreError, match="summary 999 does not exist"):
+        store.edit_summary(999, "x")
+
+
+def test_meta(store: Store) -> None:
+    conv = store.create_conversation()
+    assert store.get_meta(conv.id, "context_limit") is None
+    assert store.get_meta(conv.id, "context_limit", 8192) == 8192
+    store.set_meta(conv.id, "context_limit", 32768)
+    store.set_meta(conv.id, "calibration", {"gpt-4o-mini": 1.07})
+    assert store.get_meta(conv.id, "context_limit") == 32768
+    assert store.get_meta(conv.id, "calibration") == {"gpt-4o-mini": 1.07}
+    with pytest.raises(TypeError):
+        store.set_meta(conv.id, "bad", object())
+    with pytest.raises(StoreError):
+        store.set_meta(12345, "x", 1)
+
+
+def test_export_shape(store: Store) -> None:
+    conv = store.create_conversation(model="gpt-4o")
+    msgs = chat(store, conv.id, 2)
+    summary = store.add_summary(conv.id, "summary", msgs[:2], kind="auto")
+    store.set_meta(conv.id, "context_limit", 1000)
+    data = json.loads(json.dumps(store.export(conv.id)))  # JSON-ready
+    assert data["conversation"]["id"] == conv.id
+    assert data["conversation"]["model"] == "gpt-4o"
+    assert data["conversation"]["message_count"] == 4
+    assert data["conversation"]["meta"] == {"context_limit": 1000}
+    assert [m["covered"] for m in data["messages"]] == [True, True, False, False]
+    assert [m["seq"] for m in data["messages"]] == [1, 2, 3, 4]
+    assert [m["summary_id"] for m in data["messages"]] == [summary.id] * 2 + [None] * 2
+    keys = {"id", "seq", "role", "content", "status", "pinned", "covered", "summary_id",
+            "tool_calls", "tool_call_id", "created_at"}
+    assert keys <= set(data["messages"][0])
+    assert data["summaries"][0]["id"] == summary.id
+    assert data["summaries"][0]["covered_count"] == 2
+    with pytest.raises(StoreError):
+        store.export(4242)
+
+
+def test_no_api_key_column(store: Store) -> None:
+    cols = set()
+    for table in ("conversations", "messages", "summaries"):
+        cols |= {row[1] for row in store._db.execute(f"PRAGMA table_info({table})")}
+    assert not any("key" in c or "secret" in c or "token" in c for c in cols)
+
+
+def test_corrupt_file_is_reported_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    garbage = bytes(range(256)) * 20
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError) as info:
+        Store(path)
+    text = str(info.value)
+    assert str(path) in text and "not modified" in text and "\n" not in text
+    assert path.read_bytes() == garbage
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sessions.db"]
+
+
+def test_damaged_sqlite_file_is_reported_and_left_alone(db_path: Path) -> None:
+    with Store(db_path) as s:
+        s.add_message(s.create_conversation().id, Message("user", "hi"))
+    data = bytearray(db_path.read_bytes())
+    data[16:100] = b"\xff" * 84  # page size and header fields: SQLite refuses the file
+    db_path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="not modified"):
+        Store(db_path)
+    assert db_path.read_bytes() == bytes(data)
+
+
+def test_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE messages (x)")
+    raw.commit()
+    raw.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a jarvis-tui session store"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_newer_schema_is_refused(db_path: Path) -> None:
+    Store(db_path).close()
+    raw = sqlite3.connect(db_path)
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    raw.close()
+    with pytest.raises(StoreError, match="newer jarvis-tui"):
+        Store(db_path)
+
+
+def test_locked_database_gives_store_error(db_path: Path) -> None:
+    with Store(db_path, timeout=0.2) as s:
+        conv = s.create_conversation()
+        other = sqlite3.connect(db_path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        msg = Message("user", "blocked")
+        with pytest.raises(StoreError) as info:
+            s.add_message(conv.id, msg)
+        assert str(db_path) in str(info.value) and "locked" in str(info.value)
+        assert msg.id is None
+        # Reads still work in WAL mode, and the store recovers once the lock is gone.
+        assert s.messages(conv.id) == []
+        with Store(db_path, timeout=0.2) as reader:  # a second window can still open and read
+            assert reader.get_conversation(conv.id) is not None
+        other.execute("ROLLBACK")
+        other.close()
+        s.add_message(conv.id, msg)
+        assert [m.content for m in s.messages(conv.id)] == ["blocked"]
+
+
+def test_locked_new_database_gives_store_error_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            Store(path, timeout=0.2)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_closed_store_raises_store_error(db_path: Path) -> None:
+    s = Store(db_path)
+    s.close()
+    with pytest.raises(StoreError, match="closed"):
+        s.list_conversations()
+
+
+def test_writes_from_many_threads(store: Store) -> None:
+    conv = store.create_conversation()
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(25):
+                store.add_message(conv.id, Message("user", f"t{n}-{i}"))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    got = store.messages(conv.id)
+    assert len(got) == 100 and len({m.id for m in got}) == 100
+
+
+def test_default_path_honours_xdg_data_home(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    path = default_db_path()
+    assert path == tmp_path / "xdg" / "jarvis-tui" / "sessions.db"
+    assert path.parent.is_dir()
+    with Store() as s:
+        assert s.path == path
+        s.create_conversation()
+    assert path.exists()
+
+
+def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        for i in range(100):
+            s.add_message(conv.id, Message("user", f"{i} " + "内容" * 300))
+    data = bytearray(db_path.read_bytes())
+    page = 4096
+    data[page * 3: page * 8] = b"\x07" * (page * 5)  # trash b-tree pages, keep the header
+    db_path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="corrupt") as info:
+        with Store(db_path) as s:
+            s.messages(conv.id)
+    assert str(db_path) in str(info.value) and "\n" not in str(info.value)
