@@ -41,7 +41,8 @@ class Message:
 
     def to_wire(self, content: str | None = None) -> dict[str, Any]:
         """The OpenAI chat-completions shape of this message; `content` overrides the text."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content if content is None else content}
+        text = self.content if content is None else content
+        out: dict[str, Any] = {"role": self.role, "content": text}
         if self.tool_calls:
             out["tool_calls"] = self.tool_calls
         if self.tool_call_id:
@@ -103,7 +104,7 @@ def _ends_in_tool_call(group: list[Message]) -> bool:
 
 
 def is_orphan(group: list[Message]) -> bool:
-    """A group the provider would reject: tool results without their call, or calls without results."""
+    """A group a provider would reject: tool results without their call, or calls unanswered."""
     if group[0].role == "tool":
         return True
     asked = {c.get("id", "") for m in group if m.role == "assistant" for c in (m.tool_calls or [])}

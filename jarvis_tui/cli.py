@@ -1,0 +1,221 @@
+"""Command line: argument parsing, settings precedence, and the `ask`/`sessions`/`export` commands.
+
+Every failure the user can cause or meet ends in one clear line on stderr and a non-zero exit,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from jarvis_tui import __version__
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.config import ConfigError, Settings, load_settings, validate
+from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+
+EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
+EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
+
+
+class CliError(Exception):
+    """One line for the user; the command exits with EXIT_USAGE."""
+
+
+def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
+    # On subcommands the defaults are suppressed so `jarvis-tui --model X ask ...` keeps X.
+    g = p.add_argument_group("connection and budget (override the config file and env)")
+    if sub:
+        g.argument_default = argparse.SUPPRESS
+    g.add_argument("--config", type=Path, help="config file (default: the XDG config dir)")
+    g.add_argument("--db", type=Path, help="session database (default: the XDG data dir)")
+    g.add_argument("--base-url", dest="base_url", help="OpenAI-compatible API base URL")
+    g.add_argument("--model", help="model name")
+    g.add_argument("--summary-model", dest="summary_model", help="model used for summaries")
+    g.add_argument("--api-key", dest="api_key", help="API key (prefer OPENAI_API_KEY)")
+    g.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS",
+                   help="model context window, 0 = from the model name")
+    g.add_argument("--response-reserve", dest="response_reserve", type=int, metavar="TOKENS",
+                   help="tokens kept free for the reply")
+    g.add_argument("--system-reserve", dest="system_reserve", type=int, metavar="TOKENS",
+                   help="tokens kept for the system prompt")
+    g.add_argument("--compact-threshold", dest="compact_threshold", type=float,
+                   metavar="FRACTION", help="compact when the budget is this full (0.1-1.0)")
+    g.add_argument("--keep-recent-turns", dest="keep_recent_turns", type=int, metavar="N",
+                   help="turns always sent verbatim")
+
+
+OVERRIDE_KEYS = ("base_url", "model", "summary_model", "api_key", "context_window",
+                 "response_reserve", "system_reserve", "compact_threshold", "keep_recent_turns")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jarvis-tui",
+        description="A terminal chat client that never crashes on a full context window.")
+    parser.add_argument("--version", action="version", version=f"jarvis-tui {__version__}")
+    _connection_flags(parser, sub=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = sub.add_parser("ask", help="send one message in a session and print the reply")
+    _connection_flags(ask)
+    which = ask.add_mutually_exclusive_group()
+    which.add_argument("--new", action="store_true", help="start a new session")
+    which.add_argument("--session", type=int, metavar="ID", help="continue session ID")
+    ask.add_argument("text", help="the message; - reads it from standard input")
+
+    sessions = sub.add_parser("sessions", help="list sessions, newest first")
+    _connection_flags(sessions)
+
+    export = sub.add_parser("export", help="write a whole session to standard output")
+    _connection_flags(export)
+    export.add_argument("session", nargs="?", type=int, help="session ID (default: the latest)")
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    return parser
+
+
+def load(args: argparse.Namespace) -> Settings:
+    overrides = {k: getattr(args, k, None) for k in OVERRIDE_KEYS}
+    settings = load_settings(args.config, overrides=overrides)
+    problems = validate(settings)
+    if problems:
+        raise CliError("invalid settings: " + "; ".join(problems))
+    return settings
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    return Store(args.db)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "ask":
+            return cmd_ask(args)
+        if args.command == "sessions":
+            return cmd_sessions(args)
+        if args.command == "export":
+            return cmd_export(args)
+        return cmd_tui(args)
+    except (CliError, ConfigError, StoreError) as err:
+        print(f"jarvis-tui: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("jarvis-tui: interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    settings = load(args)
+    from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
+
+    JarvisApp(settings).run()
+    return 0
+
+
+def _read_text(text: str) -> str:
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise CliError("nothing to send: the message is empty")
+    return text
+
+
+def _conversation_id(store: Store, args: argparse.Namespace, settings: Settings) -> int:
+    if args.session is not None:
+        if store.get_conversation(args.session) is None:
+            raise CliError(f"there is no session {args.session}; `jarvis-tui sessions` lists them")
+        return args.session
+    latest = None if args.new else store.latest_conversation()
+    if latest is not None:
+        return latest.id
+    conv = store.create_conversation(model=settings.model)
+    print(f"jarvis-tui: started session {conv.id}", file=sys.stderr)
+    return conv.id
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    settings = load(args)
+    text = _read_text(args.text)
+    _require_key(settings)
+    with open_store(args) as store:
+        conv_id = _conversation_id(store, args, settings)
+        return asyncio.run(_ask(settings, store, conv_id, text))
+
+
+def _require_key(settings: Settings) -> None:
+    if not settings.api_key and "api.openai.com" in settings.base_url:
+        raise CliError("no API key: set OPENAI_API_KEY (or api_key in the config file), or point "
+                       "--base-url at a local OpenAI-compatible server")
+
+
+async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int:
+    from jarvis_tui.core.engine import Engine
+    from jarvis_tui.core.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(settings.base_url, settings.api_key,
+                              timeout=settings.request_timeout,
+                              connect_timeout=settings.connect_timeout)
+    language = pick_language(settings.language, text)
+    out, err = sys.stdout, sys.stderr
+    safe = SafeStream()
+    try:
+        engine = Engine(settings, store, provider, conv_id)
+        async for event in engine.stream_reply(text):
+            if isinstance(event, ev.Delta):
+                out.write(safe.feed(event.text))
+                out.flush()
+                continue
+            if isinstance(event, (ev.Finished, ev.Failed)):
+                out.write(safe.flush())
+            if isinstance(event, ev.Finished):
+                out.write("\n")
+                out.flush()
+                return 0
+            line = describe(event, language)
+            if line:
+                print(terminal_safe(line), file=err, flush=True)
+            if isinstance(event, ev.Failed):
+                if event.message is not None:
+                    out.write("\n")
+                    print("jarvis-tui: the partial reply was kept in the session", file=err)
+                return EXIT_FAILED
+    finally:
+        await provider.aclose()
+    return EXIT_FAILED
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        conversations = store.list_conversations()
+    if not conversations:
+        print("no sessions yet; start one with `jarvis-tui` or `jarvis-tui ask --new TEXT`")
+        return 0
+    print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
+    for c in conversations:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
+        print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        if args.session is None:
+            latest = store.latest_conversation()
+            if latest is None:
+                raise CliError("there are no sessions to export yet")
+            conv_id = latest.id
+        elif store.get_conversation(args.session) is None:
+            raise CliError(f"there is no session {args.session}; `jarvis-tui sessions` lists them")
+        else:
+            conv_id = args.session
+        data = store.export(conv_id)
+    sys.stdout.write(to_json(data) + "\n" if args.format == "json" else to_markdown(data))
+    return 0

@@ -1,0 +1,176 @@
+"""Layer 2: fold older turns into a running summary with a separate, lightweight LLM call.
+
+The summariser talks to the provider's plain `complete` call and never to the engine's chat
+path: a chat round may trigger compaction, so a summary that went through the chat path could
+trigger compaction again, without end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jarvis_tui.core.messages import Message, split_turns
+from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
+from jarvis_tui.core.tokens import TokenCounter
+from jarvis_tui.core.window import truncate_middle
+
+SUMMARY_SYSTEM_PROMPT = """\
+You compress a chat transcript into a summary that lets the assistant continue the conversation \
+without the original turns. Keep everything that matters for continuing: the user's goals and \
+preferences, decisions made, facts, names, numbers, dates, file paths, code identifiers, commands, \
+errors, and open questions or to-dos. Fold the previous summary (if given) and the new turns into \
+ONE updated summary; drop small talk and repetition. Write in the language the conversation is \
+written in (if it mixes languages, use the user's main language). Plain text or short bullet \
+points, no preamble, no closing remarks."""
+
+MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
+PROMPT_SLACK = 64  # wrapper text and chat-template tokens around the material
+
+
+class SummaryError(Exception):
+    """The summariser could not produce a summary; the caller falls back to plain windowing."""
+
+
+@dataclass
+class CompactionPlan:
+    evict: list[Message]  # folded into the summary
+    keep: list[Message]  # stays verbatim
+
+
+def plan_compaction(history: list[Message], keep_recent_turns: int) -> CompactionPlan:
+    """Everything older than the last `keep_recent_turns` turns goes, except pinned messages.
+
+    A pinned message stays verbatim; the turn it sits in is otherwise folded in, but a tool
+    result is never split from its call, so a pinned tool call keeps its results.
+    """
+    turns = split_turns(history)
+    cut = max(len(turns) - max(keep_recent_turns, 0), 0)
+    evict: list[Message] = []
+    keep: list[Message] = []
+    for turn in turns[:cut]:
+        pinned_calls = {c.get("id") for m in turn if m.pinned for c in (m.tool_calls or [])}
+        for msg in turn:
+            if msg.pinned or (msg.role == "tool" and msg.tool_call_id in pinned_calls):
+                keep.append(msg)
+            else:
+                evict.append(msg)
+    keep.extend(m for turn in turns[cut:] for m in turn)
+    return CompactionPlan(evict=evict, keep=keep)
+
+
+def render_transcript(messages: list[Message]) -> str:
+    lines = []
+    for msg in messages:
+        label = ROLE_LABELS.get(msg.role, msg.role)
+        if msg.role == "tool" and msg.name:
+            label = f"{label} ({msg.name})"
+        text = msg.content
+        if msg.tool_calls:
+            calls = ", ".join(c.get("function", {}).get("name", "?") for c in msg.tool_calls)
+            text = f"{text}\n[called tools: {calls}]".strip()
+        lines.append(f"{label}: {text}")
+    return "\n\n".join(lines)
+
+
+def _material(previous: str | None, transcript: str, focus: str | None) -> str:
+    parts = []
+    if focus:
+        parts.append(f"Pay special attention to: {focus}")
+    if previous:
+        parts.append(f"Previous summary:\n{previous}")
+    parts.append(f"New turns:\n{transcript}" if previous else f"Transcript:\n{transcript}")
+    return "\n\n".join(parts)
+
+
+class Summarizer:
+    """Produces summaries that fit the summariser's own window, in chunks when they must."""
+
+    def __init__(self, provider: Provider, *, model: str, max_tokens: int, window: int,
+                 counter: TokenCounter):
+        self.provider = provider
+        self.model = model
+        self.max_tokens = max_tokens
+        self.window = window
+        self.counter = counter
+        self.calls = 0
+
+    @property
+    def input_budget(self) -> int:
+        prompt = self.counter.text(SUMMARY_SYSTEM_PROMPT) + PROMPT_SLACK
+        return max(self.window - self.max_tokens - prompt, 128)
+
+    async def summarize(self, previous: str | None, messages: list[Message],
+                        focus: str | None = None) -> str:
+        for _ in range(3):
+            try:
+                return await self._summarize(previous, messages, focus)
+            except ContextOverflow as err:
+                # The summariser's real window is smaller than we thought: learn it and re-chunk.
+                smaller = err.limit if err.limit and err.limit < self.window else None
+                self.window = smaller or int(self.window * 0.7)
+        raise SummaryError("the summary request did not fit the model's context window")
+
+    async def _summarize(self, previous: str | None, messages: list[Message],
+                         focus: str | None) -> str:
+        transcript = render_transcript(messages)
+        material = _material(previous, transcript, focus)
+        if self.counter.text(material) <= self.input_budget:
+            return await self._call(material)
+        # Too big for one request: summarise chunks on their own, then merge the parts.
+        parts = [await self._call(_material(None, chunk, focus))
+                 for chunk in self._chunks(messages)]
+        return await self._merge(previous, parts, focus)
+
+    def _chunks(self, messages: list[Message]) -> list[str]:
+        limit = self.input_budget - 32
+        chunks: list[str] = []
+        current: list[str] = []
+        used = 0
+        for msg in messages:
+            text = render_transcript([msg])
+            size = self.counter.text(text)
+            if size > limit:
+                text, _ = truncate_middle(text, limit, self.counter)
+                size = self.counter.text(text)
+            if current and used + size > limit:
+                chunks.append("\n\n".join(current))
+                current, used = [], 0
+            current.append(text)
+            used += size
+        if current:
+            chunks.append("\n\n".join(current))
+        return chunks
+
+    async def _merge(self, previous: str | None, parts: list[str], focus: str | None) -> str:
+        texts = ([f"Previous summary:\n{previous}"] if previous else []) + parts
+        while True:
+            material = MERGE_NOTE + "\n\n" + "\n\n---\n\n".join(texts)
+            if focus:
+                material = f"Pay special attention to: {focus}\n\n{material}"
+            if self.counter.text(material) <= self.input_budget or len(texts) == 1:
+                if self.counter.text(material) > self.input_budget:
+                    material, _ = truncate_middle(material, self.input_budget, self.counter)
+                return await self._call(material)
+            # Still too big: merge neighbours pairwise, which halves the list each pass.
+            pairs = [texts[i:i + 2] for i in range(0, len(texts), 2)]
+            texts = [await self._call(MERGE_NOTE + "\n\n" + "\n\n---\n\n".join(
+                truncate_middle(t, self.input_budget // 2, self.counter)[0] for t in pair))
+                if len(pair) > 1 else pair[0] for pair in pairs]
+
+    async def _call(self, material: str) -> str:
+        self.calls += 1
+        try:
+            result = await self.provider.complete(
+                [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
+                 {"role": "user", "content": material}],
+                model=self.model, max_tokens=self.max_tokens)
+        except ContextOverflow:
+            raise
+        except ProviderError as err:
+            raise SummaryError(err.message) from err
+        text = result.text.strip()
+        if not text:
+            raise SummaryError("the summariser returned an empty summary")
+        return text

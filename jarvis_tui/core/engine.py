@@ -1,0 +1,270 @@
+"""The conversation engine: layers 1-3, retries, and the events that report them.
+
+One round = one user message answered. Before the request, layer 2 compacts if the conversation
+passed the threshold; layer 1 fits the request; when the provider still says the context is
+full, layer 3 compacts (or trims) and retries the same round. Transient faults back off and retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
+from jarvis_tui.core.compaction import Summarizer, SummaryError, plan_compaction
+from jarvis_tui.core.config import Settings
+from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
+from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
+from jarvis_tui.core.providers.errors import (
+    ContextOverflow,
+    ProviderError,
+    RetryableError,
+    StreamCut,
+)
+from jarvis_tui.core.store import Store, Summary
+from jarvis_tui.core.tokens import TokenCounter
+from jarvis_tui.core.window import FittedWindow, fit_window, system_text
+
+MAX_OVERFLOW_RETRIES = 3
+SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller
+META_LIMIT = "context_limit"
+META_CALIBRATION = "calibration"
+
+
+class Engine:
+    def __init__(self, settings: Settings, store: Store, provider: Provider,
+                 conversation_id: int | None = None, *, counter: TokenCounter | None = None,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+                 jitter: Callable[[], float] = random.random):
+        self.settings = settings
+        self.store = store
+        self.provider = provider
+        self._sleep = sleep
+        self._jitter = jitter
+        self._lock = asyncio.Lock()
+        if conversation_id is None:
+            conversation_id = store.create_conversation(model=settings.model).id
+        conv = store.get_conversation(conversation_id)
+        if conv is None:
+            raise ValueError(f"there is no session {conversation_id}")
+        self.conversation = conv
+        self.messages: list[Message] = store.messages(conv.id)
+        self.summary: Summary | None = store.latest_summary(conv.id)
+        self.window_source = "configured"
+        self.context_window, self.window_source = resolve_context_window(
+            settings.context_window, settings.model)
+        learned = store.get_meta(conv.id, META_LIMIT)
+        if isinstance(learned, int) and 0 < learned < self.context_window:
+            self.context_window, self.window_source = learned, "learned from the server"
+        factors = store.get_meta(conv.id, META_CALIBRATION) or {}
+        self.counter = counter or TokenCounter(
+            settings.model, factor=float(factors.get(settings.model, 1.0)))
+
+    # ---- numbers -------------------------------------------------------------------------
+
+    @property
+    def budget(self) -> Budget:
+        """The budget; when a learned limit is small, the reserves shrink so some room is left."""
+        s = self.settings
+        response, system = s.response_reserve, s.system_reserve
+        if self.context_window - response - system < MIN_BUDGET:
+            response = min(response, self.context_window // 4)
+            system = min(system, self.context_window // 8)
+        return Budget(self.context_window, response, system, s.compact_threshold)
+
+    def history(self) -> list[Message]:
+        """What the request is built from: messages no summary covers, failed ones left out."""
+        return [m for m in self.messages if not m.covered and m.status != FAILED]
+
+    def usage(self, pending: str = "") -> BudgetUsage:
+        """What the next request would need without windowing: what the gauge shows."""
+        c = self.counter
+        summary = self.summary.content if self.summary else None
+        sys_tokens = c.text(self.settings.system_prompt)
+        summary_tokens = c.text(system_text(self.settings.system_prompt, summary)) - sys_tokens \
+            if summary else 0
+        history = sum(c.message(m) for m in self.history())
+        pending_tokens = c.text(pending) + 4 if pending else 0
+        return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
+                                 pending=pending_tokens, source=c.source)
+
+    # ---- layer 2 -------------------------------------------------------------------------
+
+    async def compact(self, *, reason: str = "manual", focus: str | None = None,
+                      keep_recent_turns: int | None = None) -> AsyncIterator[ev.Event]:
+        """Fold older turns into the summary. Yields Started/Finished/Failed (or nothing when
+        there is nothing to fold and the compaction was not asked for by the user)."""
+        async with self._lock:
+            async for event in self._compact(reason, focus, keep_recent_turns):
+                yield event
+
+    async def _compact(self, reason: str, focus: str | None,
+                       keep_recent_turns: int | None) -> AsyncIterator[ev.Event]:
+        keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+        plan = plan_compaction(self.history(), keep)
+        if not plan.evict:
+            if reason == "manual":
+                yield ev.CompactionFailed(
+                    f"nothing to compact yet: the last {keep} turns are always kept verbatim",
+                    reason)
+            return
+        yield ev.CompactionStarted(reason, len(plan.evict))
+        before = self.usage().used
+        summarizer = Summarizer(
+            self.provider, model=self.settings.summary_model or self.settings.model,
+            max_tokens=min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64)),
+            window=self.context_window, counter=self.counter)
+        previous = self.summary.content if self.summary else None
+        try:
+            text = await summarizer.summarize(previous, plan.evict, focus)
+        except (SummaryError, ProviderError) as err:
+            message = err.message if isinstance(err, ProviderError) else str(err)
+            yield ev.CompactionFailed(f"could not summarise: {message}", reason)
+            return
+        kind = "manual" if reason == "manual" else "auto"
+        self.summary = self.store.add_summary(
+            self.conversation.id, text, plan.evict, kind=kind, focus=focus,
+            model=summarizer.model)
+        yield ev.CompactionFinished(self.summary.id, len(plan.evict), before,
+                                    self.usage().used, reason)
+
+    def edit_summary(self, text: str) -> Summary:
+        if self.summary is None:
+            raise ValueError("there is no summary to edit yet")
+        self.summary = self.store.edit_summary(self.summary.id, text)
+        return self.summary
+
+    # ---- a round -------------------------------------------------------------------------
+
+    async def stream_reply(self, user_text: str) -> AsyncIterator[ev.Event]:
+        """Answer one user message; the message is stored before any request leaves."""
+        user = self.store.add_message(self.conversation.id, Message("user", user_text))
+        self.messages.append(user)
+        async with self._lock:  # a background compaction finishes before the request is built
+            pass
+        # aclosing: when the caller stops listening (Esc), the round is closed at once, so the
+        # partial reply is stored now rather than whenever the generator is collected.
+        async with aclosing(self._round(user)) as round_events:
+            async for event in round_events:
+                yield event
+
+    async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
+        if self.usage().over_threshold:
+            async for event in self.compact(reason="threshold"):
+                yield event
+        overflows = retries = 0
+        shrink = 1.0
+        while True:
+            budget = self.budget
+            room = int(budget.tokens * shrink) - self.usage().system_overflow
+            fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
+                                system_prompt=self.settings.system_prompt,
+                                summary=self.summary.content if self.summary else None)
+            yield ev.WindowFitted(self.usage(), len(fitted.sent), fitted.dropped,
+                                  fitted.truncated)
+            parts: list[str] = []
+            try:
+                async with aclosing(self._request(fitted, budget, parts)) as request:
+                    async for event in request:
+                        yield event
+            except ContextOverflow as err:
+                overflows += 1
+                if parts or overflows > MAX_OVERFLOW_RETRIES:
+                    yield self._fail(user, parts, f"the conversation does not fit the model's "
+                                     f"context window even after compacting: {err.message}")
+                    return
+                async for event in self._recover_overflow(err, fitted):
+                    yield event
+                shrink *= SHRINK_PER_OVERFLOW
+                continue
+            except RetryableError as err:
+                retries += 1
+                if parts or retries > self.settings.max_retries:
+                    why = err.message if not parts else f"the reply was cut off: {err.message}"
+                    yield self._fail(user, parts, why)
+                    return
+                delay = self._backoff(retries, err.retry_after)
+                yield ev.Retrying(err.message, retries, delay)
+                await self._sleep(delay)
+                continue
+            except ProviderError as err:
+                yield self._fail(user, parts, err.message)
+                return
+            except BaseException:
+                # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
+                if parts:
+                    self._save_reply("".join(parts), PARTIAL)
+                raise
+            yield ev.Finished(self._save_reply("".join(parts), COMPLETE))
+            return
+
+    async def _request(self, fitted: FittedWindow, budget: Budget,
+                       parts: list[str]) -> AsyncIterator[ev.Event]:
+        stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
+                                           max_tokens=budget.response_reserve)
+        got_done = False
+        async with aclosing(stream):
+            async for chunk in stream:
+                if isinstance(chunk, ChatDelta):
+                    parts.append(chunk.text)
+                    yield ev.Delta(chunk.text)
+                elif isinstance(chunk, ChatUsage):
+                    self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
+                    yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
+                                   fitted.estimated_raw)
+                else:
+                    got_done = True
+        if not got_done:
+            raise StreamCut("the stream ended before the reply was complete")
+
+    async def _recover_overflow(self, err: ContextOverflow,
+                                fitted: FittedWindow) -> AsyncIterator[ev.Event]:
+        if err.limit and err.limit < self.context_window:
+            previous, self.context_window = self.context_window, err.limit
+            self.window_source = "learned from the server"
+            self.store.set_meta(self.conversation.id, META_LIMIT, err.limit)
+            yield ev.ContextLimitLearned(err.limit, previous)
+        elif err.requested and err.requested > 0:
+            # The server counted more than we estimated: correct our counts.
+            self._calibrate(fitted.estimated_raw, err.requested)
+        compacted = False
+        async for event in self.compact(reason="overflow", keep_recent_turns=min(
+                self.settings.keep_recent_turns, 1)):
+            compacted = compacted or isinstance(event, ev.CompactionFinished)
+            yield event
+        if not compacted:
+            yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        s = self.settings
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), max(s.retry_max_delay, 60.0))
+        # "Equal jitter": half the exponential step fixed, half random, so clients spread out.
+        step = min(s.retry_max_delay, s.retry_base_delay * 2 ** (attempt - 1))
+        return step / 2 + step / 2 * self._jitter()
+
+    def _calibrate(self, estimated_raw: int, reported: int) -> None:
+        if estimated_raw <= 0 or reported <= 0:
+            return
+        self.counter.observe(estimated_raw, reported)
+        factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
+        factors[self.settings.model] = self.counter.factor
+        self.store.set_meta(self.conversation.id, META_CALIBRATION, factors)
+
+    def _save_reply(self, text: str, status: str) -> Message:
+        reply = self.store.add_message(self.conversation.id,
+                                       Message("assistant", text, status=status))
+        self.messages.append(reply)
+        return reply
+
+    def _fail(self, user: Message, parts: list[str], why: str) -> ev.Failed:
+        """A round that cannot finish: a partial reply is kept; with no reply at all the user
+        message is marked failed so it is kept in the store but left out of later requests."""
+        if parts:
+            return ev.Failed(why, self._save_reply("".join(parts), PARTIAL))
+        user.status = FAILED
+        self.store.update_message(user)
+        return ev.Failed(why)

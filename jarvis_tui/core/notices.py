@@ -1,0 +1,68 @@
+"""The words the user sees about what the engine did, in English and Chinese.
+
+Shared by the command line and the TUI so both say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jarvis_tui.core import events as ev
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+TEXTS = {
+    "en": {
+        "compacting": "📦 Compacting: summarising {n} earlier messages…",
+        "compacted": "📦 Conversation compacted: earlier turns summarised "
+                     "({n} messages, {before} → {after} tokens)",
+        "compact_failed": "⚠ Compaction failed ({why}); sending with plain windowing, "
+                          "history is intact",
+        "retrying": "↻ {reason}: retrying in {delay:.1f}s (attempt {attempt})",
+        "limit": "ℹ The server's context window is {tokens} tokens (was {previous}); "
+                 "using it from now on",
+        "manual_failed": "📦 Nothing compacted: {why}",
+        "trimmed": "✂ Nothing left to compact; retrying with a smaller window ({budget} tokens)",
+        "failed": "✖ {why}",
+    },
+    "zh": {
+        "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
+        "compacted": "📦 对话已压缩，早期内容已摘要（{n} 条消息，{before} → {after} tokens）",
+        "compact_failed": "⚠ 压缩失败（{why}）；本轮按 token 窗口发送，历史记录完好",
+        "retrying": "↻ {reason}：{delay:.1f} 秒后重试（第 {attempt} 次）",
+        "limit": "ℹ 服务器的上下文窗口为 {tokens} tokens（原设置 {previous}），已采用",
+        "manual_failed": "📦 未压缩：{why}",
+        "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
+        "failed": "✖ {why}",
+    },
+}
+
+
+def pick_language(setting: str, sample: str = "") -> str:
+    """`en` or `zh`: the setting if it names one, otherwise Chinese when the text is Chinese."""
+    if setting in TEXTS:
+        return setting
+    return "zh" if _CJK.search(sample) else "en"
+
+
+def describe(event: ev.Event, language: str = "en") -> str | None:
+    """One line for an event the user should hear about, or None for the quiet ones."""
+    t = TEXTS.get(language, TEXTS["en"])
+    match event:
+        case ev.CompactionStarted(messages=n):
+            return t["compacting"].format(n=n)
+        case ev.CompactionFinished(covered_messages=n, tokens_before=b, tokens_after=a):
+            return t["compacted"].format(n=n, before=b, after=a)
+        case ev.CompactionFailed(error=why, reason="manual"):
+            return t["manual_failed"].format(why=why)
+        case ev.CompactionFailed(error=why):
+            return t["compact_failed"].format(why=why)
+        case ev.Retrying(reason=reason, attempt=attempt, delay_s=delay):
+            return t["retrying"].format(reason=reason, attempt=attempt, delay=delay)
+        case ev.ContextLimitLearned(tokens=tokens, previous=previous):
+            return t["limit"].format(tokens=tokens, previous=previous)
+        case ev.Trimmed(budget=budget):
+            return t["trimmed"].format(budget=budget)
+        case ev.Failed(error=why):
+            return t["failed"].format(why=why)
+    return None

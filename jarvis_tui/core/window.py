@@ -1,0 +1,140 @@
+"""Layer 1: fit a request into the token budget, newest first, groups kept whole.
+
+Replaces the "last N messages" rule: one huge tool output or pasted file takes the room of many
+short turns, and a run of short turns can reach far back. The stored messages are never changed;
+a message too big for the whole budget is cut in the middle in the request only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jarvis_tui.core.messages import Message, is_orphan, split_groups
+from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
+
+SUMMARY_HEADER = (
+    "Summary of the earlier part of this conversation (older turns were compacted into it; "
+    "the most recent turns follow verbatim):"
+)
+OMITTED_MARKER = "\n[... {n} tokens omitted ...]\n"
+
+
+def system_text(system_prompt: str, summary: str | None) -> str:
+    """The system message: the prompt, then the summary. One message, because strict chat
+    templates (Gemma, Mistral) reject a second system message or one in the middle."""
+    if not summary:
+        return system_prompt
+    return f"{system_prompt}\n\n{SUMMARY_HEADER}\n{summary}".strip()
+
+
+@dataclass
+class FittedWindow:
+    wire: list[dict[str, Any]]  # the request's messages, system message first
+    sent: list[Message]  # stored messages included, oldest first
+    history_tokens: int  # calibrated tokens of the sent history
+    dropped: int  # uncovered messages left out
+    truncated: int  # messages cut in the middle for this request
+    estimated_raw: int  # uncalibrated estimate of the whole request, for calibration
+    truncations: dict[int, str] = field(default_factory=dict)  # id(msg) -> text sent instead
+
+
+def truncate_middle(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, int]:
+    """`text` cut in the middle to about `max_tokens`, and how many tokens were left out.
+
+    Keeps the head (what was asked, the file's start) and the tail (the conclusion, the last
+    error in a log), which is where the meaning of long pastes usually sits.
+    """
+    total = counter.text(text)
+    if total <= max_tokens:
+        return text, 0
+    keep_ratio = max(max_tokens - 16, 0) / total
+    keep = int(len(text) * keep_ratio)
+    for _ in range(8):
+        head = keep // 2
+        tail = keep - head
+        kept = text[:head] + text[len(text) - tail:] if tail else text[:head]
+        omitted = max(total - counter.text(kept), 1)
+        candidate = text[:head] + OMITTED_MARKER.format(n=omitted) + (
+            text[len(text) - tail:] if tail else "")
+        if counter.text(candidate) <= max_tokens or keep == 0:
+            return candidate, omitted
+        keep = int(keep * 0.9)
+    return OMITTED_MARKER.format(n=total).strip(), total
+
+
+def _group_tokens(group: list[Message], counter: TokenCounter) -> int:
+    return sum(counter.message(m) for m in group)
+
+
+def _fit_mandatory(group: list[Message], room: int, counter: TokenCounter,
+                   truncations: dict[int, str]) -> int:
+    """Shrink the largest messages of `group` until it fits in `room`; return its tokens."""
+    sizes = {id(m): counter.message(m) for m in group}
+    total = sum(sizes.values())
+    for msg in sorted(group, key=lambda m: sizes[id(m)], reverse=True):
+        if total <= room:
+            break
+        others = total - sizes[id(msg)]
+        target = max(room - others - MESSAGE_OVERHEAD, 32)
+        text, omitted = truncate_middle(msg.content, target, counter)
+        if omitted:
+            truncations[id(msg)] = text
+            new_size = counter.text(text) + MESSAGE_OVERHEAD
+            total += new_size - sizes[id(msg)]
+            sizes[id(msg)] = new_size
+    return total
+
+
+def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
+               system_prompt: str, summary: str | None = None) -> FittedWindow:
+    """Choose what of `history` (the messages no summary covers) goes into the request.
+
+    `budget` is the room for summary + history. The groups from the newest user message on are
+    always sent (cut if they must be); older groups are added newest first until one does not
+    fit; pinned groups are kept before anything else older.
+    """
+    sys_text = system_text(system_prompt, summary)
+    summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
+    room = budget - summary_tokens
+    groups = [g for g in split_groups(history) if not is_orphan(g)]
+    truncations: dict[int, str] = {}
+
+    last_user = next((i for i in range(len(groups) - 1, -1, -1)
+                      if groups[i][0].role == "user"), len(groups) - 1)
+    mandatory = [m for g in groups[last_user:] for m in g] if groups else []
+    used = _fit_mandatory(mandatory, max(room, 64), counter, truncations) if mandatory else 0
+
+    chosen: set[int] = set(range(max(last_user, 0), len(groups)))
+    for i in range(last_user):
+        if any(m.pinned for m in groups[i]):
+            size = _group_tokens(groups[i], counter)
+            if used + size <= room:
+                chosen.add(i)
+                used += size
+    for i in range(last_user - 1, -1, -1):
+        if i in chosen:
+            continue
+        size = _group_tokens(groups[i], counter)
+        if used + size > room:
+            break
+        chosen.add(i)
+        used += size
+
+    sent = [m for i in sorted(chosen) for m in groups[i]]
+    wire = [{"role": "system", "content": sys_text}] if sys_text else []
+    raw = REQUEST_OVERHEAD + (counter.raw_text(sys_text) + MESSAGE_OVERHEAD if sys_text else 0)
+    for msg in sent:
+        text = truncations.get(id(msg))
+        wire.append(msg.to_wire(text))
+        raw += (counter.raw_text(text) + MESSAGE_OVERHEAD if text is not None
+                else counter.raw_message(msg))
+    return FittedWindow(
+        wire=wire,
+        sent=sent,
+        history_tokens=used,
+        dropped=len(history) - len(sent),
+        truncated=len(truncations),
+        estimated_raw=raw,
+        truncations=truncations,
+    )

@@ -1,0 +1,1 @@
+"""The Textual shell around the core."""

@@ -1,0 +1,83 @@
+"""Building an engine wired to a fake server, and running rounds through it."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.config import Settings
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.store import Store
+from tests.fakeserver import FakeProvider
+
+BASE = Settings(
+    model="fake-model",
+    context_window=4096,
+    response_reserve=512,
+    system_reserve=256,
+    compact_threshold=0.7,
+    keep_recent_turns=3,
+    summary_max_tokens=300,
+    max_retries=3,
+    retry_base_delay=0.01,
+    retry_max_delay=0.05,
+    request_timeout=10,
+    connect_timeout=2,
+)
+
+
+class Sleeps:
+    """Records the back-off delays the engine asks for and really waits (briefly)."""
+
+    def __init__(self, cap: float = 0.05):
+        self.delays: list[float] = []
+        self.cap = cap
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+        await asyncio.sleep(min(delay, self.cap))
+
+
+def is_summary_request(body: dict) -> bool:
+    msgs = body.get("messages", [])
+    return bool(msgs) and msgs[0].get("content") == SUMMARY_SYSTEM_PROMPT
+
+
+def summarising_replies(fake: FakeProvider, chat_words: int = 30) -> None:
+    """Replies like a model would: a compact summary for summary requests, prose otherwise."""
+
+    def reply(body: dict) -> str:
+        if is_summary_request(body):
+            material = body["messages"][-1]["content"]
+            return "Summary: " + " ".join(material.split()[:40])
+        return fake.default_reply(body) + " " + "more words in the answer" * (chat_words // 5)
+
+    fake.reply_fn = reply
+
+
+def make_engine(fake: FakeProvider | str, tmp_path: Path, *, sleep: Sleeps | None = None,
+                conversation_id: int | None = None, store: Store | None = None,
+                **changes: object) -> Engine:
+    base_url = fake if isinstance(fake, str) else fake.base_url
+    settings = replace(BASE, base_url=base_url, **changes)
+    store = store or Store(tmp_path / "sessions.db")
+    provider = OpenAIProvider(base_url, "", timeout=settings.request_timeout,
+                              connect_timeout=settings.connect_timeout)
+    return Engine(settings, store, provider, conversation_id, sleep=sleep or Sleeps(),
+                  jitter=lambda: 0.5)
+
+
+async def send(engine: Engine, text: str) -> list[ev.Event]:
+    return [event async for event in engine.stream_reply(text)]
+
+
+def kinds(events: list[ev.Event]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def final(events: list[ev.Event]) -> ev.Event:
+    return events[-1]

@@ -1,0 +1,143 @@
+"""The command line as a user runs it: a real process, real config/data dirs, a real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engine_helpers import summarising_replies
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+               PYTHONIOENCODING="utf-8")
+    return env
+
+
+def run(env: dict[str, str], *args: str, stdin: str | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jarvis_tui", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def flags(fake, *extra: str) -> list[str]:
+    return ["--base-url", fake.base_url, "--model", "fake-model", *extra]
+
+
+def test_ask_streams_the_reply_and_continues_the_session(home, fake_server):
+    first = run(home, *flags(fake_server), "ask", "Hello Jarvis")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == fake_server.chat_requests[-1].reply
+    assert "started session 1" in first.stderr
+    second = run(home, *flags(fake_server), "ask", "And again")
+    assert second.returncode == 0
+    sent = [m["content"] for m in fake_server.chat_requests[-1].body["messages"]]
+    assert "Hello Jarvis" in sent and "And again" in sent  # same session
+    third = run(home, *flags(fake_server), "ask", "--new", "Fresh start")
+    assert "started session 2" in third.stderr
+    listing = run(home, "sessions")
+    assert listing.returncode == 0
+    lines = listing.stdout.splitlines()
+    assert lines[0].split() == ["ID", "UPDATED", "MSGS", "TITLE"]
+    assert "Fresh start" in lines[1] and "Hello Jarvis" in lines[2]
+
+
+def test_ask_reads_stdin_and_flags_after_the_command(home, fake_server):
+    result = run(home, "ask", *flags(fake_server), "-", stdin="你好，这是从标准输入来的问题\n")
+    assert result.returncode == 0, result.stderr
+    assert "你好，这是从标准输入来的问题" in fake_server.chat_requests[-1].body["messages"][-1][
+        "content"]
+
+
+def test_export_holds_every_message_and_summary(home, make_fake_server):
+    fake = make_fake_server(limit=4096)
+    summarising_replies(fake)
+    stderr = ""
+    for i in range(8):
+        result = run(home, *flags(fake, "--context-window", "2048", "--response-reserve", "256",
+                                  "--keep-recent-turns", "1"),
+                     "ask", f"问题 {i}：请解释第 {i} 个概念。" + "细节" * 120)
+        assert result.returncode == 0, result.stderr
+        stderr += result.stderr
+    assert "📦 对话已压缩，早期内容已摘要" in stderr
+    exported = run(home, "export", "--format", "json")
+    data = json.loads(exported.stdout)
+    assert len(data["messages"]) == 16
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"] * 8
+    assert all({"role", "content", "status", "covered"} <= m.keys() for m in data["messages"])
+    assert any(m["covered"] for m in data["messages"])
+    assert data["summaries"] and data["summaries"][-1]["kind"] == "auto"
+    md = run(home, "export", "1", "--format", "md").stdout
+    assert "问题 0" in md and "# Summaries" in md
+
+
+def test_compaction_notice_goes_to_stderr_in_english(home, make_fake_server):
+    fake = make_fake_server(limit=4096)
+    summarising_replies(fake)
+    stderr = ""
+    for i in range(8):
+        result = run(home, *flags(fake, "--context-window", "2048", "--response-reserve", "256",
+                                  "--keep-recent-turns", "1"),
+                     "ask", f"Question {i}: explain concept {i}. " + "detail " * 150)
+        assert result.returncode == 0, result.stderr
+        stderr += result.stderr
+    assert "📦 Conversation compacted: earlier turns summarised" in stderr
+
+
+def test_learned_limit_is_announced(home, make_fake_server):
+    fake = make_fake_server(limit=2048)
+    result = run(home, *flags(fake, "--context-window", "8192"), "ask", "x " * 3000)
+    assert result.returncode == 0, result.stderr
+    assert "context window is 2048 tokens" in result.stderr
+
+
+def test_server_failure_is_one_line_and_exit_1(home, fake_server):
+    fake_server.faults.append(("status", 401, {}, {"error": {"message": "Incorrect API key"}}))
+    result = run(home, *flags(fake_server), "ask", "hi")
+    assert result.returncode == 1
+    assert "API key" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2
+
+
+def test_bad_config_stops_with_one_clear_line(home, tmp_path):
+    config = tmp_path / "config" / "jarvis-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('compact_threshold = "high"\n')
+    result = run(home, "ask", "hi")
+    assert result.returncode == 2
+    assert str(config) in result.stderr and "compact_threshold" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["ask", "   "], "empty"),
+    (["ask", "hi"], "API key"),
+    (["ask", "--session", "42", "--base-url", "http://127.0.0.1:9/v1", "hi"], "no session 42"),
+    (["export", "7"], "no session 7"),
+    (["--context-window", "1000", "--response-reserve", "900", "ask", "hi"], "leaves"),
+])
+def test_usage_errors_exit_2_with_a_reason(home, args, needle):
+    result = run(home, *args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr and "Traceback" not in result.stderr
+
+
+def test_escape_sequences_from_the_model_never_reach_the_terminal(home, fake_server):
+    fake_server.reply_fn = lambda body: "\x1b]0;pwned\x07safe \x1b[31mred\x1b[0m \x1b]52;c;SGk=\x07"
+    result = run(home, *flags(fake_server), "ask", "hi")
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "safe red" in result.stdout
+
+
+def test_sessions_when_there_are_none(home):
+    result = run(home, "sessions")
+    assert result.returncode == 0 and "no sessions yet" in result.stdout

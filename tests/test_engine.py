@@ -1,0 +1,277 @@
+"""The engine end to end over real HTTP: layers 1-3, retries, and what ends up in the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL
+from jarvis_tui.core.store import Store
+from jarvis_tui.core.window import SUMMARY_HEADER
+from tests.engine_helpers import (
+    Sleeps,
+    final,
+    is_summary_request,
+    kinds,
+    make_engine,
+    send,
+    summarising_replies,
+)
+
+
+async def test_a_round_streams_stores_and_calibrates(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    events = await send(engine, "Hello there, 你好")
+    assert kinds(events)[0] == "WindowFitted"
+    deltas = "".join(e.text for e in events if isinstance(e, ev.Delta))
+    assert deltas == fake_server.chat_requests[-1].reply
+    usage = next(e for e in events if isinstance(e, ev.Usage))
+    assert usage.prompt_tokens == fake_server.chat_requests[-1].prompt_tokens
+    assert isinstance(final(events), ev.Finished)
+    stored = engine.store.messages(engine.conversation.id)
+    assert [(m.role, m.status) for m in stored] == [("user", COMPLETE), ("assistant", COMPLETE)]
+    assert stored[1].content == deltas
+    assert engine.counter.source in ("calibrated", "estimated")
+    assert engine.counter.factor != 1.0 or usage.prompt_tokens == usage.estimated_prompt_tokens
+    body = fake_server.chat_requests[-1].body
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] == 512
+
+
+async def test_threshold_compaction_folds_old_turns_into_a_summary(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path)
+    seen: list[ev.Event] = []
+    for i in range(30):
+        seen += await send(engine, f"Turn {i}: tell me about topic {i}. " + "detail " * 150)
+        assert isinstance(final(seen), ev.Finished)
+    assert "CompactionFinished" in kinds(seen)
+    summaries = engine.store.summaries(engine.conversation.id)
+    assert summaries and all(s.kind == "auto" for s in summaries)
+    # Incremental: a later summary request carried the previous summary.
+    summary_bodies = [r.body for r in fake_server.chat_requests if is_summary_request(r.body)]
+    assert len(summary_bodies) >= 2
+    assert "Previous summary:" in summary_bodies[-1]["messages"][-1]["content"]
+    assert all(not b.get("stream") for b in summary_bodies)  # never the chat path
+    # The chat request after compaction carries the summary in its one system message.
+    last_chat = [r.body for r in fake_server.chat_requests if not is_summary_request(r.body)][-1]
+    assert SUMMARY_HEADER in last_chat["messages"][0]["content"]
+    assert engine.summary.content in last_chat["messages"][0]["content"]
+    # Nothing deleted: every message still stored, the old ones marked covered.
+    stored = engine.store.messages(engine.conversation.id)
+    assert len(stored) == 60
+    assert any(m.covered for m in stored)
+    assert not any(m.covered for m in stored[-6:])  # the last 3 turns stay verbatim
+    assert all(r.status == 200 for r in fake_server.chat_requests)
+
+
+async def test_chunked_summary_when_the_material_exceeds_the_window(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=4096)
+    summarising_replies(fake)
+    engine = make_engine(fake, tmp_path)
+    pasted = "\n".join(f"row {i}: value={i * 7} status=ok note=测试数据" for i in range(1500))
+    await send(engine, "Here is a big table:\n" + pasted)
+    for i in range(4):
+        events = await send(engine, f"question {i} about the table")
+        assert isinstance(final(events), ev.Finished)
+    summary_requests = [r for r in fake.chat_requests if is_summary_request(r.body)]
+    assert len(summary_requests) >= 3  # several chunks, then a merge
+    assert all(r.status == 200 and not r.overflowed for r in summary_requests)
+    merge = summary_requests[-1].body["messages"][-1]["content"]
+    assert "summaries of consecutive parts" in merge
+    assert engine.store.messages(engine.conversation.id)[0].content.endswith(pasted[-40:])
+
+
+async def test_summariser_failure_still_sends_the_turn_with_history_intact(
+        fake_server, tmp_path):
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1, compact_threshold=0.1)
+    await send(engine, "first question " + "x " * 200)
+    fake_server.faults.append(("status", 500, {}, {"error": {"message": "summariser down"}}))
+    events = await send(engine, "second question " + "y " * 200)
+    assert "CompactionFailed" in kinds(events)
+    failed = next(e for e in events if isinstance(e, ev.CompactionFailed))
+    assert "summariser down" in failed.error
+    assert isinstance(final(events), ev.Finished)
+    stored = engine.store.messages(engine.conversation.id)
+    assert len(stored) == 4 and not any(m.covered for m in stored)
+    assert engine.store.summaries(engine.conversation.id) == []
+
+
+@pytest.mark.parametrize("flavor, learned", [
+    ("openai", 2048), ("vllm", 2048), ("vllm_new", 2048), ("llamacpp", 2048),
+    ("llamacpp_old", None),  # its body names no limit: compaction and trimming alone must do
+    ("openrouter", 2048), ("anthropic", 2048), ("gemini", 2048)])
+async def test_overflow_learns_the_limit_compacts_and_retries(make_fake_server, tmp_path,
+                                                              flavor, learned):
+    fake = make_fake_server(limit=2048, flavor=flavor)
+    summarising_replies(fake, chat_words=10)
+    # We believe the window is 8192 and never reach the threshold: only layer 3 can save us.
+    engine = make_engine(fake, tmp_path, context_window=8192, compact_threshold=1.0,
+                         keep_recent_turns=2)
+    for i in range(12):
+        events = await send(engine, f"message {i} " + "lorem ipsum dolor sit amet " * 40)
+        assert isinstance(final(events), ev.Finished), (i, events[-1])
+    assert any(r.overflowed for r in fake.chat_requests)
+    assert any(isinstance(e, ev.CompactionFinished) and e.reason == "overflow" for e in events) \
+        or engine.store.summaries(engine.conversation.id)
+    stored = engine.store.messages(engine.conversation.id)
+    assert len(stored) == 24 and all(m.status == COMPLETE for m in stored)
+    assert engine.store.get_meta(engine.conversation.id, "context_limit") == learned
+    if learned:
+        assert engine.context_window == learned
+        # A resumed session starts with the learned limit.
+        again = make_engine(fake, tmp_path, context_window=8192, store=engine.store,
+                            conversation_id=engine.conversation.id)
+        assert again.context_window == learned
+
+
+async def test_overflow_with_nothing_to_compact_trims_and_retries(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=2048)
+    engine = make_engine(fake, tmp_path, context_window=16384, compact_threshold=1.0)
+    pasted = "日志行 log line with some words\n" * 2000
+    events = await send(engine, pasted)
+    assert isinstance(final(events), ev.Finished), events[-1]
+    assert "ContextLimitLearned" in kinds(events)
+    sent = fake.chat_requests[-1].body["messages"][-1]["content"]
+    assert "tokens omitted ..." in sent
+    assert engine.store.messages(engine.conversation.id)[0].content == pasted
+
+
+async def test_overflow_that_never_resolves_fails_cleanly(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=2048)
+    body = {"error": {"message": "This model's maximum context length is 2048 tokens. However, "
+                      "your messages resulted in 9000 tokens. Please reduce the length of the "
+                      "messages.", "type": "invalid_request_error", "param": "messages",
+                      "code": "context_length_exceeded"}}
+    fake.faults.extend([("status", 400, {}, body)] * 5)
+    engine = make_engine(fake, tmp_path)
+    events = await send(engine, "hello")
+    assert isinstance(final(events), ev.Failed)
+    assert "context" in final(events).error
+    assert len(fake.chat_requests) == 4  # first try + 3 retries, then a clear failure
+    user = engine.store.messages(engine.conversation.id)[0]
+    assert user.content == "hello" and user.status == FAILED
+
+
+async def test_retry_after_is_honoured(fake_server, tmp_path):
+    sleeps = Sleeps(cap=1.0)
+    fake_server.faults.append(("status", 429, {"Retry-After": "1"},
+                               {"error": {"message": "Rate limit reached", "code": 429}}))
+    engine = make_engine(fake_server, tmp_path, sleep=sleeps)
+    events = await send(engine, "hi")
+    retry = next(e for e in events if isinstance(e, ev.Retrying))
+    assert retry.delay_s == 1.0 and retry.attempt == 1
+    assert "429" in retry.reason or "rate" in retry.reason.lower()
+    assert sleeps.delays == [1.0]
+    assert isinstance(final(events), ev.Finished)
+
+
+async def test_5xx_backs_off_exponentially_then_succeeds(fake_server, tmp_path):
+    sleeps = Sleeps()
+    fake_server.faults.extend([("status", 503, {}, "upstream busy"),
+                               ("status", 502, {}, "bad gateway"), ("status", 500, {}, "oops")])
+    engine = make_engine(fake_server, tmp_path, sleep=sleeps, retry_base_delay=0.01,
+                         retry_max_delay=1.0)
+    events = await send(engine, "hi")
+    assert isinstance(final(events), ev.Finished)
+    # equal jitter with jitter()=0.5: 0.75 x base x 2^(n-1)
+    assert sleeps.delays == pytest.approx([0.0075, 0.015, 0.03])
+    assert [e.attempt for e in events if isinstance(e, ev.Retrying)] == [1, 2, 3]
+
+
+async def test_retries_are_bounded_and_the_user_message_is_kept(fake_server, tmp_path):
+    fake_server.faults.extend([("status", 503, {}, "down")] * 10)
+    engine = make_engine(fake_server, tmp_path, max_retries=2)
+    events = await send(engine, "are you there?")
+    assert isinstance(final(events), ev.Failed)
+    assert len(fake_server.chat_requests) == 3
+    stored = engine.store.messages(engine.conversation.id)
+    assert stored[0].content == "are you there?" and stored[0].status == FAILED
+    # The failed message is not sent again with the next one.
+    fake_server.faults.clear()
+    await send(engine, "second try")
+    sent = [m["content"] for m in fake_server.chat_requests[-1].body["messages"]]
+    assert "are you there?" not in sent and "second try" in sent
+
+
+async def test_auth_error_fails_at_once(fake_server, tmp_path):
+    fake_server.faults.append(("status", 401, {}, {"error": {"message": "Incorrect API key"}}))
+    engine = make_engine(fake_server, tmp_path)
+    events = await send(engine, "hi")
+    assert isinstance(final(events), ev.Failed)
+    assert "API key" in final(events).error
+    assert len(fake_server.chat_requests) == 1
+    assert "Retrying" not in kinds(events)
+
+
+async def test_cut_stream_keeps_the_partial_reply(fake_server, tmp_path):
+    fake_server.reply_fn = lambda body: "one two three four five six seven eight nine ten"
+    fake_server.faults.append(("cut", 2))
+    engine = make_engine(fake_server, tmp_path)
+    events = await send(engine, "count")
+    end = final(events)
+    assert isinstance(end, ev.Failed) and end.message is not None
+    assert end.message.status == PARTIAL and end.message.content
+    stored = engine.store.messages(engine.conversation.id)
+    assert [m.status for m in stored] == [COMPLETE, PARTIAL]
+
+
+async def test_cancelled_reply_is_stored_as_partial(fake_server, tmp_path):
+    fake_server.reply_fn = lambda body: "word " * 200
+    engine = make_engine(fake_server, tmp_path)
+    stream = engine.stream_reply("talk a lot")
+    async for event in stream:
+        if isinstance(event, ev.Delta):
+            break  # the user pressed Esc
+    await stream.aclose()
+    stored = engine.store.messages(engine.conversation.id)
+    assert [m.status for m in stored] == [COMPLETE, PARTIAL]
+    assert stored[1].content.startswith("word")
+
+
+async def test_connection_refused_retries_then_fails_clearly(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    engine = make_engine(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=2)
+    events = await send(engine, "anyone?")
+    assert kinds(events).count("Retrying") == 2
+    assert isinstance(final(events), ev.Failed)
+    assert f"127.0.0.1:{port}" in final(events).error
+
+
+async def test_manual_compaction_with_focus(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1)
+    for i in range(4):
+        await send(engine, f"turn {i} about the database schema")
+    events = [e async for e in engine.compact(reason="manual", focus="the schema")]
+    assert kinds(events) == ["CompactionStarted", "CompactionFinished"]
+    summary = engine.store.latest_summary(engine.conversation.id)
+    assert summary.kind == "manual" and summary.focus == "the schema"
+    request = [r for r in fake_server.chat_requests if is_summary_request(r.body)][-1]
+    assert "Pay special attention to: the schema" in request.body["messages"][-1]["content"]
+    edited = engine.edit_summary("用户在设计数据库 schema。")
+    assert edited.kind == "edited"
+    await send(engine, "next")
+    system = fake_server.chat_requests[-1].body["messages"][0]["content"]
+    assert "用户在设计数据库 schema。" in system
+
+
+async def test_manual_compaction_with_nothing_to_fold_says_so(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "only one turn")
+    events = [e async for e in engine.compact(reason="manual")]
+    assert kinds(events) == ["CompactionFailed"]
+    assert "nothing to compact" in events[0].error
+
+
+async def test_store_survives_reopen(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "remember me")
+    engine.store.close()
+    with Store(tmp_path / "sessions.db") as store:
+        assert [m.content for m in store.messages(engine.conversation.id)][0] == "remember me"

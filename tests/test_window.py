@@ -1,0 +1,178 @@
+"""Layer 1: what goes into a request, under a budget, newest first, groups whole."""
+
+from __future__ import annotations
+
+from jarvis_tui.core.messages import Message, is_orphan, split_groups, split_turns
+from jarvis_tui.core.tokens import TokenCounter
+from jarvis_tui.core.window import OMITTED_MARKER, SUMMARY_HEADER, fit_window, truncate_middle
+
+SYSTEM = "You are a test assistant."
+
+
+def counter() -> TokenCounter:
+    return TokenCounter("test-model", exact=False)
+
+
+def call(call_id: str, name: str = "read_file") -> dict:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": "{\"path\": \"a.txt\"}"}}
+
+
+def chat(n: int, words: int = 20) -> list[Message]:
+    out = []
+    for i in range(n):
+        out.append(Message("user", f"question {i} " + "word " * words))
+        out.append(Message("assistant", f"answer {i} " + "text " * words))
+    return out
+
+
+def test_groups_keep_user_with_reply_and_calls_with_results():
+    msgs = [
+        Message("user", "read two files"),
+        Message("assistant", "", tool_calls=[call("c1"), call("c2")]),
+        Message("tool", "one", tool_call_id="c1"),
+        Message("tool", "two", tool_call_id="c2"),
+        Message("assistant", "done"),
+        Message("user", "thanks"),
+        Message("assistant", "welcome"),
+    ]
+    groups = split_groups(msgs)
+    assert [[m.role for m in g] for g in groups] == [
+        ["user", "assistant", "tool", "tool"], ["assistant"], ["user", "assistant"]]
+    assert len(split_turns(msgs)) == 2
+    assert not any(is_orphan(g) for g in groups)
+
+
+def test_orphans_are_recognised():
+    assert is_orphan([Message("tool", "x", tool_call_id="c9")])
+    assert is_orphan([Message("assistant", "", tool_calls=[call("c1")])])  # never answered
+
+
+def test_fill_is_newest_first_and_stops_at_the_budget():
+    c = counter()
+    history = chat(30) + [Message("user", "the newest question")]
+    fitted = fit_window(history, budget=400, counter=c, system_prompt=SYSTEM)
+    assert fitted.sent[-1].content == "the newest question"
+    assert fitted.history_tokens <= 400
+    # The messages sent are a contiguous tail of the history.
+    assert fitted.sent == history[len(history) - len(fitted.sent):]
+    assert fitted.dropped == len(history) - len(fitted.sent)
+    assert fitted.dropped > 0
+    # And adding the next older group would have passed the budget.
+    older = history[len(history) - len(fitted.sent) - 2:len(history) - len(fitted.sent)]
+    assert fitted.history_tokens + sum(c.message(m) for m in older) > 400
+
+
+def test_short_messages_reach_far_back_unlike_last_n():
+    history = chat(40, words=1) + [Message("user", "next")]
+    fitted = fit_window(history, budget=4000, counter=counter(), system_prompt=SYSTEM)
+    assert len(fitted.sent) == len(history)  # far more than "the last 20 messages"
+
+
+def test_a_tool_group_is_never_split():
+    c = counter()
+    big_result = "line of tool output\n" * 60
+    history = [
+        Message("user", "old question " * 30), Message("assistant", "old answer " * 30),
+        Message("user", "look at the file"),
+        Message("assistant", "", tool_calls=[call("c1"), call("c2")]),
+        Message("tool", big_result, tool_call_id="c1"),
+        Message("tool", big_result, tool_call_id="c2"),
+        Message("assistant", "summary of both files"),
+        Message("user", "and now?"),
+    ]
+    for budget in range(60, 1400, 20):
+        fitted = fit_window(history, budget=budget, counter=c, system_prompt=SYSTEM)
+        roles = [m["role"] for m in fitted.wire]
+        ids = [m.get("tool_call_id") for m in fitted.wire if m["role"] == "tool"]
+        calls = [tc["id"] for m in fitted.wire for tc in m.get("tool_calls", [])]
+        assert sorted(ids) == sorted(calls), (budget, roles)
+        assert fitted.wire[-1]["content"] == "and now?"
+
+
+def test_orphan_tool_result_in_history_is_not_sent():
+    history = [Message("tool", "stray output", tool_call_id="gone"),
+               Message("user", "hello"), Message("assistant", "hi"), Message("user", "again")]
+    fitted = fit_window(history, budget=1000, counter=counter(), system_prompt=SYSTEM)
+    assert all(m["role"] != "tool" for m in fitted.wire)
+
+
+def test_huge_message_is_cut_in_the_request_only():
+    c = counter()
+    pasted = "开头的一段话。" + ("This is line %d of a pasted log file.\n" * 3000) % tuple(
+        range(3000)) + "THE END"
+    history = [Message("user", pasted)]
+    fitted = fit_window(history, budget=500, counter=c, system_prompt=SYSTEM)
+    sent = fitted.wire[-1]["content"]
+    assert sent.startswith("开头的一段话。")
+    assert sent.endswith("THE END")
+    assert "tokens omitted ..." in sent
+    assert c.text(sent) <= 500
+    assert history[0].content == pasted  # the stored message stays whole
+    assert fitted.truncated == 1
+
+
+def test_truncate_middle_reports_what_it_left_out():
+    c = counter()
+    text = "字" * 5000
+    cut, omitted = truncate_middle(text, 300, c)
+    assert c.text(cut) <= 300
+    assert omitted > 4000
+    assert OMITTED_MARKER.format(n=omitted).strip() in cut
+    assert truncate_middle("short", 300, c) == ("short", 0)
+
+
+def test_newest_user_message_is_always_sent_even_with_no_room():
+    history = chat(3) + [Message("user", "x " * 2000)]
+    fitted = fit_window(history, budget=10, counter=counter(), system_prompt=SYSTEM)
+    assert fitted.wire[-1]["role"] == "user"
+    assert len(fitted.wire) == 2  # system + the (cut) newest message: never an empty request
+
+
+def test_summary_goes_into_the_system_message_and_counts_against_the_budget():
+    c = counter()
+    history = chat(20) + [Message("user", "continue")]
+    plain = fit_window(history, budget=600, counter=c, system_prompt=SYSTEM)
+    summary = "用户在做一个终端聊天客户端。" * 20
+    with_summary = fit_window(history, budget=600, counter=c, system_prompt=SYSTEM,
+                              summary=summary)
+    assert with_summary.wire[0]["role"] == "system"
+    assert SUMMARY_HEADER in with_summary.wire[0]["content"]
+    assert summary in with_summary.wire[0]["content"]
+    assert sum(m["role"] == "system" for m in with_summary.wire) == 1
+    assert len(with_summary.sent) < len(plain.sent)
+
+
+def test_pinned_group_is_kept_when_older_ones_are_dropped():
+    history = chat(30)
+    history[2].pinned = True  # an old user message the user pinned
+    history.append(Message("user", "newest"))
+    fitted = fit_window(history, budget=500, counter=counter(), system_prompt=SYSTEM)
+    assert history[2] in fitted.sent
+    assert history[3] in fitted.sent  # with its reply
+    assert history[0] not in fitted.sent
+
+
+def test_estimated_raw_covers_the_whole_request():
+    c = counter()
+    history = chat(5) + [Message("user", "hi")]
+    fitted = fit_window(history, budget=10_000, counter=c, system_prompt=SYSTEM)
+    expected = c.messages(history) + c.raw_text(SYSTEM) + 4
+    assert abs(fitted.estimated_raw - expected) <= 8
+
+
+def test_fit_counts_only_the_window_not_the_whole_history():
+    """Tokens are counted for the groups visited (the window and one more), not all 10,000."""
+    c = counter()
+    history = chat(5000, words=30) + [Message("user", "last")]
+    counted = []
+    original = c.message
+
+    def counting(msg: Message) -> int:
+        counted.append(msg)
+        return original(msg)
+
+    c.message = counting  # type: ignore[method-assign]
+    fitted = fit_window(history, budget=2000, counter=c, system_prompt=SYSTEM)
+    assert len(set(map(id, counted))) <= len(fitted.sent) + 2
+    assert len(counted) < 3 * len(fitted.sent) + 6
