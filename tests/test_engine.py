@@ -275,3 +275,19 @@ async def test_store_survives_reopen(fake_server, tmp_path):
     engine.store.close()
     with Store(tmp_path / "sessions.db") as store:
         assert [m.content for m in store.messages(engine.conversation.id)][0] == "remember me"
+
+
+async def test_after_compaction_nothing_is_left_out_unsummarised(fake_server, tmp_path):
+    """Big recent turns are not kept verbatim if the window would drop them unsummarised."""
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path, context_window=4096, response_reserve=1024,
+                         system_reserve=512)
+    for i in range(8):
+        events = await send(engine, f"Paste {i}: " + "some long text with words " * 300)
+        assert isinstance(final(events), ev.Finished)
+        if "CompactionFinished" in kinds(events):
+            fitted = [e for e in events if isinstance(e, ev.WindowFitted)][-1]
+            assert fitted.dropped_messages == 0, i
+    assert engine.store.summaries(engine.conversation.id)
+    covered = [m for m in engine.messages if m.covered]
+    assert len(covered) >= 12

@@ -104,7 +104,14 @@ class Engine:
     async def _compact(self, reason: str, focus: str | None,
                        keep_recent_turns: int | None) -> AsyncIterator[ev.Event]:
         keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
-        plan = plan_compaction(self.history(), keep)
+        history = self.history()
+        plan = plan_compaction(history, keep)
+        # Recent turns too big to stay verbatim beside the summary would be dropped by the
+        # window without being summarised, forgotten silently: keep fewer (at least one).
+        room = self.budget.threshold_tokens - self.settings.summary_max_tokens
+        while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
+            keep -= 1
+            plan = plan_compaction(history, keep)
         if not plan.evict:
             if reason == "manual":
                 yield ev.CompactionFailed(
