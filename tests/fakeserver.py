@@ -170,6 +170,7 @@ class FakeProvider:
         self.reply_fn: Callable[[dict], str] | None = None
         self.faults: deque[tuple | None] = deque()
         self.stream_usage = True
+        self.chunk_delay = 0.0  # seconds between streamed pieces, to act like a slow model
         self.requests: list[RecordedRequest] = []
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -337,6 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
             if kind in ("cut", "stream_error") and n == fault[1]:
                 break
             self._event(chunk({"content": piece}))
+            if fake.chunk_delay and not fake._sleep(fake.chunk_delay):
+                return
             if kind == "malformed" and n == 0:
                 self._line('data: {"choices": [{"delta": {"content": "broken')
         if kind == "cut":

@@ -141,3 +141,26 @@ def test_escape_sequences_from_the_model_never_reach_the_terminal(home, fake_ser
 def test_sessions_when_there_are_none(home):
     result = run(home, "sessions")
     assert result.returncode == 0 and "no sessions yet" in result.stdout
+
+
+def test_ctrl_c_keeps_the_partial_reply(home, fake_server):
+    import signal
+    import time
+
+    fake_server.reply_fn = lambda body: "一段很长的回答 " * 400
+    fake_server.chunk_delay = 0.01
+    proc = subprocess.Popen([sys.executable, "-m", "jarvis_tui", *flags(fake_server), "ask",
+                             "tell me a long story"], env=home, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.read(8)  # the reply has started streaming
+    assert first
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    data = json.loads(run(home, "export", "--format", "json").stdout)
+    assert [(m["role"], m["status"]) for m in data["messages"]] == [
+        ("user", "complete"), ("assistant", "partial")]
+    partial = data["messages"][1]["content"]
+    assert partial.startswith("一段很长的回答") and len(partial) < len("一段很长的回答 " * 400)
