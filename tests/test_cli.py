@@ -57,16 +57,22 @@ def test_ask_reads_stdin_and_flags_after_the_command(home, fake_server):
         "content"]
 
 
+def ask_small_window(env: dict[str, str], fake, texts: list[str]) -> str:
+    """Ask each text in turn on a small window; every ask must succeed. Returns all stderr."""
+    stderr = ""
+    for text in texts:
+        result = run(env, *flags(fake, "--context-window", "2048", "--response-reserve", "256",
+                                 "--keep-recent-turns", "1"), "ask", text)
+        assert result.returncode == 0, result.stderr
+        stderr += result.stderr
+    return stderr
+
+
 def test_export_holds_every_message_and_summary(home, make_fake_server):
     fake = make_fake_server(limit=4096)
     summarising_replies(fake)
-    stderr = ""
-    for i in range(8):
-        result = run(home, *flags(fake, "--context-window", "2048", "--response-reserve", "256",
-                                  "--keep-recent-turns", "1"),
-                     "ask", f"问题 {i}：请解释第 {i} 个概念。" + "细节" * 120)
-        assert result.returncode == 0, result.stderr
-        stderr += result.stderr
+    stderr = ask_small_window(home, fake, [f"问题 {i}：请解释第 {i} 个概念。" + "细节" * 120
+                                           for i in range(8)])
     assert "📦 对话已压缩，早期内容已摘要" in stderr
     exported = run(home, "export", "--format", "json")
     data = json.loads(exported.stdout)
@@ -82,13 +88,8 @@ def test_export_holds_every_message_and_summary(home, make_fake_server):
 def test_compaction_notice_goes_to_stderr_in_english(home, make_fake_server):
     fake = make_fake_server(limit=4096)
     summarising_replies(fake)
-    stderr = ""
-    for i in range(8):
-        result = run(home, *flags(fake, "--context-window", "2048", "--response-reserve", "256",
-                                  "--keep-recent-turns", "1"),
-                     "ask", f"Question {i}: explain concept {i}. " + "detail " * 150)
-        assert result.returncode == 0, result.stderr
-        stderr += result.stderr
+    stderr = ask_small_window(home, fake, [f"Question {i}: explain concept {i}. " + "detail " * 150
+                                           for i in range(8)])
     assert "📦 Conversation compacted: earlier turns summarised" in stderr
 
 
