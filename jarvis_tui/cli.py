@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load(args: argparse.Namespace) -> Settings:
+    config = getattr(args, "config", None)
+    if config is not None and not config.is_file():
+        raise CliError(f"the config file {config} does not exist (leave out --config to use "
+                       "the default one)")
     overrides = {k: getattr(args, k, None) for k in OVERRIDE_KEYS}
     settings = load_settings(args.config, overrides=overrides)
     problems = validate(settings)

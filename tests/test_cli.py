@@ -124,6 +124,8 @@ def test_bad_config_stops_with_one_clear_line(home, tmp_path):
     (["ask", "--session", "42", "--base-url", "http://127.0.0.1:9/v1", "hi"], "no session 42"),
     (["export", "7"], "no session 7"),
     (["--context-window", "1000", "--response-reserve", "900", "ask", "hi"], "leaves"),
+    (["--compact-threshold", "70", "ask", "hi"], "70% is written 0.7"),
+    (["--config", "/nonexistent/jarvis.toml", "ask", "hi"], "does not exist"),
 ])
 def test_usage_errors_exit_2_with_a_reason(home, args, needle):
     result = run(home, *args)
