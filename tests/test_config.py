@@ -109,7 +109,8 @@ def test_wrong_type_names_file_and_key(cfg: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_settings(cfg, env={})
     assert one_line(err) == (
-        f"{cfg}: key 'compact_threshold': expected a number between 0.1 and 1.0 (70% is written 0.7), got 'high'"
+        f"{cfg}: key 'compact_threshold': expected a number between 0.1 and 1.0 "
+        "(70% is written 0.7), got 'high'"
     )
 
 
