@@ -291,3 +291,22 @@ async def test_after_compaction_nothing_is_left_out_unsummarised(fake_server, tm
     assert engine.store.summaries(engine.conversation.id)
     covered = [m for m in engine.messages if m.covered]
     assert len(covered) >= 12
+
+
+async def test_a_summary_request_that_overflows_is_rechunked(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=16384, flavor="llamacpp")
+    summarising_replies(fake)
+    engine = make_engine(fake, tmp_path, context_window=16384, keep_recent_turns=1)
+    for i in range(3):
+        await send(engine, f"part {i}: " + "a fairly long explanation of the design " * 130)
+    # The server turns out smaller than we think (another model was loaded): the summary
+    # request is too big for it, and the summariser must learn that and go in chunks.
+    fake.limit = 1200
+    before = len(fake.chat_requests)
+    events = [e async for e in engine.compact(reason="manual")]
+    assert kinds(events) == ["CompactionStarted", "CompactionFinished"]
+    summary_requests = fake.chat_requests[before:]
+    assert summary_requests[0].overflowed
+    assert len([r for r in summary_requests if r.status == 200]) >= 3  # chunks, then a merge
+    stored = engine.store.messages(engine.conversation.id)
+    assert [m.covered for m in stored] == [True] * 4 + [False] * 2
