@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"jarvis-tui: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("jarvis-tui: interrupted", file=sys.stderr)
+        print("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session",
+              file=sys.stderr)
         return 130
 
 
@@ -170,25 +171,25 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int
     language = pick_language(settings.language, text)
     out, err = sys.stdout, sys.stderr
     safe = SafeStream()
+    streamed = False
     try:
         engine = Engine(settings, store, provider, conv_id)
         async for event in engine.stream_reply(text):
             if isinstance(event, ev.Delta):
                 out.write(safe.feed(event.text))
                 out.flush()
+                streamed = True
                 continue
-            if isinstance(event, (ev.Finished, ev.Failed)):
-                out.write(safe.flush())
-            if isinstance(event, ev.Finished):
-                out.write("\n")
+            if isinstance(event, ev.Finished) or streamed and isinstance(event, ev.Failed):
+                out.write(safe.flush() + "\n")
                 out.flush()
-                return 0
             line = describe(event, language)
             if line:
                 print(terminal_safe(line), file=err, flush=True)
+            if isinstance(event, ev.Finished):
+                return 0
             if isinstance(event, ev.Failed):
                 if event.message is not None:
-                    out.write("\n")
                     print("jarvis-tui: the partial reply was kept in the session", file=err)
                 return EXIT_FAILED
     finally:

@@ -167,3 +167,16 @@ def test_ctrl_c_keeps_the_partial_reply(home, fake_server):
         ("user", "complete"), ("assistant", "partial")]
     partial = data["messages"][1]["content"]
     assert partial.startswith("一段很长的回答") and len(partial) < len("一段很长的回答 " * 400)
+
+
+@pytest.mark.parametrize("fault, reply, needle", [
+    (("empty",), "unused", "empty reply"),
+    (None, "word " * 400, "raise response_reserve"),
+])
+def test_empty_and_cut_at_max_tokens_replies_are_explained(home, fake_server, fault, reply,
+                                                            needle):
+    fake_server.reply_fn = lambda body: reply
+    fake_server.faults.append(fault)
+    result = run(home, *flags(fake_server, "--response-reserve", "64"), "ask", "hi")
+    assert result.returncode == 0, result.stderr
+    assert needle in result.stderr

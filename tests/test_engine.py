@@ -87,7 +87,8 @@ async def test_summariser_failure_still_sends_the_turn_with_history_intact(
     summarising_replies(fake_server)
     engine = make_engine(fake_server, tmp_path, keep_recent_turns=1, compact_threshold=0.1)
     await send(engine, "first question " + "x " * 200)
-    fake_server.faults.append(("status", 500, {}, {"error": {"message": "summariser down"}}))
+    # Down for the first try and both retries of the summary request.
+    fake_server.faults.extend([("status", 500, {}, {"error": {"message": "summariser down"}})] * 3)
     events = await send(engine, "second question " + "y " * 200)
     assert "CompactionFailed" in kinds(events)
     failed = next(e for e in events if isinstance(e, ev.CompactionFailed))
@@ -310,3 +311,17 @@ async def test_a_summary_request_that_overflows_is_rechunked(make_fake_server, t
     assert len([r for r in summary_requests if r.status == 200]) >= 3  # chunks, then a merge
     stored = engine.store.messages(engine.conversation.id)
     assert [m.covered for m in stored] == [True] * 4 + [False] * 2
+
+
+async def test_a_rate_limited_summariser_is_retried_not_abandoned(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    sleeps = Sleeps()
+    engine = make_engine(fake_server, tmp_path, sleep=sleeps, keep_recent_turns=1,
+                         compact_threshold=0.1)
+    await send(engine, "first question " + "x " * 200)
+    fake_server.faults.append(("status", 429, {"Retry-After": "0.02"},
+                               {"error": {"message": "slow down"}}))
+    events = await send(engine, "second question " + "y " * 200)
+    assert "CompactionFinished" in kinds(events) and "CompactionFailed" not in kinds(events)
+    assert sleeps.delays == [0.02]
+    assert engine.store.summaries(engine.conversation.id)

@@ -7,11 +7,12 @@ trigger compaction again, without end.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from jarvis_tui.core.messages import Message, split_turns
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
+from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError, RetryableError
 from jarvis_tui.core.tokens import TokenCounter
 from jarvis_tui.core.window import truncate_middle
 
@@ -88,8 +89,13 @@ class Summarizer:
     """Produces summaries that fit the summariser's own window, in chunks when they must."""
 
     def __init__(self, provider: Provider, *, model: str, max_tokens: int, window: int,
-                 counter: TokenCounter):
+                 counter: TokenCounter, retries: int = 2,
+                 backoff: Callable[[int, float | None], float] = lambda n, after: after or n,
+                 sleep: Callable[[float], Awaitable[object]] | None = None):
         self.provider = provider
+        self.retries = retries
+        self.backoff = backoff
+        self.sleep = sleep
         self.model = model
         self.max_tokens = max_tokens
         self.window = window
@@ -160,16 +166,25 @@ class Summarizer:
                 if len(pair) > 1 else pair[0] for pair in pairs]
 
     async def _call(self, material: str) -> str:
-        self.calls += 1
-        try:
-            result = await self.provider.complete(
-                [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
-                 {"role": "user", "content": material}],
-                model=self.model, max_tokens=self.max_tokens)
-        except ContextOverflow:
-            raise
-        except ProviderError as err:
-            raise SummaryError(err.message) from err
+        messages = [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
+                    {"role": "user", "content": material}]
+        attempt = 0
+        while True:
+            self.calls += 1
+            try:
+                result = await self.provider.complete(messages, model=self.model,
+                                                      max_tokens=self.max_tokens)
+                break
+            except ContextOverflow:
+                raise
+            except RetryableError as err:
+                # A 429 or a 502 should not cost the user a compaction: a short, bounded retry.
+                attempt += 1
+                if attempt > self.retries or self.sleep is None:
+                    raise SummaryError(err.message) from err
+                await self.sleep(self.backoff(attempt, err.retry_after))
+            except ProviderError as err:
+                raise SummaryError(err.message) from err
         text = result.text.strip()
         if not text:
             raise SummaryError("the summariser returned an empty summary")

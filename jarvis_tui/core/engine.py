@@ -123,7 +123,8 @@ class Engine:
         summarizer = Summarizer(
             self.provider, model=self.settings.summary_model or self.settings.model,
             max_tokens=min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64)),
-            window=self.context_window, counter=self.counter)
+            window=self.context_window, counter=self.counter,
+            retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep)
         previous = self.summary.content if self.summary else None
         try:
             text = await summarizer.summarize(previous, plan.evict, focus)
@@ -173,8 +174,9 @@ class Engine:
             yield ev.WindowFitted(self.usage(), len(fitted.sent), fitted.dropped,
                                   fitted.truncated)
             parts: list[str] = []
+            done: list[str | None] = []
             try:
-                async with aclosing(self._request(fitted, budget, parts)) as request:
+                async with aclosing(self._request(fitted, budget, parts, done)) as request:
                     async for event in request:
                         yield event
             except ContextOverflow as err:
@@ -205,14 +207,15 @@ class Engine:
                 if parts:
                     self._save_reply("".join(parts), PARTIAL)
                 raise
-            yield ev.Finished(self._save_reply("".join(parts), COMPLETE))
+            reply = self._save_reply("".join(parts), COMPLETE)
+            yield ev.Finished(reply, done[0] if done else None)
             return
 
-    async def _request(self, fitted: FittedWindow, budget: Budget,
-                       parts: list[str]) -> AsyncIterator[ev.Event]:
+    async def _request(self, fitted: FittedWindow, budget: Budget, parts: list[str],
+                       done: list[str | None]) -> AsyncIterator[ev.Event]:
+        """Stream one request; text goes into `parts`, the finish reason into `done`."""
         stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
                                            max_tokens=budget.response_reserve)
-        got_done = False
         async with aclosing(stream):
             async for chunk in stream:
                 if isinstance(chunk, ChatDelta):
@@ -223,8 +226,8 @@ class Engine:
                     yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
                                    fitted.estimated_raw)
                 else:
-                    got_done = True
-        if not got_done:
+                    done.append(chunk.finish_reason)
+        if not done:
             raise StreamCut("the stream ended before the reply was complete")
 
     async def _recover_overflow(self, err: ContextOverflow,

@@ -75,6 +75,7 @@ class Trimmed:
 @dataclass(frozen=True)
 class Finished:
     message: Message
+    finish_reason: str | None = None  # "length": the reply hit max_tokens (the response reserve)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,9 @@ TEXTS = {
         "manual_failed": "📦 Nothing compacted: {why}",
         "trimmed": "✂ Nothing left to compact; retrying with a smaller window ({budget} tokens)",
         "failed": "✖ {why}",
+        "empty": "ℹ The model sent an empty reply",
+        "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
+                  "response_reserve for longer replies",
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
@@ -34,6 +37,8 @@ TEXTS = {
         "manual_failed": "📦 未压缩：{why}",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
         "failed": "✖ {why}",
+        "empty": "ℹ 模型返回了空回复",
+        "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
     },
 }
 
@@ -65,4 +70,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["trimmed"].format(budget=budget)
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
+        case ev.Finished(finish_reason="length"):
+            return t["length"]
+        case ev.Finished(message=msg) if not msg.content.strip():
+            return t["empty"]
     return None
