@@ -25,7 +25,7 @@ from jarvis_tui.core.providers.errors import (
     StreamCut,
 )
 from jarvis_tui.core.store import Store, Summary
-from jarvis_tui.core.tokens import TokenCounter
+from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
 
 MAX_OVERFLOW_RETRIES = 3
@@ -75,6 +75,11 @@ class Engine:
             system = min(system, self.context_window // 8)
         return Budget(self.context_window, response, system, s.compact_threshold)
 
+    @property
+    def summary_max_tokens(self) -> int:
+        """The summary's length cap: the setting, but never a third of a small budget or more."""
+        return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
+
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, failed ones left out."""
         return [m for m in self.messages if not m.covered and m.status != FAILED]
@@ -87,7 +92,7 @@ class Engine:
         summary_tokens = c.text(system_text(self.settings.system_prompt, summary)) - sys_tokens \
             if summary else 0
         history = sum(c.message(m) for m in self.history())
-        pending_tokens = c.text(pending) + 4 if pending else 0
+        pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source)
 
@@ -108,7 +113,7 @@ class Engine:
         plan = plan_compaction(history, keep)
         # Recent turns too big to stay verbatim beside the summary would be dropped by the
         # window without being summarised, forgotten silently: keep fewer (at least one).
-        room = self.budget.threshold_tokens - self.settings.summary_max_tokens
+        room = self.budget.threshold_tokens - self.summary_max_tokens
         while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
             keep -= 1
             plan = plan_compaction(history, keep)
@@ -122,7 +127,7 @@ class Engine:
         before = self.usage().used
         summarizer = Summarizer(
             self.provider, model=self.settings.summary_model or self.settings.model,
-            max_tokens=min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64)),
+            max_tokens=self.summary_max_tokens,
             window=self.context_window, counter=self.counter,
             retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep)
         previous = self.summary.content if self.summary else None
