@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from jarvis_tui.core import events as ev
@@ -325,3 +327,17 @@ async def test_a_rate_limited_summariser_is_retried_not_abandoned(fake_server, t
     assert "CompactionFinished" in kinds(events) and "CompactionFailed" not in kinds(events)
     assert sleeps.delays == [0.02]
     assert engine.store.summaries(engine.conversation.id)
+
+
+async def test_leaving_during_compaction_does_not_lock_the_next_round(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1, compact_threshold=0.1)
+    await send(engine, "first question " + "x " * 200)
+    fake_server.faults.append(("delay", 0.3))  # the summary request is slow
+    stream = engine.stream_reply("second question " + "y " * 200)
+    async for event in stream:
+        if isinstance(event, ev.CompactionStarted):
+            break  # the user pressed Esc while the summary was being written
+    await stream.aclose()
+    events = await asyncio.wait_for(send(engine, "third question"), timeout=10)
+    assert isinstance(final(events), ev.Finished)

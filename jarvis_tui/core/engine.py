@@ -102,8 +102,8 @@ class Engine:
                       keep_recent_turns: int | None = None) -> AsyncIterator[ev.Event]:
         """Fold older turns into the summary. Yields Started/Finished/Failed (or nothing when
         there is nothing to fold and the compaction was not asked for by the user)."""
-        async with self._lock:
-            async for event in self._compact(reason, focus, keep_recent_turns):
+        async with self._lock, aclosing(self._compact(reason, focus, keep_recent_turns)) as it:
+            async for event in it:
                 yield event
 
     async def _compact(self, reason: str, focus: str | None,
@@ -166,8 +166,11 @@ class Engine:
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
         if self.usage().over_threshold:
-            async for event in self.compact(reason="threshold"):
-                yield event
+            # aclosing here and below: a caller that stops listening mid-compaction must not
+            # leave a suspended generator holding the compaction lock.
+            async with aclosing(self.compact(reason="threshold")) as compaction:
+                async for event in compaction:
+                    yield event
         overflows = retries = 0
         shrink = 1.0
         while True:
@@ -246,10 +249,11 @@ class Engine:
             # The server counted more than we estimated: correct our counts.
             self._calibrate(fitted.estimated_raw, err.requested)
         compacted = False
-        async for event in self.compact(reason="overflow", keep_recent_turns=min(
-                self.settings.keep_recent_turns, 1)):
-            compacted = compacted or isinstance(event, ev.CompactionFinished)
-            yield event
+        keep = min(self.settings.keep_recent_turns, 1)
+        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
+            async for event in compaction:
+                compacted = compacted or isinstance(event, ev.CompactionFinished)
+                yield event
         if not compacted:
             yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
 
