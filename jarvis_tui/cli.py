@@ -64,7 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_flags(parser, sub=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    ask = sub.add_parser("ask", help="send one message in a session and print the reply")
+    ask = sub.add_parser(
+        "ask", help="send one message in a session and print the reply",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The reply streams to stdout; compaction and retry notices go to stderr.\n"
+               "Exit status: 0 answered, 1 the round failed (any partial reply is kept), "
+               "2 bad input or settings.\n"
+               "Examples:\n  jarvis-tui ask \"Summarise our plan\"\n"
+               "  git diff | jarvis-tui ask --new -")
     _connection_flags(ask)
     which = ask.add_mutually_exclusive_group()
     which.add_argument("--new", action="store_true", help="start a new session")
