@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from jarvis_tui.core.messages import Message, is_orphan, split_groups, split_turns
+from jarvis_tui.core.messages import (
+    Message,
+    group_of,
+    is_orphan,
+    sendable,
+    split_groups,
+    split_turns,
+)
 from jarvis_tui.core.tokens import TokenCounter
 from jarvis_tui.core.window import OMITTED_MARKER, SUMMARY_HEADER, fit_window, truncate_middle
 
@@ -176,3 +183,62 @@ def test_fit_counts_only_the_window_not_the_whole_history():
     fitted = fit_window(history, budget=2000, counter=c, system_prompt=SYSTEM)
     assert len(set(map(id, counted))) <= len(fitted.sent) + 2
     assert len(counted) < 3 * len(fitted.sent) + 6
+
+
+def random_history(rng, n: int) -> list[Message]:
+    """A plausible but messy history: tool loops, stray tool results, unanswered calls, pins."""
+    out: list[Message] = []
+    for k in range(n):
+        roll = rng.random()
+        if roll < 0.35:
+            out.append(Message("user", "u" * rng.randint(1, 400)))
+        elif roll < 0.6:
+            out.append(Message("assistant", "a" * rng.randint(1, 400)))
+        elif roll < 0.75:
+            ids = [f"c{k}-{j}" for j in range(rng.randint(1, 3))]
+            out.append(Message("assistant", "", tool_calls=[call(i) for i in ids]))
+            for i in ids[: rng.randint(0, len(ids))]:  # sometimes results are missing
+                out.append(Message("tool", "t" * rng.randint(1, 800), tool_call_id=i))
+        else:
+            out.append(Message("tool", "stray", tool_call_id=f"x{k}"))
+        out[-1].pinned = rng.random() < 0.03
+    out.append(Message("user", "newest question"))
+    return out
+
+
+def test_random_histories_never_send_orphans_and_keep_the_newest_message():
+    import random
+
+    rng = random.Random(7)
+    c = counter()
+    for _ in range(300):
+        history = random_history(rng, rng.randint(0, 60))
+        budget = rng.randint(20, 3000)
+        fitted = fit_window(history, budget=budget, counter=c, system_prompt=SYSTEM)
+        wire = fitted.wire[1:]
+        assert wire[-1]["content"] == "newest question"
+        calls = [tc["id"] for m in wire for tc in m.get("tool_calls", [])]
+        results = [m["tool_call_id"] for m in wire if m["role"] == "tool"]
+        assert sorted(calls) == sorted(results)  # every call answered, every result asked for
+        assert fitted.history_tokens <= max(budget, 64) or fitted.truncated
+        # Groups agree with the forward reading of the same history.
+        assert [m for g in split_groups(history) for m in g] == history
+        # Apart from pinned groups, what is sent is one unbroken run back from the newest:
+        # inside that run only messages that can never be sent (stray results) are left out.
+        sent = {id(m) for m in fitted.sent}
+        in_pinned = {j for i, m in enumerate(history) if m.pinned
+                     for j in range(*group_of(history, i))}
+        run = [i for i, m in enumerate(history) if id(m) in sent and i not in in_pinned]
+        for i in range(min(run), len(history)):
+            if id(history[i]) not in sent and i not in in_pinned:
+                assert history[i] not in sendable(history[slice(*group_of(history, i))])
+
+
+def test_group_of_finds_the_whole_group_around_a_message():
+    msgs = [Message("user", "q"), Message("assistant", "", tool_calls=[call("c1")]),
+            Message("tool", "r", tool_call_id="c1"), Message("assistant", "done"),
+            Message("user", "next")]
+    assert group_of(msgs, 2) == (0, 3)
+    assert group_of(msgs, 0) == (0, 3)
+    assert group_of(msgs, 3) == (3, 4)
+    assert group_of(msgs, 4) == (4, 5)

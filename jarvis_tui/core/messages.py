@@ -10,6 +10,7 @@ whose answer was cut off.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,49 +65,55 @@ def split_turns(messages: list[Message]) -> list[list[Message]]:
 
 
 def split_groups(messages: list[Message]) -> list[list[Message]]:
-    """Messages split into the atomic units the window keeps or drops whole.
+    """Messages split into the atomic units the window keeps or drops whole, oldest first."""
+    spans = list(group_spans(messages))
+    return [messages[a:b] for a, b in reversed(spans)]
 
-    A user message opens a group and takes the first assistant reply after it; an assistant
-    message with tool calls takes every tool result that answers one of its call ids (and any
-    tool result directly following it). A tool result with no call before it is a group of its
-    own so the window can recognise and drop it.
+
+def group_spans(messages: list[Message], end: int | None = None) -> Iterator[tuple[int, int]]:
+    """(start, stop) of each group of `messages[:end]`, newest first, found walking backwards.
+
+    An assistant message takes the tool results that follow it (if it made tool calls) and the
+    user message just before it (the question it answers). Tool results with no calling assistant
+    before them, and anything else, are groups of their own. Walking backwards lets the window
+    stop at the budget without ever touching older history.
     """
-    groups: list[list[Message]] = []
-    open_calls: set[str] = set()
-    user_waiting = False  # the last group is a user message still waiting for its reply
-    for msg in messages:
-        if msg.role == "user":
-            groups.append([msg])
-            user_waiting = True
-            open_calls = set()
-        elif msg.role == "tool":
-            if groups and (open_calls or _ends_in_tool_call(groups[-1])):
-                groups[-1].append(msg)
-                open_calls.discard(msg.tool_call_id or "")
-            else:
-                groups.append([msg])
-        elif msg.role == "assistant":
-            if user_waiting:
-                groups[-1].append(msg)
-                user_waiting = False
-            else:
-                groups.append([msg])
-            open_calls = {c.get("id", "") for c in (msg.tool_calls or [])}
-        else:
-            groups.append([msg])
-            user_waiting = False
-            open_calls = set()
-    return groups
+    i = len(messages) - 1 if end is None else end - 1
+    while i >= 0:
+        stop = i + 1
+        if messages[i].role == "tool":
+            while i >= 0 and messages[i].role == "tool":
+                i -= 1
+            if i < 0 or messages[i].role != "assistant" or not messages[i].tool_calls:
+                yield i + 1, stop  # orphan tool results
+                continue
+        if messages[i].role == "assistant" and i > 0 and messages[i - 1].role == "user":
+            i -= 1
+        yield i, stop
+        i -= 1
 
 
-def _ends_in_tool_call(group: list[Message]) -> bool:
-    return any(m.role == "assistant" and m.tool_calls for m in group)
+def group_of(messages: list[Message], index: int) -> tuple[int, int]:
+    """The span of the group holding `messages[index]`, looking only at its own turn."""
+    end = index + 1
+    while end < len(messages) and messages[end].role != "user":
+        end += 1
+    for start, stop in group_spans(messages, end):
+        if start <= index:
+            return start, stop
+    return index, index + 1
+
+
+def sendable(group: list[Message]) -> list[Message]:
+    """What of a group a provider accepts: tool results nobody asked for are left out, and a
+    group with a tool call never answered (or nothing but stray results) is empty."""
+    asked = {c.get("id", "") for m in group if m.role == "assistant" for c in (m.tool_calls or [])}
+    answered = {m.tool_call_id for m in group if m.role == "tool"}
+    if not asked <= answered:
+        return []
+    return [m for m in group if m.role != "tool" or m.tool_call_id in asked]
 
 
 def is_orphan(group: list[Message]) -> bool:
-    """A group a provider would reject: tool results without their call, or calls unanswered."""
-    if group[0].role == "tool":
-        return True
-    asked = {c.get("id", "") for m in group if m.role == "assistant" for c in (m.tool_calls or [])}
-    answered = {m.tool_call_id for m in group if m.role == "tool"}
-    return not asked <= answered
+    """A group that can never be sent: tool results without their call, or calls unanswered."""
+    return not sendable(group)

@@ -8,9 +8,11 @@ a message too big for the whole budget is cut in the middle in the request only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress, islice
+from operator import attrgetter
 from typing import Any
 
-from jarvis_tui.core.messages import Message, is_orphan, split_groups
+from jarvis_tui.core.messages import Message, group_of, group_spans, sendable
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
 
 SUMMARY_HEADER = (
@@ -91,37 +93,47 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     """Choose what of `history` (the messages no summary covers) goes into the request.
 
     `budget` is the room for summary + history. The groups from the newest user message on are
-    always sent (cut if they must be); older groups are added newest first until one does not
-    fit; pinned groups are kept before anything else older.
+    always sent (cut if they must be); pinned groups come next; then older groups, newest first,
+    until one does not fit. Only the groups visited are counted: the cost follows the window,
+    not the length of the history.
     """
     sys_text = system_text(system_prompt, summary)
     summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
     room = budget - summary_tokens
-    groups = [g for g in split_groups(history) if not is_orphan(g)]
     truncations: dict[int, str] = {}
+    spans = group_spans(history)
 
-    last_user = next((i for i in range(len(groups) - 1, -1, -1)
-                      if groups[i][0].role == "user"), len(groups) - 1)
-    mandatory = [m for g in groups[last_user:] for m in g] if groups else []
+    chosen: list[tuple[int, list[Message]]] = []  # (position, messages to send)
+    for a, b in spans:  # the current turn: groups up to the newest user message
+        group = sendable(history[a:b])
+        if group:
+            chosen.append((a, group))
+            if history[a].role == "user":
+                break
+    mandatory = [m for _, group in reversed(chosen) for m in group]
     used = _fit_mandatory(mandatory, max(room, 64), counter, truncations) if mandatory else 0
+    oldest = chosen[-1][0] if chosen else len(history)
 
-    chosen: set[int] = set(range(max(last_user, 0), len(groups)))
-    for i in range(last_user):
-        if any(m.pinned for m in groups[i]):
-            size = _group_tokens(groups[i], counter)
-            if used + size <= room:
-                chosen.add(i)
-                used += size
-    for i in range(last_user - 1, -1, -1):
-        if i in chosen:
+    # The one pass over older history: a C-level scan for pinned flags (compress + attrgetter).
+    flags = map(attrgetter("pinned"), islice(history, oldest))
+    pinned = {group_of(history, i) for i in compress(range(oldest), flags)}
+    for a, b in sorted(pinned, reverse=True):
+        group = sendable(history[a:b])
+        size = _group_tokens(group, counter)
+        if group and used + size <= room:
+            chosen.append((a, group))
+            used += size
+    for a, b in spans:  # continues below the current turn
+        group = sendable(history[a:b])
+        if (a, b) in pinned or not group:
             continue
-        size = _group_tokens(groups[i], counter)
+        size = _group_tokens(group, counter)
         if used + size > room:
             break
-        chosen.add(i)
+        chosen.append((a, group))
         used += size
 
-    sent = [m for i in sorted(chosen) for m in groups[i]]
+    sent = [m for _, group in sorted(chosen, key=lambda c: c[0]) for m in group]
     wire = [{"role": "system", "content": sys_text}] if sys_text else []
     raw = REQUEST_OVERHEAD + (counter.raw_text(sys_text) + MESSAGE_OVERHEAD if sys_text else 0)
     for msg in sent:
