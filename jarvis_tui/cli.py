@@ -98,6 +98,9 @@ def load(args: argparse.Namespace) -> Settings:
     problems = validate(settings)
     if problems:
         raise CliError("invalid settings: " + "; ".join(problems))
+    if settings.provider != "openai":
+        raise CliError(f"provider {settings.provider!r} is not supported yet; use an "
+                       "OpenAI-compatible endpoint (provider = \"openai\" with its base_url)")
     return settings
 
 

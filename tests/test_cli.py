@@ -180,3 +180,9 @@ def test_empty_and_cut_at_max_tokens_replies_are_explained(home, fake_server, fa
     result = run(home, *flags(fake_server, "--response-reserve", "64"), "ask", "hi")
     assert result.returncode == 0, result.stderr
     assert needle in result.stderr
+
+
+def test_a_provider_not_built_yet_is_refused_not_misused(home):
+    result = run({**home, "JARVIS_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k"}, "ask", "hi")
+    assert result.returncode == 2
+    assert "provider 'anthropic' is not supported yet" in result.stderr
