@@ -53,7 +53,6 @@ class Engine:
         self.conversation = conv
         self.messages: list[Message] = store.messages(conv.id)
         self.summary: Summary | None = store.latest_summary(conv.id)
-        self.window_source = "configured"
         self.context_window, self.window_source = resolve_context_window(
             settings.context_window, settings.model)
         learned = store.get_meta(conv.id, META_LIMIT)
@@ -175,11 +174,12 @@ class Engine:
         shrink = 1.0
         while True:
             budget = self.budget
-            room = int(budget.tokens * shrink) - self.usage().system_overflow
+            usage = self.usage()  # a pass over the history: once per attempt, not twice
+            room = int(budget.tokens * shrink) - usage.system_overflow
             fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
                                 system_prompt=self.settings.system_prompt,
                                 summary=self.summary.content if self.summary else None)
-            yield ev.WindowFitted(self.usage(), len(fitted.sent), fitted.dropped,
+            yield ev.WindowFitted(usage, len(fitted.sent), fitted.dropped,
                                   fitted.truncated)
             parts: list[str] = []
             done: list[str | None] = []
