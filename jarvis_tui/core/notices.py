@@ -63,7 +63,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
         case ev.CompactionFailed(error=why):
             return t["compact_failed"].format(why=why)
         case ev.Retrying(reason=reason, attempt=attempt, delay_s=delay):
-            return t["retrying"].format(reason=reason, attempt=attempt, delay=delay)
+            # Provider messages end in a full stop; the notice continues after them.
+            return t["retrying"].format(reason=reason.rstrip("."), attempt=attempt, delay=delay)
         case ev.ContextLimitLearned(tokens=tokens, previous=previous):
             return t["limit"].format(tokens=tokens, previous=previous)
         case ev.Trimmed(budget=budget):
