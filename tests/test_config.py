@@ -18,6 +18,7 @@ from jarvis_tui.core.config import (
     field_names,
     load_settings,
     save_settings,
+    update_settings_file,
     validate,
     with_overrides,
 )
@@ -274,3 +275,22 @@ def test_config_path_honours_xdg_config_home(tmp_path: Path, monkeypatch) -> Non
     assert load_settings(env={}).theme == "jarvis-light"
     save_settings(Settings(theme="solar"))
     assert load_settings(env={}).theme == "solar"
+
+
+def test_update_file_changes_only_the_given_keys(cfg: Path) -> None:
+    cfg.write_text('model = "qwen"\napi_key = "sk-file"\n# a comment the user wrote\n')
+    update_settings_file(cfg, {"response_reserve": 2048, "theme": "jarvis-light"})
+    data = tomllib.loads(cfg.read_text())
+    # env/CLI values and defaults are not pinned to disk; the user's key stays.
+    assert data == {"model": "qwen", "api_key": "sk-file", "response_reserve": 2048,
+                    "theme": "jarvis-light"}
+    assert stat.S_IMODE(os.stat(cfg).st_mode) == 0o600
+
+
+def test_update_file_refuses_bad_values_and_keys(cfg: Path) -> None:
+    cfg.write_text('context_window = 4096\n')
+    with pytest.raises(ConfigError, match="leaves"):
+        update_settings_file(cfg, {"response_reserve": 4000})
+    with pytest.raises(ConfigError, match="API key"):
+        update_settings_file(cfg, {"api_key": "sk-x"})
+    assert cfg.read_text() == 'context_window = 4096\n'

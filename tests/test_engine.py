@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -341,3 +342,13 @@ async def test_leaving_during_compaction_does_not_lock_the_next_round(fake_serve
     await stream.aclose()
     events = await asyncio.wait_for(send(engine, "third question"), timeout=10)
     assert isinstance(final(events), ev.Finished)
+
+
+async def test_new_settings_apply_from_the_next_request(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "hello")
+    assert engine.budget.tokens == 4096 - 512 - 256
+    engine.apply_settings(replace(engine.settings, response_reserve=1024, context_window=8192))
+    assert engine.budget.tokens == 8192 - 1024 - 256
+    await send(engine, "again")
+    assert fake_server.chat_requests[-1].body["max_tokens"] == 1024

@@ -274,6 +274,12 @@ def save_settings(
         if isinstance(existing.get("api_key"), str) and existing["api_key"]:
             data["api_key"] = existing["api_key"]
 
+    _write_toml(path, data)
+    return path
+
+
+def _write_toml(path: Path, data: dict[str, Any]) -> None:
+    """Atomically, mode 0600: a crash mid-write never leaves a half-written config behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -287,6 +293,28 @@ def save_settings(
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def update_settings_file(path: Path | None, changes: Mapping[str, object]) -> Path:
+    """Change some keys in the config file and keep the rest of it as it was.
+
+    Only keys already in the file and the changed ones are written: values that came from the
+    environment or the command line stay out of it, and defaults stay defaults.
+    """
+    path = config_path() if path is None else Path(path)
+    if "api_key" in changes:
+        raise ConfigError("the API key is not saved from here; put it in the environment")
+    try:
+        file_settings = load_settings(path, env={})  # the file's own values, checked
+        on_disk = _read_file(path)
+    except ConfigError as e:
+        raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
+    updated = with_overrides(file_settings, **changes)
+    problems = validate(updated)
+    if problems:
+        raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
+    data = {k: getattr(updated, k) for k in field_names() if k in on_disk or k in changes}
+    _write_toml(path, data)
     return path
 
 

@@ -53,14 +53,28 @@ class Engine:
         self.conversation = conv
         self.messages: list[Message] = store.messages(conv.id)
         self.summary: Summary | None = store.latest_summary(conv.id)
+        self._resolve_window()
+        self.counter = counter or self._make_counter()
+
+    def _resolve_window(self) -> None:
         self.context_window, self.window_source = resolve_context_window(
-            settings.context_window, settings.model)
-        learned = store.get_meta(conv.id, META_LIMIT)
+            self.settings.context_window, self.settings.model)
+        learned = self.store.get_meta(self.conversation.id, META_LIMIT)
         if isinstance(learned, int) and 0 < learned < self.context_window:
             self.context_window, self.window_source = learned, "learned from the server"
-        factors = store.get_meta(conv.id, META_CALIBRATION) or {}
-        self.counter = counter or TokenCounter(
-            settings.model, factor=float(factors.get(settings.model, 1.0)))
+
+    def _make_counter(self) -> TokenCounter:
+        factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
+        model = self.settings.model
+        return TokenCounter(model, factor=float(factors.get(model, 1.0)))
+
+    def apply_settings(self, settings: Settings) -> None:
+        """New settings take effect from the next request (the settings screen's Save)."""
+        model_changed = settings.model != self.settings.model
+        self.settings = settings
+        self._resolve_window()
+        if model_changed:
+            self.counter = self._make_counter()
 
     # ---- numbers -------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -118,9 +118,11 @@ def make_title(text: str) -> str:
 
 
 class Store:
-    def __init__(self, path: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, path: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                 clock: Callable[[], float] = time.time):
         self.path = Path(path) if path is not None else default_db_path()
         self.timeout = timeout
+        self._now = clock  # replaceable so screenshots and exports can be reproduced exactly
         # One connection shared by worker threads; the lock serialises every use of it, so a
         # reader never sees another thread's half-done transaction.
         self._lock = threading.RLock()
@@ -250,7 +252,7 @@ class Store:
         newest = db.execute("SELECT max(updated_at) FROM conversations").fetchone()[0] or 0.0
         db.execute(
             "UPDATE conversations SET updated_at = ? WHERE id = ?",
-            (max(time.time(), newest + 1e-6), conv_id),
+            (max(self._now(), newest + 1e-6), conv_id),
         )
 
     def _require_conversation(self, db: sqlite3.Connection, conv_id: int) -> None:
@@ -267,7 +269,7 @@ class Store:
     def create_conversation(self, title: str = "", model: str = "") -> Conversation:
         with self._write("create a conversation in") as db:
             newest = db.execute("SELECT max(updated_at) FROM conversations").fetchone()[0] or 0.0
-            now = max(time.time(), newest + 1e-6)
+            now = max(self._now(), newest + 1e-6)
             cur = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, model) "
                 "VALUES (?, ?, ?, ?)",
@@ -392,7 +394,7 @@ class Store:
         ids = [m.id for m in covered if m.id is not None]
         if len(ids) != len(covered):
             raise ValueError("every covered message must be stored first")
-        now = time.time()
+        now = self._now()
         with self._write("save a summary to") as db:
             self._require_conversation(db, conv_id)
             cur = db.execute(
@@ -442,7 +444,7 @@ class Store:
 
     def edit_summary(self, summary_id: int, content: str) -> Summary:
         """A user's edit is stored as a new summary that replaces the old; the old one stays."""
-        now = time.time()
+        now = self._now()
         with self._write("save an edited summary to") as db:
             row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone()
             if row is None:
