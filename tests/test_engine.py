@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL
+from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.window import SUMMARY_HEADER
 from tests.engine_helpers import (
@@ -232,6 +232,28 @@ async def test_cancelled_reply_is_stored_as_partial(fake_server, tmp_path):
     stored = engine.store.messages(engine.conversation.id)
     assert [m.status for m in stored] == [COMPLETE, PARTIAL]
     assert stored[1].content.startswith("word")
+
+
+async def test_stopped_before_any_text_withdraws_the_question(fake_server, tmp_path):
+    fake_server.faults.append(("delay", 2))  # the model has not started answering
+    engine = make_engine(fake_server, tmp_path)
+    user = Message("user", "are you there?")
+    stream = engine.stream_reply(user)
+    async for event in stream:
+        if isinstance(event, ev.WindowFitted):
+            break  # Esc while waiting for the first token
+    await stream.aclose()
+    # The caller's record is the stored one; kept, but not sent again as if it were answered.
+    assert user.id is not None and user.status == FAILED
+    assert [m.status for m in engine.store.messages(engine.conversation.id)] == [FAILED]
+    assert user not in engine.history()
+
+
+async def test_pinned_message_is_stored(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "remember: the port is 8080")
+    engine.set_pinned(engine.messages[0])
+    assert engine.store.messages(engine.conversation.id)[0].pinned
 
 
 async def test_connection_refused_retries_then_fails_clearly(tmp_path):

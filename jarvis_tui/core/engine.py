@@ -165,17 +165,32 @@ class Engine:
 
     # ---- a round -------------------------------------------------------------------------
 
-    async def stream_reply(self, user_text: str) -> AsyncIterator[ev.Event]:
-        """Answer one user message; the message is stored before any request leaves."""
-        user = self.store.add_message(self.conversation.id, Message("user", user_text))
+    async def stream_reply(self, user_text: str | Message) -> AsyncIterator[ev.Event]:
+        """Answer one user message; the message is stored before any request leaves.
+
+        A Message may be passed so the caller's record (already on screen) is the stored one."""
+        user = user_text if isinstance(user_text, Message) else Message("user", user_text)
+        user = self.store.add_message(self.conversation.id, user)
         self.messages.append(user)
-        async with self._lock:  # a background compaction finishes before the request is built
-            pass
-        # aclosing: when the caller stops listening (Esc), the round is closed at once, so the
-        # partial reply is stored now rather than whenever the generator is collected.
-        async with aclosing(self._round(user)) as round_events:
-            async for event in round_events:
-                yield event
+        try:
+            async with self._lock:  # a background compaction finishes before the request
+                pass
+            # aclosing: when the caller stops listening (Esc), the round is closed at once, so
+            # the partial reply is stored now rather than whenever the generator is collected.
+            async with aclosing(self._round(user)) as round_events:
+                async for event in round_events:
+                    yield event
+        except BaseException:
+            if self.messages[-1] is user and user.status != FAILED:
+                # Stopped before any reply text: like a failed round, the message stays in the
+                # store but is not sent again as if it had been answered.
+                self._withdraw(user)
+            raise
+
+    def set_pinned(self, message: Message, pinned: bool = True) -> None:
+        """A pinned message is always sent verbatim and never folded into a summary."""
+        message.pinned = pinned
+        self.store.update_message(message)
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
         if self.usage().over_threshold:
@@ -298,6 +313,9 @@ class Engine:
         message is marked failed so it is kept in the store but left out of later requests."""
         if parts:
             return ev.Failed(why, self._save_reply("".join(parts), PARTIAL))
+        self._withdraw(user)
+        return ev.Failed(why)
+
+    def _withdraw(self, user: Message) -> None:
         user.status = FAILED
         self.store.update_message(user)
-        return ev.Failed(why)
