@@ -131,7 +131,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
     settings = load(args)
     from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
 
-    JarvisApp(settings).run()
+    with open_store(args) as store:
+        JarvisApp(settings, store, config_file=getattr(args, "config", None)).run()
     return 0
 
 

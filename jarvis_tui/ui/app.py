@@ -1,39 +1,165 @@
-"""The Textual app. Until the chat screens land, a holding screen that shows the settings in use
-and points to the command-line mode, which already runs the full engine."""
+"""The Textual app: sessions, settings, themes and the command palette around the chat screen."""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
-from textual.widgets import Footer, Header, Static
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
-from jarvis_tui.core.budget import Budget, resolve_context_window
-from jarvis_tui.core.config import Settings
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from jarvis_tui.core.config import ConfigError, Settings, update_settings_file
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.ui.app_texts import T
+from jarvis_tui.ui.commands import Command
+from jarvis_tui.ui.i18n import resolve_language
+from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.themes import register_themes
+
+FALLBACK_THEME = "jarvis-dark"
+ProviderFactory = Callable[[Settings], Provider]
+
+
+def openai_provider(settings: Settings) -> Provider:
+    return OpenAIProvider(settings.base_url, settings.api_key, timeout=settings.request_timeout,
+                          connect_timeout=settings.connect_timeout)
 
 
 class JarvisApp(App[None]):
     TITLE = "jarvis-tui"
-    BINDINGS = [Binding("q", "quit", "Quit"), Binding("ctrl+q", "quit", "Quit", show=False)]
-    CSS = "#info { padding: 1 2; }"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, store: Store, *, config_file: Path | None = None,
+                 provider_factory: ProviderFactory = openai_provider,
+                 theme_dirs: list[Path] | None = None) -> None:
         super().__init__()
         self.settings = settings
+        self.store = store
+        self.config_file = config_file
+        self.provider_factory = provider_factory
+        self.provider = provider_factory(settings)
+        self.language = resolve_language(settings.language)
+        self._theme_dirs = theme_dirs
+        self._persist_theme = False
 
-    def compose(self) -> ComposeResult:
-        s = self.settings
-        window, source = resolve_context_window(s.context_window, s.model)
-        budget = Budget(window, s.response_reserve, s.system_reserve, s.compact_threshold)
-        yield Header()
-        with Vertical(id="info"):
-            yield Static("The full-screen chat is on its way. Meanwhile the whole engine "
-                         "(windowing, compaction, retries) runs from the command line:",
-                         markup=False)
-            yield Static('  jarvis-tui ask "your message"     (jarvis-tui --help for more)\n',
-                         markup=False)
-            yield Static(f"model        {s.model}\nbase URL     {s.base_url}\n"
-                         f"window       {window} tokens ({source})\n"
-                         f"budget       {budget.tokens} tokens, compacting at "
-                         f"{int(s.compact_threshold * 100)}%", markup=False, id="settings")
-        yield Footer()
+    @property
+    def chat(self) -> ChatScreen:
+        return self.get_screen("chat")  # type: ignore[return-value]
+
+    async def on_mount(self) -> None:
+        for problem in register_themes(self, self._theme_dirs):
+            self.notify(problem, title=T(self.language, "theme_problem"), severity="warning",
+                        markup=False, timeout=10)
+        self.use_theme(self.settings.theme)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        latest = self.store.latest_conversation()
+        engine = self._engine(latest.id if latest else None)
+        self.install_screen(ChatScreen(engine), "chat")
+        await self.push_screen("chat")
+        self._persist_theme = True
+
+    def use_theme(self, name: str) -> None:
+        if name in self.available_themes:
+            self.theme = name
+        else:
+            self.theme = FALLBACK_THEME
+            self.notify(T(self.language, "no_theme", name=name, fallback=FALLBACK_THEME),
+                        severity="warning", markup=False)
+
+    def _engine(self, conversation_id: int | None) -> Engine:
+        return Engine(self.settings, self.store, self.provider, conversation_id)
+
+    async def open_session(self, conversation_id: int | None) -> None:
+        """Switch the chat screen to a stored session, or to a new one (None)."""
+        try:
+            engine = self._engine(conversation_id)
+        except (StoreError, ValueError) as err:
+            self.notify(str(err), severity="error", markup=False)
+            return
+        await self.chat.load_session(engine)
+
+    # -- settings -------------------------------------------------------------------------
+
+    def action_settings(self) -> None:
+        from jarvis_tui.ui.screens.settings import SettingsScreen
+
+        self._persist_theme = False  # the settings screen previews themes; Save decides
+        self.push_screen(SettingsScreen(self.settings, self.config_file,
+                                        sorted(self.available_themes)), self._settings_closed)
+
+    async def _settings_closed(self, settings: Settings | None) -> None:
+        self._persist_theme = True
+        if settings is not None:
+            await self.apply_settings(settings)
+
+    async def apply_settings(self, settings: Settings) -> None:
+        old, self.settings = self.settings, settings
+        if (settings.base_url, settings.api_key, settings.request_timeout,
+                settings.connect_timeout) != (old.base_url, old.api_key, old.request_timeout,
+                                              old.connect_timeout):
+            previous, self.provider = self.provider, self.provider_factory(settings)
+            self.chat.engine.provider = self.provider
+            await previous.aclose()
+        self.chat.engine.apply_settings(settings)
+        self.use_theme(settings.theme)
+        language = resolve_language(settings.language)
+        if language != self.language:
+            self.language = language
+            await self.chat.recompose()  # every string in the new language
+            await self.chat.load_session(self.chat.engine)
+        self.chat.update_gauge()
+        self.notify(T(self.language, "settings_saved"), markup=False)
+
+    def _theme_changed(self, theme: object) -> None:
+        name = getattr(theme, "name", "")
+        if not self._persist_theme or not name or name == self.settings.theme:
+            return
+        self.settings.theme = name
+        try:
+            update_settings_file(self.config_file, {"theme": name})
+        except (ConfigError, OSError) as err:
+            self.notify(T(self.language, "theme_not_saved", why=str(err)), severity="warning",
+                        markup=False)
+
+    # -- sessions and the palette ---------------------------------------------------------
+
+    def action_sessions(self) -> None:
+        from jarvis_tui.ui.screens.sessions import SessionsScreen
+
+        try:
+            conversations = self.store.list_conversations()
+        except StoreError as err:
+            self.notify(str(err), severity="error", markup=False)
+            return
+        self.push_screen(SessionsScreen(conversations, self.chat.cid), self._session_chosen)
+
+    async def _session_chosen(self, conversation_id: int | None) -> None:
+        if conversation_id is None or conversation_id == self.chat.cid:
+            return
+        await self.open_session(conversation_id or None)  # 0 = a new session
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if screen is not self.screen_stack[-1] or not isinstance(screen, ChatScreen):
+            return
+        lang = self.language
+        yield SystemCommand(T(lang, "cmd_summary"), T(lang, "cmd_summary_help"),
+                            screen.action_summary)
+        yield SystemCommand(T(lang, "cmd_settings"), T(lang, "cmd_settings_help"),
+                            self.action_settings)
+        yield SystemCommand(T(lang, "cmd_sessions"), T(lang, "cmd_sessions_help"),
+                            self.action_sessions)
+        yield SystemCommand(T(lang, "cmd_new"), T(lang, "cmd_new_help"),
+                            screen.action_new_session)
+        yield SystemCommand(T(lang, "cmd_compact"), T(lang, "cmd_compact_help"),
+                            lambda: screen.run_command(Command("compact", "")))
+        yield SystemCommand(T(lang, "cmd_copy"), T(lang, "cmd_copy_help"),
+                            screen.action_copy_reply)
+
+    async def on_unmount(self) -> None:
+        await self.provider.aclose()

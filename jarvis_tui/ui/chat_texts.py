@@ -1,0 +1,100 @@
+"""The chat screen's words, in English and Chinese."""
+
+from __future__ import annotations
+
+from jarvis_tui.core.config import Settings
+from jarvis_tui.ui.i18n import Texts
+
+T = Texts(
+    en={
+        "placeholder": "Message Jarvis… (Enter sends, Ctrl+J new line, /help for commands)",
+        "untitled": "New session",
+        "status_idle": "Enter send · Ctrl+J new line · F1 help · /compact /pin /export",
+        "status_waiting": "⏳ Waiting for the model… Esc stops",
+        "status_streaming": "✍ Receiving the reply… Esc stops (what arrived is kept)",
+        "status_compaction_wait": "⏳ Compacting the conversation first; your message is sent "
+                                  "as soon as it is done. Esc stops",
+        "status_retry": "↻ {reason}: retrying in {left:.1f}s… Esc stops",
+        "busy": "A reply is still on its way: wait for it or press Esc to stop it",
+        "stopped_partial": "■ Stopped. The partial reply is kept and marked.",
+        "stopped_empty": "■ Stopped before the reply began; your message is back in the input.",
+        "restored": "Your message is back in the input: edit it or press Enter to try again.",
+        "already_compacting": "A compaction is already running.",
+        "nothing_to_pin": "There is no message to pin yet.",
+        "pin_covered": "That message is already in the summary; pin messages before they are "
+                       "compacted.",
+        "pinned": "📌 Pinned: “{text}”. It is always sent verbatim and never summarised.",
+        "unpinned": "Unpinned: “{text}”.",
+        "exported": "Exported {n} messages to {path}",
+        "export_failed": "Could not export to {path}: {why}",
+        "nothing_to_copy": "There is no reply to copy yet.",
+        "copied": "Copied the last reply ({n} characters) to the clipboard.",
+        "no_summary": "No summary yet: it is made when the conversation reaches the compaction "
+                      "threshold, or now with /compact.",
+        "edit_while_compacting": "A compaction is running; the summary can be edited when it "
+                                 "finishes.",
+        "summary_saved": "Summary saved as edited by you; it is used from the next request on.",
+        "already_new": "This session is still empty; it is already new.",
+        "no_key": "No API key: set OPENAI_API_KEY (or api_key in the config file) and restart, "
+                  "or press F3 and point the base URL at a local OpenAI-compatible server.",
+        "key_stop": "Stop reply",
+        "key_help": "Help",
+        "key_summary": "Summary",
+        "key_settings": "Settings",
+        "key_copy_reply": "Copy reply",
+        "key_new_session": "New session",
+        "key_sessions": "Sessions",
+        "key_quit": "Quit",
+        "key_send": "Send the message (or run a /command)",
+        "key_newline": "New line in the message",
+        "key_tab": "Move focus (to scroll the conversation with the arrow keys)",
+        "key_palette": "Command palette: settings, summary, sessions, themes",
+    },
+    zh={
+        "placeholder": "给 Jarvis 发消息…（Enter 发送，Ctrl+J 换行，/help 查看命令）",
+        "untitled": "新会话",
+        "status_idle": "Enter 发送 · Ctrl+J 换行 · F1 帮助 · /compact /pin /export",
+        "status_waiting": "⏳ 等待模型回复… 按 Esc 停止",
+        "status_streaming": "✍ 正在接收回复… 按 Esc 停止（已收到的内容会保留）",
+        "status_compaction_wait": "⏳ 正在先压缩对话；完成后立即发送你的消息。按 Esc 停止",
+        "status_retry": "↻ {reason}：{left:.1f} 秒后重试… 按 Esc 停止",
+        "busy": "回复仍在进行：请等待，或按 Esc 停止",
+        "stopped_partial": "■ 已停止。不完整的回复已保留并标记。",
+        "stopped_empty": "■ 回复开始前已停止；你的消息已放回输入框。",
+        "restored": "你的消息已放回输入框：可以修改，或按 Enter 重试。",
+        "already_compacting": "压缩已在进行中。",
+        "nothing_to_pin": "还没有可以固定的消息。",
+        "pin_covered": "这条消息已被摘要；请在压缩之前固定消息。",
+        "pinned": "📌 已固定：“{text}”。它会始终原文发送，从不被摘要。",
+        "unpinned": "已取消固定：“{text}”。",
+        "exported": "已导出 {n} 条消息到 {path}",
+        "export_failed": "无法导出到 {path}：{why}",
+        "nothing_to_copy": "还没有可复制的回复。",
+        "copied": "已把最后一条回复（{n} 个字符）复制到剪贴板。",
+        "no_summary": "还没有摘要：对话达到压缩阈值时会自动生成，也可以用 /compact 立即生成。",
+        "edit_while_compacting": "正在压缩；完成后才能编辑摘要。",
+        "summary_saved": "摘要已保存为你编辑的版本，从下一次请求起使用。",
+        "already_new": "当前会话还是空的，已经是新会话。",
+        "no_key": "没有 API key：请设置 OPENAI_API_KEY（或在配置文件中设置 api_key）后重启，"
+                  "或按 F3 把 base URL 指向本地的 OpenAI 兼容服务器。",
+        "key_stop": "停止回复",
+        "key_help": "帮助",
+        "key_summary": "摘要",
+        "key_settings": "设置",
+        "key_copy_reply": "复制回复",
+        "key_new_session": "新会话",
+        "key_sessions": "会话",
+        "key_quit": "退出",
+        "key_send": "发送消息（或执行 /命令）",
+        "key_newline": "在消息中换行",
+        "key_tab": "切换焦点（用方向键滚动对话）",
+        "key_palette": "命令面板：设置、摘要、会话、主题",
+    },
+)
+
+
+def missing_key_problem(settings: Settings, lang: str) -> str | None:
+    """The one case where sending cannot work and the server would only say so after retries."""
+    if not settings.api_key and "api.openai.com" in settings.base_url:
+        return T(lang, "no_key")
+    return None

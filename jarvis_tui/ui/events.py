@@ -1,0 +1,114 @@
+"""Textual messages that carry engine events from the workers to the widgets.
+
+Workers post these; the chat screen handles them and updates its widgets. Each wraps the core
+event unchanged, so the UI never re-derives what the engine already decided.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.messages import Message as ChatMessage
+
+
+class EngineMessage(Message):
+    """Base: every message knows which session it belongs to, so a late event from a session the
+    user already left is dropped instead of drawn into the wrong conversation."""
+
+    def __init__(self, conversation_id: int) -> None:
+        super().__init__()
+        self.conversation_id = conversation_id
+
+
+class WindowFitted(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.WindowFitted) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class ReplyChunk(EngineMessage):
+    def __init__(self, conversation_id: int, text: str) -> None:
+        super().__init__(conversation_id)
+        self.text = text
+
+
+class UsageReported(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.Usage) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class ReplyFinished(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.Finished) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class ReplyFailed(EngineMessage):
+    """The round ended without a complete reply: an error that survived the retries, an
+    unexpected fault, or the user pressing Esc (`stopped`)."""
+
+    def __init__(self, conversation_id: int, error: str, *, user_text: str,
+                 partial: ChatMessage | None = None, stopped: bool = False) -> None:
+        super().__init__(conversation_id)
+        self.error = error
+        self.user_text = user_text
+        self.partial = partial
+        self.stopped = stopped
+
+
+class CompactionStarted(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.CompactionStarted) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class CompactionFinished(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.CompactionFinished) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class CompactionFailed(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.CompactionFailed) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class RetryScheduled(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.Retrying) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class ContextLimitLearned(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.ContextLimitLearned) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+class WindowTrimmed(EngineMessage):
+    def __init__(self, conversation_id: int, event: ev.Trimmed) -> None:
+        super().__init__(conversation_id)
+        self.event = event
+
+
+_WRAPPERS: dict[type, type[EngineMessage]] = {
+    ev.WindowFitted: WindowFitted,
+    ev.Usage: UsageReported,
+    ev.Finished: ReplyFinished,
+    ev.CompactionStarted: CompactionStarted,
+    ev.CompactionFinished: CompactionFinished,
+    ev.CompactionFailed: CompactionFailed,
+    ev.Retrying: RetryScheduled,
+    ev.ContextLimitLearned: ContextLimitLearned,
+    ev.Trimmed: WindowTrimmed,
+}
+
+
+def wrap(conversation_id: int, event: ev.Event) -> EngineMessage | None:
+    """The Textual message for a core event; Delta and Failed carry extra state and are built
+    by the worker itself."""
+    cls = _WRAPPERS.get(type(event))
+    return cls(conversation_id, event) if cls else None  # type: ignore[call-arg]

@@ -1,0 +1,468 @@
+"""The main screen: conversation on the left, gauge and summary on the right, prompt below.
+
+Replies and compactions run in workers (groups "chat" and "compaction") that drive the engine
+and post ui.events messages; the handlers here turn those into widget updates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Static
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.store import StoreError
+from jarvis_tui.ui import events as ue
+from jarvis_tui.ui.chat_texts import T, missing_key_problem
+from jarvis_tui.ui.commands import Command, UnknownCommand, command_help, parse, unknown_text
+from jarvis_tui.ui.i18n import translate_bindings, ui_language
+from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.message_view import MessageView
+from jarvis_tui.ui.widgets.prompt_input import PromptInput
+from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
+from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+
+GAUGE_DEBOUNCE_S = 0.15  # typing: recount once the keys pause, not on every keystroke
+STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
+
+
+class ChatScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "stop", "Stop reply"),
+        Binding("f1", "help", "Help"),
+        Binding("f2", "summary", "Summary"),
+        Binding("f3", "settings", "Settings"),
+        Binding("f4", "copy_reply", "Copy reply"),
+        Binding("ctrl+n", "new_session", "New session"),
+        Binding("ctrl+o", "sessions", "Sessions"),
+        Binding("ctrl+q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__()
+        self.engine = engine
+        translate_bindings(self, ui_language(self.app), T)
+        self.reply_view: MessageView | None = None
+        self.sending: Message | None = None  # the user message whose reply is on its way
+        self.compacting = False
+        self._gauge_timer: Timer | None = None
+        self._last_stream_gauge = 0.0
+        self._retry_until = 0.0
+        self._retry_text = ""
+        self._retry_timer: Timer | None = None
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        lang = ui_language(self.app)
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Conversation(id="conversation")
+                yield PromptInput(id="prompt", placeholder=T(lang, "placeholder"))
+                yield Static("", id="status", markup=False)
+            with Vertical(id="sidebar"):
+                yield TokenGauge(id="gauge")
+                yield SummaryPanel(id="summary")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.load_session(self.engine)
+        self.query_one(PromptInput).focus()
+
+    @property
+    def lang(self) -> str:
+        return ui_language(self.app)
+
+    @property
+    def cid(self) -> int:
+        return self.engine.conversation.id
+
+    def notice_language(self, sample: str = "") -> str:
+        """Notices in the conversation follow the conversation's language when set to auto."""
+        setting = self.app.settings.language  # type: ignore[attr-defined]
+        if setting != "auto":
+            return setting
+        if not sample:
+            users = [m.content for m in self.engine.messages[-6:] if m.role == "user"]
+            sample = users[-1] if users else ""
+        return "zh" if self.lang == "zh" else pick_language("auto", sample)
+
+    async def load_session(self, engine: Engine) -> None:
+        self.workers.cancel_group(self, "chat")
+        self.workers.cancel_group(self, "compaction")
+        self.engine = engine
+        self.reply_view = self.sending = None
+        self.compacting = False
+        self.title = engine.conversation.title or T(self.lang, "untitled")
+        self.sub_title = f"{engine.settings.model} · #{engine.conversation.id}"
+        await self.query_one(Conversation).show(engine.messages)
+        self.query_one(SummaryPanel).show_summary(engine.summary)
+        self.query_one(SummaryPanel).set_compacting(False)
+        self.query_one(TokenGauge).set_compacting(False)
+        self.update_gauge()
+        self.set_status()
+
+    # -- the gauge and the status line ----------------------------------------------------
+
+    def update_gauge(self) -> None:
+        reply = self.reply_view.message.content if self.reply_view else ""
+        usage = self.engine.usage(pending=self.query_one(PromptInput).text)
+        self.query_one(TokenGauge).update_usage(
+            usage, reply_tokens=self.engine.counter.text(reply) if reply else 0)
+
+    @on(PromptInput.Changed)
+    def _typed(self) -> None:
+        if self._gauge_timer is not None:
+            self._gauge_timer.stop()
+        self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)
+
+    def set_status(self, key: str | None = None, **values: object) -> None:
+        if key is None:
+            key = "status_idle"
+        self.query_one("#status", Static).update(T(self.lang, key, **values))
+
+    def _tick_retry(self) -> None:
+        left = self._retry_until - time.monotonic()
+        if left <= 0 or self.sending is None:
+            if self._retry_timer is not None:
+                self._retry_timer.stop()
+            if self.sending is not None:
+                self.set_status("status_waiting")
+            return
+        self.set_status("status_retry", reason=self._retry_text, left=left)
+
+    # -- sending --------------------------------------------------------------------------
+
+    @on(PromptInput.Submitted)
+    async def _submitted(self, event: PromptInput.Submitted) -> None:
+        try:
+            parsed = parse(event.text)
+        except UnknownCommand as err:
+            await self.say(unknown_text(self.lang, err.name), "warning")
+            return
+        if isinstance(parsed, Command):
+            event.prompt.clear()
+            await self.run_command(parsed)
+            return
+        await self.send(parsed, event.prompt)
+
+    async def send(self, text: str, prompt: PromptInput) -> None:
+        if self.sending is not None:
+            self.app.notify(T(self.lang, "busy"), severity="warning", markup=False)
+            return
+        problem = missing_key_problem(self.engine.settings, self.lang)
+        if problem:
+            await self.say(problem, "error")
+            return
+        prompt.clear()
+        user = Message("user", text)
+        self.sending = user
+        await self.query_one(Conversation).add_message(user)
+        self.query_one(Conversation).anchor()
+        self.set_status("status_compaction_wait" if self.compacting else "status_waiting")
+        self.update_gauge()
+        self.run_reply(self.engine, user)
+
+    @work(group="chat", exclusive=True, exit_on_error=False)
+    async def run_reply(self, engine: Engine, user: Message) -> None:
+        cid = engine.conversation.id
+        try:
+            async for event in engine.stream_reply(user):
+                if isinstance(event, ev.Delta):
+                    self.post_message(ue.ReplyChunk(cid, event.text))
+                elif isinstance(event, ev.Failed):
+                    self.post_message(ue.ReplyFailed(cid, event.error, user_text=user.content,
+                                                     partial=event.message))
+                elif (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(message)
+        except asyncio.CancelledError:
+            last = engine.messages[-1] if engine.messages else None
+            partial = last if last is not None and last.role == "assistant" \
+                and last.status == PARTIAL and last.id and user.id and last.id > user.id else None
+            self.post_message(ue.ReplyFailed(cid, "", user_text=user.content, partial=partial,
+                                             stopped=True))
+            raise
+        except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
+            self.post_message(ue.ReplyFailed(cid, _explain(err), user_text=user.content))
+
+    def action_stop(self) -> None:
+        if self.sending is not None:
+            self.workers.cancel_group(self, "chat")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.sending is not None  # Esc shows in the footer only while it can act
+        return True
+
+    # -- engine events --------------------------------------------------------------------
+
+    def _current(self, message: ue.EngineMessage) -> bool:
+        return message.conversation_id == self.cid
+
+    @on(ue.ReplyChunk)
+    async def _chunk(self, message: ue.ReplyChunk) -> None:
+        if not self._current(message):
+            return
+        if self.reply_view is None:
+            self.reply_view = await self.query_one(Conversation).add_message(
+                Message("assistant", ""))
+            self.reply_view.start_stream()
+            self.set_status("status_streaming")
+            self.refresh_bindings()
+        await self.reply_view.write(message.text)
+        now = time.monotonic()
+        if now - self._last_stream_gauge >= STREAM_GAUGE_S:
+            self._last_stream_gauge = now
+            self.update_gauge()
+
+    @on(ue.WindowFitted)
+    def _fitted(self, message: ue.WindowFitted) -> None:
+        if self._current(message):
+            self.refresh_bindings()
+            self.update_gauge()
+
+    @on(ue.UsageReported)
+    def _usage(self, message: ue.UsageReported) -> None:
+        if self._current(message):
+            self.update_gauge()  # the calibration factor may have moved
+
+    async def _end_reply(self, final: Message | None) -> None:
+        if self.reply_view is not None:
+            await self.reply_view.finish(final)
+        elif final is not None:
+            await self.query_one(Conversation).add_message(final)
+        self.reply_view = None
+        self.sending = None
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
+        self.query_one(Conversation).refresh_messages()
+        self.title = self.engine.conversation.title or self.title
+        self.set_status()
+        self.refresh_bindings()
+        self.update_gauge()
+
+    @on(ue.ReplyFinished)
+    async def _finished(self, message: ue.ReplyFinished) -> None:
+        if not self._current(message):
+            return
+        await self._end_reply(message.event.message)
+        line = describe(message.event, self.notice_language())
+        if line:
+            await self.say(line, "info")
+        self._refresh_title()
+        if self.engine.usage().over_threshold:
+            # Compact now, while the user reads and types, so the next send is not delayed.
+            self.run_compaction(self.engine, "threshold")
+
+    @on(ue.ReplyFailed)
+    async def _failed(self, message: ue.ReplyFailed) -> None:
+        if not self._current(message):
+            return
+        await self._end_reply(message.partial)
+        lang = self.notice_language(message.user_text)
+        prompt = self.query_one(PromptInput)
+        if message.stopped:
+            if message.partial is not None:
+                await self.say(T(lang, "stopped_partial"), "warning")
+            else:
+                prompt.restore(message.user_text)
+                await self.say(T(lang, "stopped_empty"), "warning")
+            return
+        prompt.restore(message.user_text)
+        await self.say(describe(ev.Failed(message.error), lang) or message.error, "error")
+        await self.say(T(lang, "restored"), "info")
+
+    def _refresh_title(self) -> None:
+        conv = self.engine.store.get_conversation(self.cid)
+        if conv is not None and conv.title:
+            self.engine.conversation = conv
+            self.title = conv.title
+
+    @on(ue.RetryScheduled)
+    async def _retry(self, message: ue.RetryScheduled) -> None:
+        if not self._current(message):
+            return
+        event = message.event
+        await self.say(describe(event, self.notice_language()) or "", "warning")
+        self._retry_text = event.reason.rstrip(".")
+        self._retry_until = time.monotonic() + event.delay_s
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
+        self._retry_timer = self.set_interval(0.1, self._tick_retry)
+        self._tick_retry()
+
+    @on(ue.ContextLimitLearned)
+    @on(ue.WindowTrimmed)
+    async def _learned(self, message: ue.ContextLimitLearned | ue.WindowTrimmed) -> None:
+        if self._current(message):
+            await self.say(describe(message.event, self.notice_language()) or "", "warning")
+            self.update_gauge()
+
+    @on(ue.CompactionStarted)
+    async def _compaction_started(self, message: ue.CompactionStarted) -> None:
+        if not self._current(message):
+            return
+        self.compacting = True
+        n = message.event.messages
+        self.query_one(TokenGauge).set_compacting(True, n)
+        self.query_one(SummaryPanel).set_compacting(True, n)
+        if self.sending is not None:
+            self.set_status("status_compaction_wait")
+
+    def _compaction_over(self) -> None:
+        self.compacting = False
+        self.query_one(TokenGauge).set_compacting(False)
+        self.query_one(SummaryPanel).set_compacting(False)
+        if self.sending is not None:
+            self.set_status("status_waiting")
+
+    @on(ue.CompactionFinished)
+    async def _compaction_finished(self, message: ue.CompactionFinished) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()
+        self.query_one(SummaryPanel).show_summary(self.engine.summary)
+        self.query_one(Conversation).refresh_messages()  # covered messages dim, stay visible
+        await self.say(describe(message.event, self.notice_language()) or "", "compact")
+        self.update_gauge()
+
+    @on(ue.CompactionFailed)
+    async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()
+        kind = "info" if message.event.reason == "manual" else "warning"
+        await self.say(describe(message.event, self.notice_language()) or "", kind)
+
+    @work(group="compaction", exclusive=True, exit_on_error=False)
+    async def run_compaction(self, engine: Engine, reason: str, focus: str | None = None) -> None:
+        cid = engine.conversation.id
+        try:
+            async for event in engine.compact(reason=reason, focus=focus):
+                if (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(message)
+        except Exception as err:
+            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(_explain(err), reason)))
+
+    async def say(self, text: str, kind: str = "info") -> None:
+        if text:
+            await self.query_one(Conversation).add_notice(text, kind)
+
+    # -- commands and keys ----------------------------------------------------------------
+
+    async def run_command(self, command: Command) -> None:
+        match command.name:
+            case "compact":
+                if self.compacting:
+                    await self.say(T(self.lang, "already_compacting"), "info")
+                else:
+                    self.run_compaction(self.engine, "manual", command.arg or None)
+            case "new":
+                await self.action_new_session()
+            case "pin":
+                await self.pin_last()
+            case "export":
+                await self.export(command.arg)
+            case "copy":
+                self.action_copy_reply()
+            case "help":
+                self.action_help()
+
+    async def pin_last(self) -> None:
+        candidates = [m for m in self.engine.messages if m.status != FAILED]
+        if not candidates:
+            await self.say(T(self.lang, "nothing_to_pin"), "info")
+            return
+        last = candidates[-1]
+        if last.covered:
+            await self.say(T(self.lang, "pin_covered"), "warning")
+            return
+        self.engine.set_pinned(last, not last.pinned)
+        self.query_one(Conversation).refresh_messages()
+        preview = " ".join(last.content.split())[:60]
+        await self.say(T(self.lang, "pinned" if last.pinned else "unpinned", text=preview))
+
+    async def export(self, arg: str) -> None:
+        path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
+        try:
+            data = self.engine.store.export(self.cid)
+            text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
+            path.write_text(text, encoding="utf-8")
+        except (OSError, StoreError) as err:
+            await self.say(T(self.lang, "export_failed", path=path, why=_explain(err)), "error")
+            return
+        await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
+
+    def action_copy_reply(self) -> None:
+        replies = [m for m in self.engine.messages if m.role == "assistant" and m.content]
+        if not replies:
+            self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
+            return
+        self.app.copy_to_clipboard(replies[-1].content)
+        self.app.notify(T(self.lang, "copied", n=len(replies[-1].content)), markup=False)
+
+    def action_help(self) -> None:
+        from jarvis_tui.ui.screens.help import HelpScreen
+
+        keys = [(b.key_display or b.key, b.description) for _, b in self._bindings
+                if b.description]
+        keys += [(k, T(self.lang, d)) for k, d in (("enter", "key_send"),
+                                                   ("ctrl+j / alt+enter", "key_newline"),
+                                                   ("tab", "key_tab"),
+                                                   ("ctrl+p", "key_palette"))]
+        self.app.push_screen(HelpScreen(keys, command_help(self.lang)))
+
+    async def action_summary(self) -> None:
+        from jarvis_tui.ui.screens.summary_editor import SummaryEditor
+
+        if self.engine.summary is None:
+            await self.say(T(self.lang, "no_summary"), "info")
+            return
+        if self.compacting:
+            await self.say(T(self.lang, "edit_while_compacting"), "info")
+            return
+        covered = [m for m in self.engine.messages if m.covered]
+        self.app.push_screen(SummaryEditor(self.engine.summary, covered,
+                                           self.engine.summary_max_tokens), self._summary_edited)
+
+    async def _summary_edited(self, text: str | None) -> None:
+        if not text:
+            return
+        try:
+            self.engine.edit_summary(text)
+        except (StoreError, ValueError) as err:
+            await self.say(_explain(err), "error")
+            return
+        self.query_one(SummaryPanel).show_summary(self.engine.summary)
+        self.update_gauge()
+        await self.say(T(self.lang, "summary_saved"), "info")
+
+    def action_settings(self) -> None:
+        self.app.action_settings()  # type: ignore[attr-defined]
+
+    async def action_new_session(self) -> None:
+        if not self.engine.messages:
+            self.app.notify(T(self.lang, "already_new"), markup=False)
+            return
+        await self.app.open_session(None)  # type: ignore[attr-defined]
+
+    def action_sessions(self) -> None:
+        self.app.action_sessions()  # type: ignore[attr-defined]
+
+
+def _explain(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return text if isinstance(err, StoreError | OSError) else f"{type(err).__name__}: {text}"

@@ -1,0 +1,113 @@
+"""One message in the conversation: a label line and the text. Replies are Markdown, streamed
+through Markdown.get_stream so a long reply is never re-rendered whole for every chunk."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+from jarvis_tui.ui.i18n import Texts, ui_language
+
+T = Texts(
+    en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
+        "streaming": "writing…", "partial": "partial: stopped or cut off",
+        "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
+        "empty": "(empty reply)"},
+    zh={"user": "你", "assistant": "Jarvis", "tool": "工具", "system": "系统",
+        "streaming": "输出中…", "partial": "不完整：已停止或被中断",
+        "failed": "未得到回复", "pinned": "📌 已固定", "covered": "已摘要",
+        "empty": "（空回复）"},
+)
+
+
+class MessageView(Vertical):
+    DEFAULT_CSS = """
+    MessageView { height: auto; margin: 0 0 1 0; padding: 0 1; }
+    MessageView .label { color: $text-muted; text-style: bold; height: 1; }
+    MessageView.-user { border-left: tall $primary; background: $boost; }
+    MessageView.-assistant { border-left: tall $accent; }
+    MessageView.-user .label { color: $primary; }
+    MessageView.-assistant .label { color: $accent; }
+    MessageView.-covered { opacity: 55%; }
+    MessageView.-partial { border-left: tall $warning; }
+    MessageView.-failed { border-left: tall $error; }
+    MessageView Markdown { margin: 0; padding: 0; background: transparent; }
+    MessageView .body { height: auto; }
+    """
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(classes=f"-{message.role}")
+        self.message = message
+        self._stream: MarkdownStream | None = None
+        self._safe = SafeStream()
+        self.streaming = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._label_text(), markup=False, classes="label")
+        text = terminal_safe(self.message.content)
+        if self.message.role == "assistant":
+            yield Markdown(text, classes="body")
+        else:
+            # What the user typed is shown exactly as typed: not Markdown, not markup.
+            yield Static(text, markup=False, classes="body")
+
+    def on_mount(self) -> None:
+        self.refresh_state()
+
+    def _label_text(self) -> str:
+        lang = ui_language(self.app) if self.is_attached else "en"
+        msg = self.message
+        parts = [T(lang, msg.role) if msg.role in ("user", "assistant", "tool", "system")
+                 else msg.role]
+        if self.streaming:
+            parts.append(T(lang, "streaming"))
+        elif msg.status == PARTIAL:
+            parts.append(T(lang, "partial"))
+        elif msg.status == FAILED:
+            parts.append(T(lang, "failed"))
+        elif msg.role == "assistant" and not msg.content.strip():
+            parts.append(T(lang, "empty"))
+        if msg.pinned:
+            parts.append(T(lang, "pinned"))
+        if msg.covered:
+            parts.append(T(lang, "covered"))
+        return " · ".join(parts)
+
+    def refresh_state(self) -> None:
+        """Re-read status, pinned and covered from the message record."""
+        msg = self.message
+        self.set_class(msg.covered, "-covered")
+        self.set_class(msg.status == PARTIAL and not self.streaming, "-partial")
+        self.set_class(msg.status == FAILED, "-failed")
+        if self.is_mounted:
+            self.query_one(".label", Static).update(self._label_text())
+
+    # -- streaming ------------------------------------------------------------------------
+
+    def start_stream(self) -> None:
+        self.streaming = True
+        self._stream = Markdown.get_stream(self.query_one(Markdown))
+        self.refresh_state()
+
+    async def write(self, chunk: str) -> None:
+        text = self._safe.feed(chunk)
+        self.message.content += text
+        if self._stream is not None and text:
+            await self._stream.write(text)
+
+    async def finish(self, final: Message | None) -> None:
+        """The stream ended; `final` is the stored message (None when nothing was kept)."""
+        tail = self._safe.flush()
+        if self._stream is not None:
+            if tail:
+                await self._stream.write(tail)
+            await self._stream.stop()
+            self._stream = None
+        self.streaming = False
+        if final is not None:
+            self.message = final
+        self.refresh_state()

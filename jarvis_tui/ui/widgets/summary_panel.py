@@ -1,0 +1,161 @@
+"""The sidebar's collapsible view of the current conversation summary: what the model is told about
+the turns that no longer fit, so the user can see what was kept and open it with F2."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from jarvis_tui.core.store import Summary
+from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
+
+T = Texts(
+    en={
+        "title": "Summary",
+        "empty": "No summary yet: older turns are summarised when the conversation reaches the "
+                 "compaction threshold, or with /compact.",
+        "covers": "covers {n} messages",
+        "covers_one": "covers 1 message",
+        "auto": "automatic",
+        "manual": "/compact",
+        "edited": "edited by you",
+        "focus": "focus: ",
+        "hint": "F2 view / edit",
+        "compacting": "Compacting {n} messages…",
+        "compacting_any": "Compacting…",
+    },
+    zh={
+        "title": "摘要",
+        "empty": "还没有摘要：对话达到压缩阈值时会总结较早的轮次，也可以用 /compact 手动压缩。",
+        "covers": "涵盖 {n} 条消息",
+        "covers_one": "涵盖 1 条消息",
+        "auto": "自动",
+        "manual": "/compact",
+        "edited": "由你编辑",
+        "focus": "重点：",
+        "hint": "F2 查看 / 编辑",
+        "compacting": "正在压缩 {n} 条消息…",
+        "compacting_any": "正在压缩…",
+    },
+)
+
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+class SummaryPanel(Widget):
+    DEFAULT_CSS = """
+    SummaryPanel {
+        width: 100%;
+        height: auto;
+    }
+    SummaryPanel Collapsible > Contents {
+        padding: 0 1 0 1;
+    }
+    SummaryPanel #summary-scroll {
+        height: auto;
+        max-height: 12;
+        scrollbar-size-vertical: 1;
+    }
+    SummaryPanel #summary-text.-empty, SummaryPanel #summary-meta, SummaryPanel #summary-hint {
+        color: $text-muted;
+    }
+    SummaryPanel #summary-progress {
+        color: $accent;
+        display: none;
+    }
+    SummaryPanel.-compacting #summary-progress {
+        display: block;
+    }
+    SummaryPanel.-empty #summary-meta, SummaryPanel.-empty #summary-hint {
+        display: none;
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._summary: Summary | None = None
+        self._compacting: int | None = None
+        self._frame = 0
+        self._timer: Timer | None = None
+        self.add_class("-empty")
+
+    def compose(self) -> ComposeResult:
+        with Collapsible(title=self._t("title"), collapsed=False, id="summary-collapsible"):
+            yield Static(id="summary-progress", markup=False)
+            with VerticalScroll(id="summary-scroll"):
+                yield Static(id="summary-text", markup=False)
+            yield Static(id="summary-meta", markup=False)
+            yield Static(self._t("hint"), id="summary-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self._show()
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def summary(self) -> Summary | None:
+        return self._summary
+
+    @property
+    def compacting(self) -> bool:
+        return self._compacting is not None
+
+    def show_summary(self, summary: Summary | None) -> None:
+        self._summary = summary
+        self.set_class(summary is None, "-empty")
+        if self.is_mounted:
+            self._show()
+
+    def set_compacting(self, active: bool, messages: int = 0) -> None:
+        self._compacting = max(0, messages) if active else None
+        self.set_class(active, "-compacting")
+        if active and self._timer is None:
+            self._timer = self.set_interval(SPINNER_INTERVAL, self._spin)
+        elif not active and self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self.is_mounted:
+            self._show_progress()
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _t(self, key: str, **values: object) -> str:
+        return T(ui_language(self.app), key, **values)
+
+    def _spin(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        n = self._compacting
+        text = "" if n is None else (
+            self._t("compacting", n=f"{n:,}") if n else self._t("compacting_any"))
+        self.query_one("#summary-progress", Static).update(
+            Content(f"{SPINNER[self._frame]} {text}" if text else ""))
+
+    def _show(self) -> None:
+        s = self._summary
+        body = self.query_one("#summary-text", Static)
+        body.set_class(s is None, "-empty")
+        # Content(...) is plain text: a summary that looks like markup is shown as written.
+        body.update(Content(self._t("empty") if s is None else s.content))
+        self.query_one("#summary-meta", Static).update(Content("" if s is None else self._meta(s)))
+        self._show_progress()
+
+    def _meta(self, s: Summary) -> str:
+        covers = (self._t("covers_one") if s.covered_count == 1
+                  else self._t("covers", n=f"{s.covered_count:,}"))
+        when = datetime.fromtimestamp(s.created_at).strftime(TIME_FORMAT)
+        how = self._t(s.kind) if s.kind in ("auto", "manual", "edited") else s.kind
+        lines = [covers, when, how]  # one per line: "covers … · date" overflows a 34-cell sidebar
+        if s.focus:
+            lines.append(self._t("focus") + s.focus)
+        return "\n".join(lines)

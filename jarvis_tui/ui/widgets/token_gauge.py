@@ -1,0 +1,256 @@
+"""The token-budget gauge in the sidebar: how full the request is, what fills it, where compaction
+starts. Updated on every (debounced) keystroke and every streamed chunk, so an update only builds
+one small Content; nothing is mounted."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from textual.content import Content
+from textual.timer import Timer
+from textual.widget import Widget
+
+from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.ui.i18n import Texts, ui_language
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINNER_INTERVAL = 0.1
+NEAR = 0.85  # "near" starts at this fraction of the compaction threshold
+MARKER = "▼"
+FREE_GLYPH = "░"
+FALLBACK_WIDTH = 32  # before the first layout the widget has no size yet
+LEVEL_STYLES = {"ok": "$success", "near": "$warning", "over": "$error"}
+MUTED = "$foreground-muted"  # "$text-muted" is "auto 60%", which Content spans cannot blend
+
+T = Texts(
+    en={
+        "title": "Token budget",
+        "empty": "Nothing counted yet.",
+        "used": "{used} / {budget} tokens",
+        "system": "system over reserve",
+        "summary": "summary",
+        "history": "history",
+        "reply": "reply",
+        "typing": "typing",
+        "free": "free",
+        "window": "context window",
+        "response_reserve": "response reserve",
+        "system_reserve": "system reserve",
+        "compacts_at": "compacts at {pct}% ({tokens} tokens)",
+        "over_budget": "Over budget by {n} tokens: the oldest messages will be left out "
+                       "of the request.",
+        "compacting": "Compacting {n} messages…",
+        "compacting_any": "Compacting…",
+        "estimated": "≈ estimated",
+        "calibrated": "calibrated from the server",
+        "exact": "exact (tokenizer)",
+    },
+    zh={
+        "title": "Token 预算",
+        "empty": "尚未计数。",
+        "used": "{used} / {budget} token",
+        "system": "系统提示超出预留",
+        "summary": "摘要",
+        "history": "历史",
+        "reply": "回复",
+        "typing": "输入中",
+        "free": "剩余",
+        "window": "上下文窗口",
+        "response_reserve": "回复预留",
+        "system_reserve": "系统预留",
+        "compacts_at": "达到 {pct}% 时压缩（{tokens} token）",
+        "over_budget": "超出预算 {n} token：最早的消息将不会随请求发送。",
+        "compacting": "正在压缩 {n} 条消息…",
+        "compacting_any": "正在压缩…",
+        "estimated": "≈ 估算",
+        "calibrated": "已根据服务器校准",
+        "exact": "精确（分词器）",
+    },
+)
+
+
+def level_for(used: int, threshold: int) -> str:
+    if used > threshold:
+        return "over"
+    return "near" if used >= threshold * NEAR else "ok"
+
+
+def marker_column(threshold: int, budget: int, width: int) -> int:
+    """Column of the threshold marker inside a bar of `width` cells that spans the budget."""
+    if budget <= 0 or width <= 0:
+        return 0
+    return max(0, min(width - 1, threshold * width // budget))
+
+
+def split_cells(sizes: list[int], width: int) -> list[int]:
+    """Cells per segment; cumulative rounding so the cells always add up to exactly `width`."""
+    total = sum(sizes)
+    if total <= 0:
+        return [0] * len(sizes)
+    cells, cum, edge = [], 0, 0
+    for size in sizes:
+        cum += size
+        end = round(cum * width / total)
+        cells.append(end - edge)
+        edge = end
+    return cells
+
+
+Part = str | tuple[str, str]  # plain text, or (text, style) with theme variables in the style
+
+
+def _row(width: int, left: list[Part], right: str, right_style: str = "") -> list[Part]:
+    """`left` and `right` on one line, right-aligned; a single space apart if they do not fit."""
+    used = sum(cell_len(p if isinstance(p, str) else p[0]) for p in left) + cell_len(right)
+    return [*left, " " * max(1, width - used), (right, right_style)]
+
+
+class TokenGauge(Widget):
+    """Budget gauge. CSS classes -ok / -near / -over follow `level`; -empty before any usage."""
+
+    DEFAULT_CSS = """
+    TokenGauge {
+        width: 100%;
+        height: auto;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._usage: BudgetUsage | None = None
+        self._reply = 0
+        self._compacting: int | None = None  # message count while a compaction runs
+        self._frame = 0
+        self._timer: Timer | None = None
+        self._content: Content | None = None
+        self._built_width = -1
+        self._shape: tuple[object, ...] = ()
+        self.add_class("-empty")
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def usage(self) -> BudgetUsage | None:
+        return self._usage
+
+    @property
+    def used(self) -> int:
+        return (self._usage.used if self._usage else 0) + self._reply
+
+    @property
+    def level(self) -> str:
+        """Level "ok", "near" or "over"; "ok" before the first update (see the -empty class)."""
+        return level_for(self.used, self._usage.threshold) if self._usage else "ok"
+
+    def update_usage(self, usage: BudgetUsage, reply_tokens: int = 0) -> None:
+        self._usage = usage
+        self._reply = max(0, reply_tokens)
+        level = self.level
+        for name in ("ok", "near", "over"):
+            self.set_class(name == level, f"-{name}")
+        self.remove_class("-empty")
+        self._rebuild()
+
+    def set_compacting(self, active: bool, messages: int = 0) -> None:
+        self._compacting = max(0, messages) if active else None
+        if active and self._timer is None:
+            self._timer = self.set_interval(SPINNER_INTERVAL, self._spin)
+        elif not active and self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._rebuild()
+
+    @property
+    def compacting(self) -> bool:
+        return self._compacting is not None
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _spin(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self._rebuild()
+
+    def _width(self) -> int:
+        return self.size.width or FALLBACK_WIDTH
+
+    def _rebuild(self) -> None:
+        # Lazy: a burst of updates between two frames builds the Content once, in render().
+        self._content = None
+        u = self._usage
+        over = self.used - u.budget if u is not None else 0
+        shape = (u is None, bool(u and u.system_overflow), len(f"{over:,}") if over > 0 else 0,
+                 self._compacting is not None)
+        # Layout is costly across the sidebar; only ask for it when the line count can change.
+        self.refresh(layout=shape != self._shape)
+        self._shape = shape
+
+    def render(self) -> Content:
+        width = self._width()
+        if self._content is None or width != self._built_width:
+            self._content = self._build(width)
+            self._built_width = width
+        return self._content
+
+    def _t(self, key: str, **values: object) -> str:
+        return T(ui_language(self.app), key, **values)
+
+    def _build(self, width: int) -> Content:
+        lines: list[list[Part]] = [[(self._t("title"), "bold")]]
+        u = self._usage
+        if u is None:
+            lines += [[(self._t("empty"), MUTED)], [(FREE_GLYPH * width, MUTED)]]
+        else:
+            lines += self._gauge(u, width)
+        if self._compacting is not None:
+            text = (self._t("compacting", n=f"{self._compacting:,}") if self._compacting
+                    else self._t("compacting_any"))
+            lines.append([(SPINNER[self._frame], "$accent"), " ", text])
+        parts: list[Part] = []
+        for line in lines:
+            parts += line
+            parts.append("\n")
+        return Content.assemble(*parts[:-1])
+
+    def _gauge(self, u: BudgetUsage, width: int) -> list[list[Part]]:
+        level_style = LEVEL_STYLES[self.level]
+        used = self.used
+        pct = round(used * 100 / u.budget) if u.budget > 0 else 100
+        free = max(0, u.budget - used)
+        # (key, tokens, glyph, style); system overflow only appears when there is some.
+        segments = [
+            ("system", u.system_overflow, "█", "$error"),
+            ("summary", u.summary, "▓", "$secondary"),
+            ("history", u.history, "█", level_style),
+            ("reply", self._reply, "▒", "$accent"),
+            ("typing", u.pending, "▒", "$primary"),
+            ("free", free, FREE_GLYPH, MUTED),
+        ]
+        if not u.system_overflow:
+            segments = segments[1:]
+        cells = split_cells([s[1] for s in segments], width)
+        bar: list[Part] = [(glyph * n, style)
+                           for (_, _, glyph, style), n in zip(segments, cells, strict=True) if n]
+        drawn = sum(cells)
+        if drawn < width:  # an empty budget: nothing to draw but the track
+            bar.append((FREE_GLYPH * (width - drawn), MUTED))
+        col = marker_column(u.threshold, u.budget, width)
+        lines = [
+            _row(width, [self._t("used", used=f"{used:,}", budget=f"{u.budget:,}")],
+                 f"{pct}%", f"bold {level_style}"),
+            [" " * col, (MARKER, level_style)],
+            bar,
+        ]
+        for key, tokens, glyph, style in segments:
+            lines.append(_row(width, [(glyph, style), " ", self._t(key)], f"{tokens:,}"))
+        if used > u.budget:
+            lines.append([(self._t("over_budget", n=f"{used - u.budget:,}"), "$error")])
+        for key, tokens in (("window", u.context_window),
+                            ("response_reserve", u.response_reserve),
+                            ("system_reserve", u.system_reserve)):
+            lines.append(_row(width, [(self._t(key), MUTED)], f"{tokens:,}", MUTED))
+        threshold_pct = round(u.threshold * 100 / u.budget) if u.budget > 0 else 0
+        lines.append([self._t("compacts_at", pct=threshold_pct, tokens=f"{u.threshold:,}")])
+        source = self._t(u.source) if u.source in ("estimated", "calibrated", "exact") else u.source
+        lines.append([(source, MUTED)])
+        return lines
