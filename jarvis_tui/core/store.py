@@ -294,6 +294,12 @@ class Store:
             ).fetchall()
         return [Conversation(*row) for row in rows]
 
+    def touch(self, conv_id: int) -> None:
+        """Mark a conversation as the most recently used (resuming it counts as using it)."""
+        with self._write("update a conversation in") as db:
+            self._require_conversation(db, conv_id)
+            self._touch(db, conv_id)
+
     def set_title(self, conv_id: int, title: str) -> None:
         with self._write("rename a conversation in") as db:
             self._require_conversation(db, conv_id)

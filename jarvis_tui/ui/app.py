@@ -78,6 +78,8 @@ class JarvisApp(App[None]):
         """Switch the chat screen to a stored session, or to a new one (None)."""
         try:
             engine = self._engine(conversation_id)
+            if conversation_id is not None:
+                self.store.touch(conversation_id)  # so it is the one that reopens next time
         except (StoreError, ValueError) as err:
             self.notify(str(err), severity="error", markup=False)
             return

@@ -37,6 +37,8 @@ class MessageView(Vertical):
     MessageView.-failed { border-left: tall $error; }
     MessageView Markdown { margin: 0; padding: 0; background: transparent; }
     MessageView .body { height: auto; }
+    /* Textual draws fence text in a fixed light grey that vanishes on a light theme. */
+    MessageView MarkdownFence { color: $foreground; }
     """
 
     def __init__(self, message: Message) -> None:

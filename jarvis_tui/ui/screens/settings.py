@@ -1,0 +1,394 @@
+"""The settings screen (F3): edit the budget, model and look, checked as you type, saved to TOML.
+
+Every check is config's own (with_overrides, validate) plus the budget arithmetic, so the screen
+can never save something the loader would later refuse. Only the keys the user changed are
+written, so values that came from the environment or the command line stay off the disk.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Select, Static
+
+from jarvis_tui.core.budget import MIN_BUDGET, Budget, resolve_context_window
+from jarvis_tui.core.config import (
+    ConfigError,
+    Settings,
+    config_path,
+    update_settings_file,
+    validate,
+    with_overrides,
+)
+from jarvis_tui.ui.i18n import Texts, ui_language
+
+# The text fields in the order shown; theme and language (Selects) follow them.
+INPUT_KEYS = (
+    "context_window",
+    "response_reserve",
+    "system_reserve",
+    "compact_threshold",
+    "keep_recent_turns",
+    "model",
+    "base_url",
+    "summary_model",
+)
+SELECT_KEYS = ("theme", "language")
+_TEXT_KEYS = {"model", "base_url", "summary_model"}
+
+T = Texts(
+    en={
+        "title": "Settings",
+        "file": "Settings file: {path}",
+        "save": "Save (ctrl+s)",
+        "cancel": "Cancel (Esc)",
+        "label_context_window": "Context window (tokens)",
+        "hint_context_window": "0 = detect from the server / known model",
+        "label_response_reserve": "Response reserve (tokens)",
+        "hint_response_reserve": "kept free for the model's answer",
+        "label_system_reserve": "System reserve (tokens)",
+        "hint_system_reserve": "kept for the system prompt",
+        "label_compact_threshold": "Compaction threshold (%)",
+        "hint_compact_threshold": "compact older turns when the budget is this full; "
+                                  "10-100 (70 = 70%)",
+        "label_keep_recent_turns": "Turns kept verbatim",
+        "hint_keep_recent_turns": "the most recent turns are never summarised",
+        "label_model": "Model",
+        "hint_model": "the model name the server knows",
+        "label_base_url": "Base URL",
+        "hint_base_url": "the API address, starting with http:// or https://",
+        "label_summary_model": "Summary model",
+        "hint_summary_model": "empty = same as model",
+        "label_theme": "Theme",
+        "hint_theme": "previewed as you choose; Esc puts the old one back",
+        "label_language": "Language",
+        "hint_language": "auto follows the system locale",
+        "lang_auto": "auto (follow the system)",
+        # {reason} is config's own words; Chinese rebuilds the sentence from {need} and {got}.
+        "bad_field": "{reason}",
+        "need_context_window": "a whole number >= 0 (0 = auto)",
+        "need_response_reserve": "a whole number >= 1",
+        "need_system_reserve": "a whole number >= 0",
+        "need_keep_recent_turns": "a whole number between 0 and 1000",
+        "need_model": "a non-empty model name",
+        "need_base_url": "a URL starting with http:// or https://",
+        "need_summary_model": "a model name (empty = same as model)",
+        "bad_percent": "expected a percentage between 10 and 100 (70 means 0.70), got {got}",
+        "too_small": "the reserves must leave a positive budget: {window} − {response} − "
+                     "{system} = {tokens} tokens; at least {min} are needed",
+        "budget": "Budget: {window} − {response} − {system} = {tokens} tokens, "
+                  "compacting at {at} tokens",
+        "budget_low": "Budget: {window} − {response} − {system} = {tokens} tokens",
+        "src_known model": " (window of the known model)",
+        "src_default": " (default window: model not known)",
+        "src_configured": "",
+        "budget_unknown": "Budget: fix the marked fields first",
+        "not_saved": "Not saved: {problems}",
+        "item": "{label}: {problem}",
+        "sep": "; ",
+        "write_failed": "Could not save: {error}",
+    },
+    zh={
+        "title": "设置",
+        "file": "设置文件：{path}",
+        "save": "保存 (ctrl+s)",
+        "cancel": "取消 (Esc)",
+        "label_context_window": "上下文窗口（token）",
+        "hint_context_window": "0 = 从服务器或已知模型检测",
+        "label_response_reserve": "回复预留（token）",
+        "hint_response_reserve": "为模型的回答留出的空间",
+        "label_system_reserve": "系统预留（token）",
+        "hint_system_reserve": "为系统提示词留出的空间",
+        "label_compact_threshold": "压缩阈值（%）",
+        "hint_compact_threshold": "预算用到这个比例时压缩较早的对话；10-100（70 即 70%）",
+        "label_keep_recent_turns": "原文保留的轮数",
+        "hint_keep_recent_turns": "最近的这些轮对话永远不会被摘要",
+        "label_model": "模型",
+        "hint_model": "服务器识别的模型名称",
+        "label_base_url": "接口地址（Base URL）",
+        "hint_base_url": "API 地址，以 http:// 或 https:// 开头",
+        "label_summary_model": "摘要模型",
+        "hint_summary_model": "留空 = 与模型相同",
+        "label_theme": "主题",
+        "hint_theme": "选择后立即预览；按 Esc 恢复原主题",
+        "label_language": "界面语言",
+        "hint_language": "自动 = 跟随系统语言环境",
+        "lang_auto": "自动（跟随系统）",
+        "bad_field": "应为{need}，当前为 {got}",
+        "need_context_window": "大于或等于 0 的整数（0 = 自动）",
+        "need_response_reserve": "大于或等于 1 的整数",
+        "need_system_reserve": "大于或等于 0 的整数",
+        "need_keep_recent_turns": "0 到 1000 之间的整数",
+        "need_model": "非空的模型名称",
+        "need_base_url": "以 http:// 或 https:// 开头的网址",
+        "need_summary_model": "模型名称（留空 = 与模型相同）",
+        "bad_percent": "应为 10 到 100 之间的百分数（70 即 0.70），当前为 {got}",
+        "too_small": "预留之后的预算必须为正：{window} − {response} − {system} = {tokens} "
+                     "个 token；至少需要 {min} 个",
+        "budget": "预算：{window} − {response} − {system} = {tokens} 个 token，"
+                  "用到 {at} 个 token 时压缩",
+        "budget_low": "预算：{window} − {response} − {system} = {tokens} 个 token",
+        "src_known model": "（窗口取自已知模型）",
+        "src_default": "（默认窗口：未知模型）",
+        "budget_unknown": "预算：请先修正标出的字段",
+        "not_saved": "未保存：{problems}",
+        "item": "{label}：{problem}",
+        "sep": "；",
+        "write_failed": "保存失败：{error}",
+    },
+)
+
+
+def _num(n: int) -> str:
+    return str(n).replace("-", "−")  # a real minus sign reads better next to the − operators
+
+
+def _shown(settings: Settings, key: str) -> str:
+    value = getattr(settings, key)
+    if key == "compact_threshold":
+        return f"{round(value * 100, 4):g}"
+    return str(value)
+
+
+@dataclass
+class FormState:
+    """What the form holds right now: typed values, problems per field and across fields."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    field_problems: dict[str, str] = field(default_factory=dict)
+    cross_problems: list[str] = field(default_factory=list)
+    budget_line: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.field_problems and not self.cross_problems
+
+
+class SettingsScreen(ModalScreen[Settings | None]):
+    """Dismisses with the saved Settings, or None on cancel."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save", priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    SettingsScreen {
+        align: center middle;
+    }
+    SettingsScreen #dialog {
+        width: 100%;
+        max-width: 96;
+        height: 100%;
+        max-height: 44;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    SettingsScreen #title { text-style: bold; color: $primary; }
+    SettingsScreen #path { color: $text-muted; }
+    SettingsScreen #body { height: 1fr; }
+    SettingsScreen .label { margin-top: 1; text-style: bold; }
+    SettingsScreen .hint { color: $text-muted; }
+    SettingsScreen Input, SettingsScreen Select { margin-right: 1; }
+    SettingsScreen Input { background: $boost; }
+    SettingsScreen Input:focus { background-tint: $accent 15%; }
+    SettingsScreen Input.bad { background-tint: $error 25%; }
+    SettingsScreen .error { color: $error; height: auto; }
+    SettingsScreen .error.-empty { display: none; }
+    SettingsScreen #budget { color: $secondary; height: auto; }
+    SettingsScreen #status { color: $error; height: auto; }
+    SettingsScreen #buttons { height: auto; align-horizontal: right; }
+    SettingsScreen #buttons Button { margin-left: 2; }
+    """
+
+    def __init__(self, settings: Settings, config_file: Path | None, themes: list[str]):
+        super().__init__()
+        self.settings = settings
+        self.config_file = config_file
+        self.themes = list(themes)
+        if settings.theme not in self.themes:
+            self.themes.append(settings.theme)  # the Select must be able to show the current one
+        self._original_theme: str | None = None
+        self._shown = {key: _shown(settings, key) for key in INPUT_KEYS}
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def _t(self, key: str, **values: object) -> str:
+        return T(ui_language(self.app), key, **values)
+
+    def compose(self) -> ComposeResult:
+        path = self.config_file if self.config_file is not None else config_path()
+        with Vertical(id="dialog"):
+            yield Static(self._t("title"), id="title", markup=False)
+            yield Static(self._t("file", path=path), id="path", markup=False)
+            with VerticalScroll(id="body"):
+                for key in INPUT_KEYS:
+                    yield from self._labels(key)
+                    yield Input(self._shown[key], id=f"field-{key}", compact=True)
+                    yield Static("", id=f"error-{key}", classes="error -empty", markup=False)
+                yield from self._labels("theme")
+                yield Select(
+                    [(Content(name), name) for name in self.themes],
+                    value=self.settings.theme, allow_blank=False, compact=True, id="field-theme",
+                )
+                yield from self._labels("language")
+                yield Select(
+                    [(self._t("lang_auto"), "auto"), ("English", "en"), ("中文", "zh")],
+                    value=self.settings.language if self.settings.language in ("en", "zh")
+                    else "auto",
+                    allow_blank=False, compact=True, id="field-language",
+                )
+            yield Static("", id="budget", markup=False)
+            yield Static("", id="problems", classes="error -empty", markup=False)
+            yield Static("", id="status", classes="-empty", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button(self._t("save"), id="save", variant="primary")
+                yield Button(self._t("cancel"), id="cancel")
+
+    def _labels(self, key: str) -> ComposeResult:
+        yield Static(self._t(f"label_{key}"), classes="label", markup=False)
+        yield Static(self._t(f"hint_{key}"), classes="hint", markup=False)
+
+    def on_mount(self) -> None:
+        self._original_theme = self.app.theme
+        self.query_one("#field-context_window", Input).focus()
+        self._refresh()
+
+    # -- checking --------------------------------------------------------------------------------
+
+    def _value(self, key: str, text: str) -> tuple[Any, str | None]:
+        """The field's typed value, or the reason it is wrong (in the interface language)."""
+        if text == self._shown[key]:
+            return getattr(self.settings, key), None  # untouched: never a change, even rounded
+        if key == "compact_threshold":
+            raw = text.strip().removesuffix("%").strip()
+            try:
+                percent = float(raw)
+            except ValueError:
+                percent = math.nan
+            if not (math.isfinite(percent) and 10 <= percent <= 100):
+                return None, self._t("bad_percent", got=repr(text.strip()))
+            text = str(percent / 100)
+        elif key in _TEXT_KEYS:
+            text = text.strip()
+        try:
+            checked = with_overrides(self.settings, **{key: text})
+        except ConfigError as e:
+            reason = str(e).removeprefix(f"key '{key}': ")
+            return None, self._t("bad_field", reason=reason, need=self._t(f"need_{key}"),
+                                 got=repr(text.strip()))
+        return getattr(checked, key), None
+
+    def check(self) -> FormState:
+        """Read every field and check it alone, then together."""
+        state = FormState()
+        for key in INPUT_KEYS:
+            value, problem = self._value(key, self.query_one(f"#field-{key}", Input).value)
+            if problem:
+                state.field_problems[key] = problem
+            else:
+                state.values[key] = value
+        for key in SELECT_KEYS:
+            value = self.query_one(f"#field-{key}", Select).value
+            state.values[key] = value if isinstance(value, str) else getattr(self.settings, key)
+        if state.field_problems:
+            state.budget_line = self._t("budget_unknown")
+            return state
+
+        candidate = with_overrides(self.settings, **state.values)
+        window, source = resolve_context_window(candidate.context_window, candidate.model)
+        budget = Budget(window, candidate.response_reserve, candidate.system_reserve,
+                        candidate.compact_threshold)
+        numbers = dict(window=_num(window), response=_num(budget.response_reserve),
+                       system=_num(budget.system_reserve), tokens=_num(budget.tokens))
+        if budget.tokens < MIN_BUDGET:
+            state.cross_problems.append(self._t("too_small", min=MIN_BUDGET, **numbers))
+            line = self._t("budget_low", **numbers)
+        else:
+            line = self._t("budget", at=_num(budget.threshold_tokens), **numbers)
+        state.budget_line = line + self._t(f"src_{source}")
+        # validate() repeats the budget check (in English) when the window is set; say it once.
+        said = set(budget.problems())
+        state.cross_problems += [p for p in validate(candidate) if p not in said]
+        return state
+
+    def changes(self, state: FormState | None = None) -> dict[str, Any]:
+        """The keys whose value differs from the settings the screen was opened with."""
+        state = state or self.check()
+        return {k: v for k, v in state.values.items() if v != getattr(self.settings, k)}
+
+    def _refresh(self) -> FormState:
+        state = self.check()
+        for key in INPUT_KEYS:
+            problem = state.field_problems.get(key, "")
+            self._say(f"#error-{key}", problem)
+            self.query_one(f"#field-{key}", Input).set_class(bool(problem), "bad")
+        self.query_one("#budget", Static).update(state.budget_line)
+        self._say("#problems", "\n".join(state.cross_problems))
+        self.query_one("#save", Button).disabled = not state.ok
+        return state
+
+    def _say(self, selector: str, text: str) -> None:
+        widget = self.query_one(selector, Static)
+        widget.update(text)
+        widget.set_class(not text, "-empty")
+
+    def _problem_summary(self, state: FormState) -> str:
+        parts = [self._t("item", label=self._t(f"label_{k}"), problem=p)
+                 for k, p in state.field_problems.items()]
+        return self._t("sep").join(parts + state.cross_problems)
+
+    # -- events and actions ----------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._say("#status", "")  # an old save error no longer describes what is typed
+        self._refresh()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.focus_next()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.select.id == "field-theme":
+            name = event.value
+            if isinstance(name, str) and name in self.app.available_themes \
+                    and name != self.app.theme:
+                self.app.theme = name
+        self._refresh()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "save":
+            self.action_save()
+        elif event.button.id == "cancel":
+            self.action_cancel()
+
+    def action_save(self) -> None:
+        state = self._refresh()
+        if not state.ok:
+            self._say("#status", self._t("not_saved", problems=self._problem_summary(state)))
+            return
+        changes = self.changes(state)
+        if changes:
+            try:
+                update_settings_file(self.config_file, changes)
+            except (ConfigError, OSError) as e:
+                self._say("#status", self._t("write_failed", error=e))
+                return
+        self.dismiss(with_overrides(self.settings, **changes))
+
+    def action_cancel(self) -> None:
+        if self._original_theme is not None and self.app.theme != self._original_theme:
+            self.app.theme = self._original_theme
+        self.dismiss(None)

@@ -1,0 +1,158 @@
+"""Slash commands, keys, sessions, language and the background compaction, driven by Pilot."""
+
+from __future__ import annotations
+
+import json
+
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store import Store
+from jarvis_tui.ui.screens.help import HelpScreen
+from jarvis_tui.ui.screens.sessions import SessionsScreen
+from jarvis_tui.ui.widgets.conversation import MAX_VIEWS
+from tests.engine_helpers import summarising_replies
+from tests.ui.app_helpers import (
+    SIZE,
+    make_app,
+    notices,
+    prompt,
+    screen_text,
+    send_and_wait,
+    type_and_send,
+    views,
+    wait_for,
+)
+
+
+async def test_pin_export_and_copy(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "the staging host is 10.0.0.7")
+        await type_and_send(pilot, "/pin")
+        await pilot.pause()
+        last = views(app)[-1]
+        assert last.message.pinned and "📌" in str(last.query_one(".label").content)
+        assert app.store.messages(app.chat.cid)[-1].pinned
+        assert any(n.startswith("📌 Pinned") for n in notices(app))
+
+        md, js = tmp_path / "out.md", tmp_path / "out.json"
+        await type_and_send(pilot, f"/export {md}")
+        await type_and_send(pilot, f"/export {js}")
+        await pilot.pause()
+        assert "the staging host is 10.0.0.7" in md.read_text()
+        data = json.loads(js.read_text())
+        assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
+        await type_and_send(pilot, f"/export {tmp_path}/missing/dir/x.md")
+        await pilot.pause()
+        assert any(n.startswith("Could not export") for n in notices(app))
+
+        await pilot.press("f4")
+        assert app.clipboard == app.chat.engine.messages[-1].content
+
+
+async def test_unknown_command_keeps_the_text_and_double_slash_sends(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/compcat now")
+        await pilot.pause()
+        assert prompt(app).text == "/compcat now"
+        assert any("Unknown command /compcat" in n for n in notices(app))
+        assert fake_server.requests == []
+        await send_and_wait(pilot, "//compcat is a typo")
+        assert fake_server.chat_requests[-1].body["messages"][-1]["content"] == \
+            "/compcat is a typo"
+        await send_and_wait(pilot, "/usr/bin/env is missing")  # a path, not a command
+        assert views(app)[-2].message.content == "/usr/bin/env is missing"
+
+
+async def test_help_lists_keys_and_commands(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for needle in ("/compact", "/pin", "/export", "/new", "Summary", "Settings", "ctrl+j"):
+            assert needle in text, needle
+        await pilot.press("escape")
+        await type_and_send(pilot, "/help")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_new_session_sessions_screen_and_resume(fake_server, tmp_path):
+    store = Store(tmp_path / "sessions.db")
+    app = make_app(fake_server, tmp_path, store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "first session topic")
+        first = app.chat.cid
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.chat.cid != first and views(app) == []
+        await send_and_wait(pilot, "第二个会话")
+        second = app.chat.cid
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, SessionsScreen)
+        assert "first session topic" in screen_text(app) and "第二个会话" in screen_text(app)
+        app.screen.dismiss(first)
+        await wait_for(pilot, lambda: app.chat.cid == first, "the resumed session")
+        assert views(app)[0].message.content == "first session topic"
+    # The last session used (here: resumed) reopens at start.
+    again = make_app(fake_server, tmp_path, store=store)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.chat.cid == first
+        await type_and_send(pilot, "/new")
+        await pilot.pause()
+        assert again.chat.cid not in (first, second) and views(again) == []
+        await type_and_send(pilot, "/new")  # an empty session is not multiplied
+        await pilot.pause()
+    assert len(store.list_conversations()) == 3
+
+
+async def test_long_sessions_mount_only_the_newest_views(fake_server, tmp_path):
+    store = Store(tmp_path / "sessions.db")
+    conv = store.create_conversation()
+    for i in range(MAX_VIEWS + 50):
+        store.add_message(conv.id, Message("user" if i % 2 == 0 else "assistant", f"m{i}"))
+    app = make_app(fake_server, tmp_path, store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = views(app)
+        assert len(shown) == MAX_VIEWS and shown[-1].message.content == f"m{MAX_VIEWS + 49}"
+        assert any(n.startswith("… 50 earlier messages") for n in notices(app))
+        await send_and_wait(pilot, "one more")
+        assert len(views(app)) == MAX_VIEWS
+        assert any(n.startswith("… 52 earlier messages") for n in notices(app))
+
+
+async def test_chinese_interface(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path, language="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Enter 发送" in text and "帮助" in text and "新会话" in text
+
+
+async def test_background_compaction_after_a_reply_and_send_waits(fake_server, tmp_path):
+    summarising_replies(fake_server, chat_words=60)
+    app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                   system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(10):
+            if app.chat.engine.usage().over_threshold:
+                break
+            fake_server.faults.clear()
+            fake_server.faults.extend([None, ("delay", 1.0)])  # this reply, then a slow summary
+            await send_and_wait(pilot, f"question {i}: " + "explain the window " * 20)
+        # The reply finished over the threshold: the compaction runs with nobody sending.
+        await wait_for(pilot, lambda: app.chat.compacting, "the background compaction")
+        assert app.chat.sending is None
+        await type_and_send(pilot, "next question")
+        await pilot.pause()
+        assert "Compacting the conversation first" in str(
+            app.chat.query_one("#status").content)
+        await wait_for(pilot, lambda: app.chat.sending is None and not app.chat.compacting,
+                       "the reply after the compaction")
+        kinds = [r.body["messages"][0]["content"][:20] for r in fake_server.chat_requests[-2:]]
+        assert len(kinds) == 2
+        assert app.chat.engine.summary is not None
+        assert views(app)[-1].message.content.startswith("Reply")
