@@ -49,6 +49,7 @@ T = Texts(
         "key_newline": "New line in the message",
         "key_tab": "Move focus (to scroll the conversation with the arrow keys)",
         "key_palette": "Command palette: settings, summary, sessions, themes",
+        "key_copy_selection": "Copy the text selected with the mouse",
     },
     zh={
         "placeholder": "给 Jarvis 发消息…（Enter 发送，Ctrl+J 换行，/help 查看命令）",
@@ -89,6 +90,7 @@ T = Texts(
         "key_newline": "在消息中换行",
         "key_tab": "切换焦点（用方向键滚动对话）",
         "key_palette": "命令面板：设置、摘要、会话、主题",
+        "key_copy_selection": "复制用鼠标选中的文字",
     },
 )
 

@@ -417,12 +417,14 @@ class ChatScreen(Screen[None]):
     def action_help(self) -> None:
         from jarvis_tui.ui.screens.help import HelpScreen
 
-        keys = [(b.key_display or b.key, b.description) for _, b in self._bindings
-                if b.description]
-        keys += [(k, T(self.lang, d)) for k, d in (("enter", "key_send"),
-                                                   ("ctrl+j / alt+enter", "key_newline"),
-                                                   ("tab", "key_tab"),
-                                                   ("ctrl+p", "key_palette"))]
+        lang = self.lang
+        keys = [(_key_name(b.key), T(lang, f"key_{b.action.rsplit('.', 1)[-1]}"))
+                for b in self.BINDINGS if isinstance(b, Binding)]
+        keys += [(k, T(lang, d)) for k, d in (("Enter", "key_send"),
+                                              ("Ctrl+J / Alt+Enter", "key_newline"),
+                                              ("Tab", "key_tab"),
+                                              ("Ctrl+C", "key_copy_selection"),
+                                              ("Ctrl+P", "key_palette"))]
         self.app.push_screen(HelpScreen(keys, command_help(self.lang)))
 
     async def action_summary(self) -> None:
@@ -461,6 +463,13 @@ class ChatScreen(Screen[None]):
 
     def action_sessions(self) -> None:
         self.app.action_sessions()  # type: ignore[attr-defined]
+
+
+def _key_name(key: str) -> str:
+    """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
+    names = {"escape": "Esc", "enter": "Enter", "tab": "Tab"}
+    return "+".join(names.get(p, p.capitalize() if len(p) > 2 else p.upper())
+                    for p in key.split("+"))
 
 
 def _explain(err: BaseException) -> str:

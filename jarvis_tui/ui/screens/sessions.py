@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import ColumnKey
 
 from jarvis_tui.core.store import Conversation
 from jarvis_tui.ui.i18n import Texts, ui_language
@@ -161,6 +162,21 @@ class SessionsScreen(ModalScreen[int | None]):
     def on_mount(self) -> None:
         self._fill("")
         self.query_one("#filter", Input).focus()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_title)
+
+    def _fit_title(self) -> None:
+        """A long title is cut to the room left, so the date and count columns stay on screen."""
+        table = self.table
+        others = sum(c.get_render_width(table) for key, c in table.columns.items()
+                     if key.value != "title")
+        room = table.scrollable_content_region.width - others - 2 * table.cell_padding - 1
+        column = table.columns.get(ColumnKey("title"))
+        if column is not None and room > 8:
+            column.auto_width = False
+            column.width = room
+            table.refresh(layout=True)
 
     @property
     def table(self) -> SessionTable:

@@ -1,0 +1,94 @@
+"""Screen snapshots (pytest-textual-snapshot) of the main screen mid-conversation, the summary
+editor and the settings screen, in our dark and light themes.
+
+The session is built in a real SQLite file with a fixed clock, so every run draws the same
+screen. Update after a deliberate change with `pytest tests/ui/test_snapshots.py --snapshot-update`
+and look at the SVGs (tests/ui/__snapshots__) before committing them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from itertools import count
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store import Store
+from jarvis_tui.ui.app import JarvisApp
+from tests.engine_helpers import BASE
+
+SIZE = (110, 34)
+START = 1_790_000_000.0  # a fixed moment, so the summary panel shows the same time every run
+
+TURNS = [
+    ("我们要把日志服务迁移到新的集群，先列出步骤。",
+     "好的，迁移步骤：\n\n1. 备份 `/var/log/app`\n2. 在新集群部署 **collector**\n3. 切换 DNS"),
+    ("The collector config is at /etc/collector.yaml, port 8443.",
+     "Noted: `/etc/collector.yaml`, port **8443**. Keep TLS on."),
+    ("How do I check the new collector is receiving logs?",
+     "Tail its own log and send a test line:\n\n```bash\nlogger -t probe hello\n"
+     "journalctl -u collector -n 20\n```\n\nIf `probe` shows up, it works. "
+     "A literal [bold]tag[/] stays text."),
+]
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def build_app(tmp_path: Path, theme: str) -> JarvisApp:
+    ticks = count()
+    store = Store(tmp_path / "sessions.db", clock=lambda: START + next(ticks))
+    conv = store.create_conversation(model="qwen2.5-7b-instruct")
+    stored: list[Message] = []
+    for i, (question, answer) in enumerate(TURNS):
+        for role, text in (("user", question), ("assistant", answer)):
+            msg = Message(role, text, created_at=START + i)
+            stored.append(store.add_message(conv.id, msg))
+    store.add_summary(conv.id, "目标：把日志服务迁移到新集群。\n步骤：备份 /var/log/app，部署 "
+                      "collector，切换 DNS。", stored[:2], kind="auto", model="qwen2.5-7b-instruct")
+    settings = replace(BASE, model="qwen2.5-7b-instruct", base_url="http://127.0.0.1:8080/v1",
+                       context_window=4096, theme=theme, language="en")
+    return JarvisApp(settings, store,
+                     config_file=Path("/home/you/.config/jarvis-tui/config.toml"))
+
+
+def steady(*keys: str):
+    """Press keys, then stop cursors blinking so the picture does not depend on the moment."""
+
+    async def run(pilot):
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause(0.3)  # the gauge counts a draft once typing pauses
+        for box in [*pilot.app.screen.query(TextArea), *pilot.app.screen.query(Input)]:
+            box.cursor_blink = False
+        await pilot.pause()
+
+    return run
+
+
+@pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
+def test_main_screen_mid_conversation(snap_compare, tmp_path, theme):
+    assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE,
+                        run_before=steady(*"and rollback?"))
+
+
+@pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
+def test_summary_editor(snap_compare, tmp_path, theme):
+    assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE, run_before=steady("f2"))
+
+
+@pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
+def test_settings_screen(snap_compare, tmp_path, theme):
+    assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE, run_before=steady("f3"))
