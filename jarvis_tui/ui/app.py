@@ -112,8 +112,7 @@ class JarvisApp(App[None]):
         language = resolve_language(settings.language)
         if language != self.language:
             self.language = language
-            await self.chat.recompose()  # every string in the new language
-            await self.chat.load_session(self.chat.engine)
+            await self.chat.relocalize()
         self.chat.update_gauge()
         self.notify(T(self.language, "settings_saved"), markup=False)
 

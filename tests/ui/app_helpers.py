@@ -13,6 +13,7 @@ from jarvis_tui.core.config import Settings
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.themes import builtin_theme_dir
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
@@ -30,8 +31,10 @@ def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = 
     config = tmp_path / "config.toml"
     if config_text is not None:
         config.write_text(config_text, encoding="utf-8")
+    # The user's own theme folder is a temporary one, so a test never reads the real ~/.config.
+    dirs = [d for d in (builtin_theme_dir(), tmp_path / "themes") if d is not None]
     return JarvisApp(settings, store or Store(tmp_path / "sessions.db"), config_file=config,
-                     theme_dirs=None)
+                     theme_dirs=dirs)
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str,

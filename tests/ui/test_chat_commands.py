@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
@@ -70,7 +71,8 @@ async def test_help_lists_keys_and_commands(fake_server, tmp_path):
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for needle in ("/compact", "/pin", "/export", "/new", "Summary", "Settings", "ctrl+j"):
+        for needle in ("/compact", "/pin", "/export", "/new", "Summary", "Settings", "Ctrl+J",
+                       "F2"):
             assert needle in text, needle
         await pilot.press("escape")
         await type_and_send(pilot, "/help")
@@ -156,3 +158,44 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
         assert len(kinds) == 2
         assert app.chat.engine.summary is not None
         assert views(app)[-1].message.content.startswith("Reply")
+
+
+async def test_themes_from_files_bad_file_reported_and_switch_saved(fake_server, tmp_path):
+    themes = tmp_path / "themes"
+    themes.mkdir()
+    (themes / "broken.toml").write_text('name = "broken"\nprimary = "not-a-colour"\n')
+    (themes / "mine.toml").write_text('name = "mine"\ndark = true\nprimary = "#88c0d0"\n')
+    app = make_app(fake_server, tmp_path, config_text='model = "fake-model"\n')
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert {"jarvis-dark", "jarvis-light", "mine"} <= set(app.available_themes)
+        assert "broken" not in app.available_themes
+        shown = [n.message for n in app._notifications]
+        assert any("broken.toml" in m for m in shown)
+        assert app.theme == "jarvis-dark"
+        app.theme = "mine"  # what the command palette's theme picker does
+        await pilot.pause()
+        assert tomllib.loads((tmp_path / "config.toml").read_text())["theme"] == "mine"
+
+
+async def test_language_switch_from_settings_applies_at_once(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "hello")
+        await pilot.press("f3")
+        app.screen.query_one("#field-language").value = "zh"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "Enter 发送" in screen_text(app), "the Chinese interface")
+        footer = {b.binding.description for b in app.screen.active_bindings.values()}
+        assert {"发送", "帮助", "摘要", "设置", "新会话"} <= footer
+        assert [v.message.content for v in views(app)][0] == "hello"  # the session stays
+
+
+async def test_missing_api_key_is_explained_before_sending(tmp_path):
+    app = make_app("https://api.openai.com/v1", tmp_path, api_key="")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "hello")
+        await pilot.pause()
+        assert any("No API key" in n for n in notices(app))
+        assert prompt(app).text == "hello" and views(app) == []

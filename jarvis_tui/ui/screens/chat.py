@@ -82,6 +82,17 @@ class ChatScreen(Screen[None]):
         await self.load_session(self.engine)
         self.query_one(PromptInput).focus()
 
+    async def relocalize(self) -> None:
+        """Redraw every string in the app's (new) language; the session and draft stay."""
+        draft = self.query_one(PromptInput).text
+        translate_bindings(self, self.lang, T)
+        await self.recompose()
+        await self.load_session(self.engine)
+        prompt = self.query_one(PromptInput)
+        prompt.load_text(draft)
+        prompt.focus()
+        self.refresh_bindings()
+
     @property
     def lang(self) -> str:
         return ui_language(self.app)

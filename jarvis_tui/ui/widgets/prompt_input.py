@@ -8,6 +8,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+
+T = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})
 NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
 
 
@@ -27,6 +30,7 @@ class PromptInput(TextArea):
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=False, **kwargs)
+        translate_bindings(self, ui_language(self.app), T)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key in NEWLINE_KEYS:
