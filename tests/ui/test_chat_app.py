@@ -6,6 +6,8 @@ from __future__ import annotations
 import socket
 import tomllib
 
+from textual.widgets import Markdown
+
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL
 from jarvis_tui.core.window import SUMMARY_HEADER
 from jarvis_tui.ui.screens.settings import SettingsScreen
@@ -39,7 +41,8 @@ async def test_send_streams_the_reply_and_stores_both(fake_server, tmp_path):
         await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
         shown = views(app)
         assert [v.message.role for v in shown] == ["user", "assistant"]
-        assert shown[1].message.content.startswith("## Plan")
+        assert shown[1].message.content == plan
+        assert shown[1].query_one(Markdown).source == plan  # the streamed document is whole
         assert not shown[1].streaming and shown[1].message.status == COMPLETE
         stored = app.store.messages(app.chat.cid)
         assert [(m.role, m.status) for m in stored] == [("user", COMPLETE),

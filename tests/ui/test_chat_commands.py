@@ -9,7 +9,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
-from jarvis_tui.ui.widgets.conversation import MAX_VIEWS
+from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, Conversation
 from tests.engine_helpers import summarising_replies
 from tests.ui.app_helpers import (
     SIZE,
@@ -199,3 +199,23 @@ async def test_missing_api_key_is_explained_before_sending(tmp_path):
         await pilot.pause()
         assert any("No API key" in n for n in notices(app))
         assert prompt(app).text == "hello" and views(app) == []
+
+
+async def test_scroll_keys_move_the_conversation_while_the_prompt_has_focus(fake_server,
+                                                                             tmp_path):
+    store = Store(tmp_path / "sessions.db")
+    conv = store.create_conversation()
+    for i in range(60):
+        store.add_message(conv.id, Message("user" if i % 2 == 0 else "assistant", f"line {i}"))
+    app = make_app(fake_server, tmp_path, store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        conversation = app.chat.query_one(Conversation)
+        bottom = conversation.scroll_y
+        assert bottom == conversation.max_scroll_y > 0
+        await pilot.press("shift+pageup")
+        await wait_for(pilot, lambda: conversation.scroll_y < bottom, "scrolling up")
+        assert app.focused is prompt(app)
+        await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
+        await wait_for(pilot, lambda: conversation.scroll_y == conversation.max_scroll_y,
+                       "scrolling back down")

@@ -48,6 +48,10 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "sessions", "Sessions"),
         Binding("ctrl+q", "app.quit", "Quit"),
+        # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
+        Binding("shift+pageup,ctrl+up", "page_up", "Scroll up", show=False, priority=True),
+        Binding("shift+pagedown,ctrl+down", "page_down", "Scroll down", show=False,
+                priority=True),
     ]
 
     def __init__(self, engine: Engine) -> None:
@@ -208,6 +212,12 @@ class ChatScreen(Screen[None]):
             raise
         except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
             self.post_message(ue.ReplyFailed(cid, _explain(err), user_text=user.content))
+
+    def action_page_up(self) -> None:
+        self.query_one(Conversation).scroll_page_up()  # releases the anchor, as the wheel does
+
+    def action_page_down(self) -> None:
+        self.query_one(Conversation).scroll_page_down()
 
     def action_stop(self) -> None:
         if self.sending is not None:
@@ -478,9 +488,12 @@ class ChatScreen(Screen[None]):
 
 def _key_name(key: str) -> str:
     """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
-    names = {"escape": "Esc", "enter": "Enter", "tab": "Tab"}
-    return "+".join(names.get(p, p.capitalize() if len(p) > 2 else p.upper())
-                    for p in key.split("+"))
+    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+
+    def part(p: str) -> str:
+        return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
+
+    return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
 
 
 def _explain(err: BaseException) -> str:
