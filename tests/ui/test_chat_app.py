@@ -175,12 +175,17 @@ async def test_server_down_shows_a_notice_and_restores_the_input(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once the socket closes
-    app = make_app(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=1)
+    app = make_app(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=3, retry_base_delay=0.3,
+                   retry_max_delay=0.3)
     async with app.run_test(size=SIZE) as pilot:
-        await send_and_wait(pilot, "are you [bold]there[/]?")
+        await type_and_send(pilot, "are you [bold]there[/]?")
+        status = app.chat.query_one("#status")
+        await wait_for(pilot, lambda: "Retrying in" in str(status.content), "the countdown")
+        await wait_for(pilot, lambda: app.chat.sending is None, "the round to give up")
         assert prompt(app).text == "are you [bold]there[/]?"
         said = notices(app)
-        assert any(n.startswith("↻") for n in said)  # retried first
+        retries = [n for n in said if n.startswith("↻")]
+        assert len(retries) == 1 and "(attempt 3)" in retries[0]  # one line, updated
         assert any(n.startswith("✖") for n in said)
         assert any("back in the input" in n for n in said)
         assert views(app)[-1].message.status == FAILED

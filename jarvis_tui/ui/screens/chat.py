@@ -24,11 +24,12 @@ from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.store import StoreError
+from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, command_help, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
-from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -47,6 +48,7 @@ class ChatScreen(Screen[None]):
         Binding("f4", "copy_reply", "Copy reply"),
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "sessions", "Sessions"),
+        Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
         Binding("ctrl+q", "app.quit", "Quit"),
         # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
         Binding("shift+pageup,ctrl+up", "page_up", "Scroll up", show=False, priority=True),
@@ -64,8 +66,9 @@ class ChatScreen(Screen[None]):
         self._gauge_timer: Timer | None = None
         self._last_stream_gauge = 0.0
         self._retry_until = 0.0
-        self._retry_text = ""
+        self._retry_attempt = 0
         self._retry_timer: Timer | None = None
+        self._retry_notice: Notice | None = None  # one line per round, updated per attempt
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -157,7 +160,8 @@ class ChatScreen(Screen[None]):
             if self.sending is not None:
                 self.set_status("status_waiting")
             return
-        self.set_status("status_retry", reason=self._retry_text, left=left)
+        self.set_status("status_retry", left=left, attempt=self._retry_attempt,
+                        most=self.engine.settings.max_retries)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -213,6 +217,11 @@ class ChatScreen(Screen[None]):
         except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
             self.post_message(ue.ReplyFailed(cid, _explain(err), user_text=user.content))
 
+    def action_toggle_sidebar(self) -> None:
+        """Narrow terminals: give the conversation the whole width, and back."""
+        sidebar = self.query_one("#sidebar")
+        sidebar.display = not sidebar.display
+
     def action_page_up(self) -> None:
         self.query_one(Conversation).scroll_page_up()  # releases the anchor, as the wheel does
 
@@ -260,17 +269,21 @@ class ChatScreen(Screen[None]):
         if self._current(message):
             self.update_gauge()  # the calibration factor may have moved
 
-    async def _end_reply(self, final: Message | None) -> None:
+    async def _end_reply(self, final: Message | None, *notes: tuple[str, str]) -> None:
+        """Close the round: settle the reply view, add the notices, then accept a new send."""
         if self.reply_view is not None:
             await self.reply_view.finish(final)
         elif final is not None:
             await self.query_one(Conversation).add_message(final)
+        for text, kind in notes:
+            await self.say(text, kind)
         self.reply_view = None
-        self.sending = None
+        self._retry_notice = None
         if self._retry_timer is not None:
             self._retry_timer.stop()
         self.query_one(Conversation).refresh_messages()
-        self.title = self.engine.conversation.title or self.title
+        self._refresh_title()
+        self.sending = None
         self.set_status()
         self.refresh_bindings()
         self.update_gauge()
@@ -279,11 +292,8 @@ class ChatScreen(Screen[None]):
     async def _finished(self, message: ue.ReplyFinished) -> None:
         if not self._current(message):
             return
-        await self._end_reply(message.event.message)
         line = describe(message.event, self.notice_language())
-        if line:
-            await self.say(line, "info")
-        self._refresh_title()
+        await self._end_reply(message.event.message, *([(line, "info")] if line else []))
         if self.engine.usage().over_threshold:
             # Compact now, while the user reads and types, so the next send is not delayed.
             self.run_compaction(self.engine, "threshold")
@@ -292,19 +302,16 @@ class ChatScreen(Screen[None]):
     async def _failed(self, message: ue.ReplyFailed) -> None:
         if not self._current(message):
             return
-        await self._end_reply(message.partial)
         lang = self.notice_language(message.user_text)
-        prompt = self.query_one(PromptInput)
-        if message.stopped:
-            if message.partial is not None:
-                await self.say(T(lang, "stopped_partial"), "warning")
-            else:
-                prompt.restore(message.user_text)
-                await self.say(T(lang, "stopped_empty"), "warning")
+        if message.stopped and message.partial is not None:
+            await self._end_reply(message.partial, (T(lang, "stopped_partial"), "warning"))
             return
-        prompt.restore(message.user_text)
-        await self.say(describe(ev.Failed(message.error), lang) or message.error, "error")
-        await self.say(T(lang, "restored"), "info")
+        self.query_one(PromptInput).restore(message.user_text)
+        if message.stopped:
+            await self._end_reply(None, (T(lang, "stopped_empty"), "warning"))
+            return
+        error = describe(ev.Failed(message.error), lang) or message.error
+        await self._end_reply(message.partial, (error, "error"), (T(lang, "restored"), "info"))
 
     def _refresh_title(self) -> None:
         conv = self.engine.store.get_conversation(self.cid)
@@ -317,8 +324,12 @@ class ChatScreen(Screen[None]):
         if not self._current(message):
             return
         event = message.event
-        await self.say(describe(event, self.notice_language()) or "", "warning")
-        self._retry_text = event.reason.rstrip(".")
+        line = describe(event, self.notice_language()) or ""
+        if self._retry_notice is not None and self._retry_notice.is_attached:
+            self._retry_notice.update(terminal_safe(line))
+        else:
+            self._retry_notice = await self.query_one(Conversation).add_notice(line, "warning")
+        self._retry_attempt = event.attempt
         self._retry_until = time.monotonic() + event.delay_s
         if self._retry_timer is not None:
             self._retry_timer.stop()
