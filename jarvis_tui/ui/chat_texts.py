@@ -62,7 +62,8 @@ T = Texts(
         "status_waiting": "⏳ 等待模型回复… 按 Esc 停止",
         "status_streaming": "✍ 正在接收回复… 按 Esc 停止（已收到的内容会保留）",
         "status_compaction_wait": "⏳ 正在先压缩对话；完成后立即发送你的消息。按 Esc 停止",
-        "status_retry": "↻ {left:.1f} 秒后重试（第 {attempt}/{most} 次），原因见上方提示。按 Esc 停止",
+        "status_retry": "↻ {left:.1f} 秒后重试（第 {attempt}/{most} 次），原因见上方提示。"
+                        "按 Esc 停止",
         "busy": "回复仍在进行：请等待，或按 Esc 停止",
         "stopped_partial": "■ 已停止。不完整的回复已保留并标记。",
         "stopped_empty": "■ 回复开始前已停止；你的消息已放回输入框。",
