@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,15 +19,14 @@ from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.export import to_json, to_markdown
-from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.messages import PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
-from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.chat_texts import T, missing_key_problem
-from jarvis_tui.ui.commands import Command, UnknownCommand, command_help, parse, unknown_text
+from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
+from jarvis_tui.ui.screens.chat_commands import ChatCommands, explain
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
@@ -39,7 +37,7 @@ GAUGE_DEBOUNCE_S = 0.15  # typing: recount once the keys pause, not on every key
 STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 
 
-class ChatScreen(Screen[None]):
+class ChatScreen(ChatCommands, Screen[None]):
     BINDINGS = [
         Binding("escape", "stop", "Stop reply"),
         Binding("f1", "help", "Help"),
@@ -215,7 +213,7 @@ class ChatScreen(Screen[None]):
                                              stopped=True))
             raise
         except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
-            self.post_message(ue.ReplyFailed(cid, _explain(err), user_text=user.content))
+            self.post_message(ue.ReplyFailed(cid, explain(err), user_text=user.content))
 
     def action_toggle_sidebar(self) -> None:
         """Narrow terminals: give the conversation the whole width, and back."""
@@ -387,126 +385,8 @@ class ChatScreen(Screen[None]):
                 if (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(_explain(err), reason)))
+            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
 
     async def say(self, text: str, kind: str = "info") -> None:
         if text:
             await self.query_one(Conversation).add_notice(text, kind)
-
-    # -- commands and keys ----------------------------------------------------------------
-
-    async def run_command(self, command: Command) -> None:
-        match command.name:
-            case "compact":
-                if self.compacting:
-                    await self.say(T(self.lang, "already_compacting"), "info")
-                else:
-                    self.run_compaction(self.engine, "manual", command.arg or None)
-            case "new":
-                await self.action_new_session()
-            case "pin":
-                await self.pin_last()
-            case "export":
-                await self.export(command.arg)
-            case "copy":
-                self.action_copy_reply()
-            case "help":
-                self.action_help()
-
-    async def pin_last(self) -> None:
-        candidates = [m for m in self.engine.messages if m.status != FAILED]
-        if not candidates:
-            await self.say(T(self.lang, "nothing_to_pin"), "info")
-            return
-        last = candidates[-1]
-        if last.covered:
-            await self.say(T(self.lang, "pin_covered"), "warning")
-            return
-        self.engine.set_pinned(last, not last.pinned)
-        self.query_one(Conversation).refresh_messages()
-        preview = " ".join(last.content.split())[:60]
-        await self.say(T(self.lang, "pinned" if last.pinned else "unpinned", text=preview))
-
-    async def export(self, arg: str) -> None:
-        path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
-        try:
-            data = self.engine.store.export(self.cid)
-            text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
-            path.write_text(text, encoding="utf-8")
-        except (OSError, StoreError) as err:
-            await self.say(T(self.lang, "export_failed", path=path, why=_explain(err)), "error")
-            return
-        await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
-
-    def action_copy_reply(self) -> None:
-        replies = [m for m in self.engine.messages if m.role == "assistant" and m.content]
-        if not replies:
-            self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
-            return
-        self.app.copy_to_clipboard(replies[-1].content)
-        self.app.notify(T(self.lang, "copied", n=len(replies[-1].content)), markup=False)
-
-    def action_help(self) -> None:
-        from jarvis_tui.ui.screens.help import HelpScreen
-
-        lang = self.lang
-        keys = [(_key_name(b.key), T(lang, f"key_{b.action.rsplit('.', 1)[-1]}"))
-                for b in self.BINDINGS if isinstance(b, Binding)]
-        keys += [(k, T(lang, d)) for k, d in (("Enter", "key_send"),
-                                              ("Ctrl+J / Alt+Enter", "key_newline"),
-                                              ("Tab", "key_tab"),
-                                              ("Ctrl+C", "key_copy_selection"),
-                                              ("Ctrl+P", "key_palette"))]
-        self.app.push_screen(HelpScreen(keys, command_help(self.lang)))
-
-    async def action_summary(self) -> None:
-        from jarvis_tui.ui.screens.summary_editor import SummaryEditor
-
-        if self.engine.summary is None:
-            await self.say(T(self.lang, "no_summary"), "info")
-            return
-        if self.compacting:
-            await self.say(T(self.lang, "edit_while_compacting"), "info")
-            return
-        covered = [m for m in self.engine.messages if m.covered]
-        self.app.push_screen(SummaryEditor(self.engine.summary, covered,
-                                           self.engine.summary_max_tokens), self._summary_edited)
-
-    async def _summary_edited(self, text: str | None) -> None:
-        if not text:
-            return
-        try:
-            self.engine.edit_summary(text)
-        except (StoreError, ValueError) as err:
-            await self.say(_explain(err), "error")
-            return
-        self.query_one(SummaryPanel).show_summary(self.engine.summary)
-        self.update_gauge()
-        await self.say(T(self.lang, "summary_saved"), "info")
-
-    def action_settings(self) -> None:
-        self.app.action_settings()  # type: ignore[attr-defined]
-
-    async def action_new_session(self) -> None:
-        if not self.engine.messages:
-            self.app.notify(T(self.lang, "already_new"), markup=False)
-            return
-        await self.app.open_session(None)  # type: ignore[attr-defined]
-
-    def action_sessions(self) -> None:
-        self.app.action_sessions()  # type: ignore[attr-defined]
-
-
-def _key_name(key: str) -> str:
-    """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
-    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
-
-    def part(p: str) -> str:
-        return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
-
-    return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
-
-
-def _explain(err: BaseException) -> str:
-    text = str(err) or type(err).__name__
-    return text if isinstance(err, StoreError | OSError) else f"{type(err).__name__}: {text}"

@@ -1,0 +1,142 @@
+"""What the chat screen does for slash commands and its keys: pin, export, copy, help, the summary
+editor, settings and sessions. A mixin, so the screen file holds layout, sending and events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding
+
+from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.messages import FAILED
+from jarvis_tui.core.store import StoreError
+from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui.commands import Command, command_help
+from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
+
+if TYPE_CHECKING:
+    from jarvis_tui.ui.screens.chat import ChatScreen
+
+    _Base = ChatScreen
+else:
+    _Base = object
+
+
+class ChatCommands(_Base):
+    async def run_command(self, command: Command) -> None:
+        match command.name:
+            case "compact":
+                if self.compacting:
+                    await self.say(T(self.lang, "already_compacting"), "info")
+                else:
+                    self.run_compaction(self.engine, "manual", command.arg or None)
+            case "new":
+                await self.action_new_session()
+            case "pin":
+                await self.pin_last()
+            case "export":
+                await self.export(command.arg)
+            case "copy":
+                self.action_copy_reply()
+            case "help":
+                self.action_help()
+
+    async def pin_last(self) -> None:
+        candidates = [m for m in self.engine.messages if m.status != FAILED]
+        if not candidates:
+            await self.say(T(self.lang, "nothing_to_pin"), "info")
+            return
+        last = candidates[-1]
+        if last.covered:
+            await self.say(T(self.lang, "pin_covered"), "warning")
+            return
+        self.engine.set_pinned(last, not last.pinned)
+        self.query_one(Conversation).refresh_messages()
+        preview = " ".join(last.content.split())[:60]
+        await self.say(T(self.lang, "pinned" if last.pinned else "unpinned", text=preview))
+
+    async def export(self, arg: str) -> None:
+        path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
+        try:
+            data = self.engine.store.export(self.cid)
+            text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
+            path.write_text(text, encoding="utf-8")
+        except (OSError, StoreError) as err:
+            await self.say(T(self.lang, "export_failed", path=path, why=explain(err)), "error")
+            return
+        await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
+
+    def action_copy_reply(self) -> None:
+        replies = [m for m in self.engine.messages if m.role == "assistant" and m.content]
+        if not replies:
+            self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
+            return
+        self.app.copy_to_clipboard(replies[-1].content)
+        self.app.notify(T(self.lang, "copied", n=len(replies[-1].content)), markup=False)
+
+    def action_help(self) -> None:
+        from jarvis_tui.ui.screens.help import HelpScreen
+
+        lang = self.lang
+        keys = [(_key_name(b.key), T(lang, f"key_{b.action.rsplit('.', 1)[-1]}"))
+                for b in self.BINDINGS if isinstance(b, Binding)]
+        keys += [(k, T(lang, d)) for k, d in (("Enter", "key_send"),
+                                              ("Ctrl+J / Alt+Enter", "key_newline"),
+                                              ("Tab", "key_tab"),
+                                              ("Ctrl+C", "key_copy_selection"),
+                                              ("Ctrl+P", "key_palette"))]
+        self.app.push_screen(HelpScreen(keys, command_help(self.lang)))
+
+    async def action_summary(self) -> None:
+        from jarvis_tui.ui.screens.summary_editor import SummaryEditor
+
+        if self.engine.summary is None:
+            await self.say(T(self.lang, "no_summary"), "info")
+            return
+        if self.compacting:
+            await self.say(T(self.lang, "edit_while_compacting"), "info")
+            return
+        covered = [m for m in self.engine.messages if m.covered]
+        self.app.push_screen(SummaryEditor(self.engine.summary, covered,
+                                           self.engine.summary_max_tokens), self._summary_edited)
+
+    async def _summary_edited(self, text: str | None) -> None:
+        if not text:
+            return
+        try:
+            self.engine.edit_summary(text)
+        except (StoreError, ValueError) as err:
+            await self.say(explain(err), "error")
+            return
+        self.query_one(SummaryPanel).show_summary(self.engine.summary)
+        self.update_gauge()
+        await self.say(T(self.lang, "summary_saved"), "info")
+
+    def action_settings(self) -> None:
+        self.app.action_settings()  # type: ignore[attr-defined]
+
+    async def action_new_session(self) -> None:
+        if not self.engine.messages:
+            self.app.notify(T(self.lang, "already_new"), markup=False)
+            return
+        await self.app.open_session(None)  # type: ignore[attr-defined]
+
+    def action_sessions(self) -> None:
+        self.app.action_sessions()  # type: ignore[attr-defined]
+
+
+def _key_name(key: str) -> str:
+    """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
+    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+
+    def part(p: str) -> str:
+        return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
+
+    return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
+
+
+def explain(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return text if isinstance(err, StoreError | OSError) else f"{type(err).__name__}: {text}"
