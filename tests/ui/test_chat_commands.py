@@ -10,6 +10,8 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
 from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, Conversation
+from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
+from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.engine_helpers import summarising_replies
 from tests.ui.app_helpers import (
     SIZE,
@@ -148,6 +150,8 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
         # The reply finished over the threshold: the compaction runs with nobody sending.
         await wait_for(pilot, lambda: app.chat.compacting, "the background compaction")
         assert app.chat.sending is None
+        assert app.chat.query_one(TokenGauge).compacting
+        assert app.chat.query_one(SummaryPanel).compacting
         await type_and_send(pilot, "next question")
         await pilot.pause()
         assert "Compacting the conversation first" in str(
@@ -219,3 +223,21 @@ async def test_scroll_keys_move_the_conversation_while_the_prompt_has_focus(fake
         await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
         await wait_for(pilot, lambda: conversation.scroll_y == conversation.max_scroll_y,
                        "scrolling back down")
+
+
+async def test_gauge_follows_typing_and_the_streaming_reply(fake_server, tmp_path):
+    fake_server.reply_fn = lambda body: "token " * 300
+    fake_server.chunk_delay = 0.01
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        gauge = app.chat.query_one(TokenGauge)
+        assert gauge.used == 0
+        await pilot.press(*"请把这段话翻译成英文")
+        await wait_for(pilot, lambda: gauge.usage.pending > 0, "the draft counted")
+        typed = gauge.used
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await wait_for(pilot, lambda: gauge.used > typed + 50, "the streaming reply counted")
+        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        assert gauge.usage.pending == 0 and gauge.used == gauge.usage.history > typed
