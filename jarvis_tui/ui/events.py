@@ -21,28 +21,55 @@ class EngineMessage(Message):
         self.conversation_id = conversation_id
 
 
-class WindowFitted(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.WindowFitted) -> None:
+class EngineEvent(EngineMessage):
+    """A core event passed on unchanged as `.event`; the subclass names what it is, so handlers
+    can say `@on(ReplyFinished)`."""
+
+    def __init__(self, conversation_id: int, event: ev.Event) -> None:
         super().__init__(conversation_id)
         self.event = event
+
+
+class WindowFitted(EngineEvent):
+    event: ev.WindowFitted
+
+
+class UsageReported(EngineEvent):
+    event: ev.Usage
+
+
+class ReplyFinished(EngineEvent):
+    event: ev.Finished
+
+
+class CompactionStarted(EngineEvent):
+    event: ev.CompactionStarted
+
+
+class CompactionFinished(EngineEvent):
+    event: ev.CompactionFinished
+
+
+class CompactionFailed(EngineEvent):
+    event: ev.CompactionFailed
+
+
+class RetryScheduled(EngineEvent):
+    event: ev.Retrying
+
+
+class ContextLimitLearned(EngineEvent):
+    event: ev.ContextLimitLearned
+
+
+class WindowTrimmed(EngineEvent):
+    event: ev.Trimmed
 
 
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
         self.text = text
-
-
-class UsageReported(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.Usage) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class ReplyFinished(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.Finished) -> None:
-        super().__init__(conversation_id)
-        self.event = event
 
 
 class ReplyFailed(EngineMessage):
@@ -58,43 +85,7 @@ class ReplyFailed(EngineMessage):
         self.stopped = stopped
 
 
-class CompactionStarted(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.CompactionStarted) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class CompactionFinished(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.CompactionFinished) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class CompactionFailed(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.CompactionFailed) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class RetryScheduled(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.Retrying) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class ContextLimitLearned(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.ContextLimitLearned) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-class WindowTrimmed(EngineMessage):
-    def __init__(self, conversation_id: int, event: ev.Trimmed) -> None:
-        super().__init__(conversation_id)
-        self.event = event
-
-
-_WRAPPERS: dict[type, type[EngineMessage]] = {
+_WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.WindowFitted: WindowFitted,
     ev.Usage: UsageReported,
     ev.Finished: ReplyFinished,
@@ -107,8 +98,8 @@ _WRAPPERS: dict[type, type[EngineMessage]] = {
 }
 
 
-def wrap(conversation_id: int, event: ev.Event) -> EngineMessage | None:
+def wrap(conversation_id: int, event: ev.Event) -> EngineEvent | None:
     """The Textual message for a core event; Delta and Failed carry extra state and are built
     by the worker itself."""
     cls = _WRAPPERS.get(type(event))
-    return cls(conversation_id, event) if cls else None  # type: ignore[call-arg]
+    return cls(conversation_id, event) if cls else None

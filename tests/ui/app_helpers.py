@@ -82,6 +82,15 @@ async def send_and_wait(pilot: Pilot, text: str) -> None:
     await pilot.pause()
 
 
+async def talk_then_compact(pilot: Pilot, lines: list[str], command: str = "/compact") -> None:
+    """A few rounds, then a manual compaction, waited for until the summary exists."""
+    app: JarvisApp = pilot.app  # type: ignore[assignment]
+    for line in lines:
+        await send_and_wait(pilot, line)
+    await type_and_send(pilot, command)
+    await wait_for(pilot, lambda: app.chat.engine.summary is not None, "the summary")
+
+
 def screen_text(app: JarvisApp) -> str:
     """The screen as a person sees it: the text of an SVG screenshot."""
     import html

@@ -22,6 +22,7 @@ from tests.ui.app_helpers import (
     prompt,
     screen_text,
     send_and_wait,
+    talk_then_compact,
     type_and_send,
     views,
     wait_for,
@@ -115,10 +116,8 @@ async def test_summary_edit_changes_the_next_request(fake_server, tmp_path):
     summarising_replies(fake_server)
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        for i in range(4):
-            await send_and_wait(pilot, f"fact {i}: the deploy port is 80{i}0")
-        await type_and_send(pilot, "/compact ports")
-        await wait_for(pilot, lambda: app.chat.engine.summary is not None, "the summary")
+        await talk_then_compact(pilot, [f"fact {i}: the deploy port is 80{i}0" for i in range(4)],
+                                "/compact ports")
         await pilot.press("f2")
         editor = app.screen
         assert isinstance(editor, SummaryEditor)
@@ -217,9 +216,6 @@ async def test_summary_requests_never_go_through_the_chat_path(fake_server, tmp_
     summarising_replies(fake_server)
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        for i in range(4):
-            await send_and_wait(pilot, f"note {i}")
-        await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: app.chat.engine.summary is not None, "the summary")
+        await talk_then_compact(pilot, [f"note {i}" for i in range(4)])
         summaries = [r for r in fake_server.chat_requests if is_summary_request(r.body)]
         assert summaries and all(not r.body.get("stream") for r in summaries)
