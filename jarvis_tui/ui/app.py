@@ -46,10 +46,12 @@ class JarvisApp(App[None]):
         self.language = resolve_language(settings.language)
         self._theme_dirs = theme_dirs
         self._persist_theme = False
+        self._chat: ChatScreen | None = None
 
     @property
     def chat(self) -> ChatScreen:
-        return self.get_screen("chat")  # type: ignore[return-value]
+        assert self._chat is not None, "the chat screen exists once the app is mounted"
+        return self._chat
 
     async def on_mount(self) -> None:
         for problem in register_themes(self, self._theme_dirs):
@@ -59,8 +61,8 @@ class JarvisApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         latest = self.store.latest_conversation()
         engine = self._engine(latest.id if latest else None)
-        self.install_screen(ChatScreen(engine), "chat")
-        await self.push_screen("chat")
+        self._chat = ChatScreen(engine)
+        await self.push_screen(self._chat)
         self._persist_theme = True
 
     def use_theme(self, name: str) -> None:
@@ -112,7 +114,7 @@ class JarvisApp(App[None]):
         language = resolve_language(settings.language)
         if language != self.language:
             self.language = language
-            await self.chat.relocalize()
+            self.chat.relocalize_when_idle()
         self.chat.update_gauge()
         self.notify(T(self.language, "settings_saved"), markup=False)
 
@@ -161,6 +163,18 @@ class JarvisApp(App[None]):
                             lambda: screen.run_command(Command("compact", "")))
         yield SystemCommand(T(lang, "cmd_copy"), T(lang, "cmd_copy_help"),
                             screen.action_copy_reply)
+
+    async def relocalize(self) -> None:
+        """A new chat screen in the new language, same session and draft (a rebuild in place
+        races the widgets' own timers)."""
+        from jarvis_tui.ui.widgets.prompt_input import PromptInput
+
+        old = self.chat
+        if self.screen is not old:  # a dialog is open over it: again when it closes
+            old._relocalize_pending = True
+            return
+        self._chat = ChatScreen(old.engine, draft=old.query_one(PromptInput).text)
+        await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:
         await self.provider.aclose()

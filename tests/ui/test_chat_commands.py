@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import replace
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
@@ -241,3 +242,17 @@ async def test_gauge_follows_typing_and_the_streaming_reply(fake_server, tmp_pat
         await wait_for(pilot, lambda: gauge.used > typed + 50, "the streaming reply counted")
         await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
         assert gauge.usage.pending == 0 and gauge.used == gauge.usage.history > typed
+
+
+async def test_language_switch_waits_for_a_streaming_reply(fake_server, tmp_path):
+    fake_server.reply_fn = lambda body: "word " * 300
+    fake_server.chunk_delay = 0.01
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "talk")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await app.apply_settings(replace(app.settings, language="zh"))
+        assert app.chat.sending is not None  # not stopped by the redraw
+        await wait_for(pilot, lambda: "Enter 发送" in screen_text(app), "the Chinese interface")
+        assert app.chat.sending is None
+        assert [v.message.status for v in views(app)] == ["complete", "complete"]

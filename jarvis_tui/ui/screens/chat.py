@@ -54,9 +54,10 @@ class ChatScreen(ChatCommands, Screen[None]):
                 priority=True),
     ]
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, draft: str = "") -> None:
         super().__init__()
         self.engine = engine
+        self._draft = draft
         translate_bindings(self, ui_language(self.app), T)
         self.reply_view: MessageView | None = None
         self.sending: Message | None = None  # the user message whose reply is on its way
@@ -67,6 +68,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._retry_attempt = 0
         self._retry_timer: Timer | None = None
         self._retry_notice: Notice | None = None  # one line per round, updated per attempt
+        self._relocalize_pending = False
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -85,18 +87,24 @@ class ChatScreen(ChatCommands, Screen[None]):
 
     async def on_mount(self) -> None:
         await self.load_session(self.engine)
-        self.query_one(PromptInput).focus()
-
-    async def relocalize(self) -> None:
-        """Redraw every string in the app's (new) language; the session and draft stay."""
-        draft = self.query_one(PromptInput).text
-        translate_bindings(self, self.lang, T)
-        await self.recompose()
-        await self.load_session(self.engine)
         prompt = self.query_one(PromptInput)
-        prompt.load_text(draft)
+        if self._draft:
+            prompt.load_text(self._draft)
+            prompt.move_cursor(prompt.document.end)
         prompt.focus()
-        self.refresh_bindings()
+
+    def relocalize_when_idle(self) -> None:
+        """The language changed: the app swaps in a new chat screen, once no reply streams and
+        no compaction runs (a new screen would not receive their events)."""
+        if self.sending is not None or self.compacting:
+            self._relocalize_pending = True
+        else:
+            self._relocalize_pending = False
+            self.app.call_later(self.app.relocalize)  # type: ignore[attr-defined]
+
+    def on_screen_resume(self) -> None:
+        if self._relocalize_pending:
+            self.relocalize_when_idle()
 
     @property
     def lang(self) -> str:
@@ -285,6 +293,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.set_status()
         self.refresh_bindings()
         self.update_gauge()
+        if self._relocalize_pending:
+            self.relocalize_when_idle()
 
     @on(ue.ReplyFinished)
     async def _finished(self, message: ue.ReplyFinished) -> None:
@@ -368,6 +378,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.query_one(Conversation).refresh_messages()  # covered messages dim, stay visible
         await self.say(describe(message.event, self.notice_language()) or "", "compact")
         self.update_gauge()
+        if self._relocalize_pending:
+            self.relocalize_when_idle()
 
     @on(ue.CompactionFailed)
     async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
@@ -376,6 +388,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._compaction_over()
         kind = "info" if message.event.reason == "manual" else "warning"
         await self.say(describe(message.event, self.notice_language()) or "", kind)
+        if self._relocalize_pending:
+            self.relocalize_when_idle()
 
     @work(group="compaction", exclusive=True, exit_on_error=False)
     async def run_compaction(self, engine: Engine, reason: str, focus: str | None = None) -> None:

@@ -135,6 +135,8 @@ class SummaryPanel(Widget):
         self._show_progress()
 
     def _show_progress(self) -> None:
+        if not self.query("#summary-progress"):
+            return
         n = self._compacting
         text = "" if n is None else (
             self._t("compacting", n=f"{n:,}") if n else self._t("compacting_any"))
@@ -143,7 +145,12 @@ class SummaryPanel(Widget):
 
     def _show(self) -> None:
         s = self._summary
-        body = self.query_one("#summary-text", Static)
+        found = self.query("#summary-text")
+        if not found:
+            # Mounted, but the Collapsible's contents not yet (a recompose): on_mount comes back.
+            self.call_after_refresh(self._show)
+            return
+        body = found.first(Static)
         body.set_class(s is None, "-empty")
         # Content(...) is plain text: a summary that looks like markup is shown as written.
         body.update(Content(self._t("empty") if s is None else s.content))
