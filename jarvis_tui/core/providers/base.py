@@ -46,13 +46,22 @@ ChatEvent = ChatDelta | ChatUsage | ChatDone
 
 class Provider(Protocol):
     name: str
+    # True for servers that cut an over-long prompt themselves instead of refusing it (Ollama):
+    # the engine then compares the reported prompt tokens with what it sent.
+    truncates_silently: bool
 
     def stream_chat(
-        self, messages: list[dict], *, model: str, max_tokens: int
+        self, messages: list[dict], *, model: str, max_tokens: int,
+        context_window: int | None = None,
     ) -> AsyncIterator[ChatEvent]: ...
 
     async def complete(
-        self, messages: list[dict], *, model: str, max_tokens: int
+        self, messages: list[dict], *, model: str, max_tokens: int,
+        context_window: int | None = None,
     ) -> Completion: ...
+
+    async def detect_context_window(self, model: str) -> int | None:
+        """The window the server runs the model with, if it says (None when it does not)."""
+        ...
 
     async def aclose(self) -> None: ...

@@ -7,64 +7,36 @@ failure leaves here as a ProviderError subclass with one clear line, never an ht
 from __future__ import annotations
 
 import json
-import re
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
-from jarvis_tui.core.providers.errors import (
-    NetworkError,
-    ProviderError,
-    RequestError,
-    StreamCut,
-    classify,
-)
+from jarvis_tui.core.providers.errors import ProviderError, StreamCut, classify
+from jarvis_tui.core.providers.http import HttpProvider
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
     name = "openai"
 
     def __init__(self, base_url: str, api_key: str = "", *, timeout: float = 120.0,
                  connect_timeout: float = 10.0, extra_headers: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self._api_key = api_key
-        # Shown in messages; credentials in the URL itself stay out of them.
-        self._where = re.sub(r"//[^/@]*@", "//", self.base_url)
-        headers = {"Accept": "application/json", **(extra_headers or {})}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.AsyncClient(
-            headers=headers, transport=transport,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout))
+        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        super().__init__(base_url, api_key, timeout=timeout, connect_timeout=connect_timeout,
+                         headers={**auth, **(extra_headers or {})}, transport=transport)
         # Some servers and proxies reject stream_options; once seen, stop sending it.
         self._send_stream_options = True
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider({self._where!r})"
 
     @property
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
     # --- streaming -----------------------------------------------------------------------------
 
-    async def stream_chat(self, messages: list[dict], *, model: str,
-                          max_tokens: int) -> AsyncIterator[ChatEvent]:
+    async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
+                          context_window: int | None = None) -> AsyncIterator[ChatEvent]:
         payload: dict[str, Any] = {"model": model, "messages": messages,
                                    "max_tokens": max_tokens, "stream": True}
         for attempt in range(2):
@@ -153,7 +125,8 @@ class OpenAIProvider:
 
     # --- one-shot ------------------------------------------------------------------------------
 
-    async def complete(self, messages: list[dict], *, model: str, max_tokens: int) -> Completion:
+    async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
+                       context_window: int | None = None) -> Completion:
         payload = {"model": model, "messages": messages, "max_tokens": max_tokens,
                    "stream": False}
         try:
@@ -195,37 +168,6 @@ class OpenAIProvider:
         events.append(ChatDone(done.finish_reason))
         return events
 
-    # --- errors --------------------------------------------------------------------------------
-
-    @staticmethod
-    async def _read_text(resp: httpx.Response) -> str:
-        return (await resp.aread()).decode("utf-8", errors="replace")
-
-    def _scrub(self, err: ProviderError) -> ProviderError:
-        err.redact(self._api_key)
-        return err
-
-    def _network_error(self, exc: Exception) -> ProviderError:
-        where = self._where
-        if isinstance(exc, httpx.ConnectTimeout):
-            msg = f"Timed out after {self.connect_timeout:g}s connecting to {where}."
-        elif isinstance(exc, httpx.ReadTimeout):
-            msg = f"{where} sent nothing for {self.timeout:g}s (read timeout)."
-        elif isinstance(exc, httpx.TimeoutException):
-            msg = f"Timed out talking to {where}."
-        elif isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-            return self._scrub(RequestError(
-                f"The base URL {where!r} is not usable: {_reason(exc)}. It should look like "
-                "http://127.0.0.1:8080/v1."))
-        elif isinstance(exc, httpx.ConnectError):
-            msg = f"Could not connect to {where}: {_reason(exc)}."
-        elif isinstance(exc, httpx.RemoteProtocolError):
-            msg = f"{where} closed the connection without an answer."
-        else:
-            msg = f"Network error talking to {where}: {_reason(exc)}."
-        return self._scrub(NetworkError(msg))
-
-
 def _usage(raw: object) -> ChatUsage | None:
     if not isinstance(raw, dict):
         return None
@@ -233,16 +175,3 @@ def _usage(raw: object) -> ChatUsage | None:
     if not isinstance(prompt, int):
         return None
     return ChatUsage(prompt, completion if isinstance(completion, int) else 0)
-
-
-def _reason(exc: BaseException) -> str:
-    # httpx's own text is often "All connection attempts failed"; the cause says why.
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ConnectionRefusedError):
-            return "connection refused (is the server running?)"
-        if isinstance(seen, socket.gaierror):
-            return f"the host name could not be resolved ({seen.strerror or seen})"
-        seen = seen.__cause__ or seen.__context__
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return re.sub(r"^\[Errno -?\d+\]\s*", "", text).rstrip(".")

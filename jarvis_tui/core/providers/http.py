@@ -1,0 +1,94 @@
+"""What every provider that speaks HTTP shares: the client, timeouts, and turning httpx failures
+into one clear ProviderError line that never carries the API key."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import httpx
+
+from jarvis_tui.core.providers.errors import NetworkError, ProviderError, RequestError
+
+
+class HttpProvider:
+    name = "http"
+    truncates_silently = False
+
+    def __init__(self, base_url: str, api_key: str = "", *, timeout: float = 120.0,
+                 connect_timeout: float = 10.0, headers: dict[str, str] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._api_key = api_key
+        # Shown in messages; credentials in the URL itself stay out of them.
+        self._where = re.sub(r"//[^/@]*@", "//", self.base_url)
+        self._client = httpx.AsyncClient(
+            headers={"Accept": "application/json", **(headers or {})}, transport=transport,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._where!r})"
+
+    async def __aenter__(self) -> HttpProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def detect_context_window(self, model: str) -> int | None:
+        return None
+
+    async def _get_json(self, url: str) -> object | None:
+        """GET for discovery: any failure means "the server does not say", never an error."""
+        try:
+            resp = await self._client.get(url, timeout=min(self.connect_timeout, 5.0))
+            return resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    @staticmethod
+    async def _read_text(resp: httpx.Response) -> str:
+        return (await resp.aread()).decode("utf-8", errors="replace")
+
+    def _scrub(self, err: ProviderError) -> ProviderError:
+        err.redact(self._api_key)
+        return err
+
+    def _network_error(self, exc: Exception) -> ProviderError:
+        where = self._where
+        if isinstance(exc, httpx.ConnectTimeout):
+            msg = f"Timed out after {self.connect_timeout:g}s connecting to {where}."
+        elif isinstance(exc, httpx.ReadTimeout):
+            msg = f"{where} sent nothing for {self.timeout:g}s (read timeout)."
+        elif isinstance(exc, httpx.TimeoutException):
+            msg = f"Timed out talking to {where}."
+        elif isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+            return self._scrub(RequestError(
+                f"The base URL {where!r} is not usable: {_reason(exc)}. It should look like "
+                "http://127.0.0.1:8080/v1."))
+        elif isinstance(exc, httpx.ConnectError):
+            msg = f"Could not connect to {where}: {_reason(exc)}."
+        elif isinstance(exc, httpx.RemoteProtocolError):
+            msg = f"{where} closed the connection without an answer."
+        else:
+            msg = f"Network error talking to {where}: {_reason(exc)}."
+        return self._scrub(NetworkError(msg))
+
+
+
+def _reason(exc: BaseException) -> str:
+    # httpx's own text is often "All connection attempts failed"; the cause says why.
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused (is the server running?)"
+        if isinstance(seen, socket.gaierror):
+            return f"the host name could not be resolved ({seen.strerror or seen})"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text).rstrip(".")
