@@ -18,6 +18,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.config import ConfigError, Settings, load_settings, validate
 from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 
@@ -36,7 +37,9 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
         g.argument_default = argparse.SUPPRESS
     g.add_argument("--config", type=Path, help="config file (default: the XDG config dir)")
     g.add_argument("--db", type=Path, help="session database (default: the XDG data dir)")
-    g.add_argument("--base-url", dest="base_url", help="OpenAI-compatible API base URL")
+    g.add_argument("--provider", choices=("openai", "anthropic", "ollama"),
+                   help="wire protocol: openai (any OpenAI-compatible server), anthropic, ollama")
+    g.add_argument("--base-url", dest="base_url", help="API base URL")
     g.add_argument("--model", help="model name")
     g.add_argument("--summary-model", dest="summary_model", help="model used for summaries")
     g.add_argument("--api-key", dest="api_key", help="API key (prefer OPENAI_API_KEY)")
@@ -52,7 +55,7 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
                    help="turns always sent verbatim")
 
 
-OVERRIDE_KEYS = ("base_url", "model", "summary_model", "api_key", "context_window",
+OVERRIDE_KEYS = ("provider", "base_url", "model", "summary_model", "api_key", "context_window",
                  "response_reserve", "system_reserve", "compact_threshold", "keep_recent_turns")
 
 
@@ -98,9 +101,6 @@ def load(args: argparse.Namespace) -> Settings:
     problems = validate(settings)
     if problems:
         raise CliError("invalid settings: " + "; ".join(problems))
-    if settings.provider != "openai":
-        raise CliError(f"provider {settings.provider!r} is not supported yet; use an "
-                       "OpenAI-compatible endpoint (provider = \"openai\" with its base_url)")
     return settings
 
 
@@ -167,18 +167,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _require_key(settings: Settings) -> None:
-    if not settings.api_key and "api.openai.com" in settings.base_url:
-        raise CliError("no API key: set OPENAI_API_KEY (or api_key in the config file), or point "
-                       "--base-url at a local OpenAI-compatible server")
+    var = missing_key(settings)
+    if var:
+        raise CliError(f"no API key: set {var} (or api_key in the config file), or point "
+                       "--base-url at a local server (--provider ollama for Ollama)")
 
 
 async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int:
     from jarvis_tui.core.engine import Engine
-    from jarvis_tui.core.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(settings.base_url, settings.api_key,
-                              timeout=settings.request_timeout,
-                              connect_timeout=settings.connect_timeout)
+    provider = make_provider(settings)
     language = pick_language(settings.language, text)
     out, err = sys.stdout, sys.stderr
     safe = SafeStream()

@@ -182,7 +182,10 @@ def test_empty_and_cut_at_max_tokens_replies_are_explained(home, fake_server, fa
     assert needle in result.stderr
 
 
-def test_a_provider_not_built_yet_is_refused_not_misused(home):
-    result = run({**home, "JARVIS_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k"}, "ask", "hi")
+def test_a_hosted_provider_without_a_key_names_the_variable(home):
+    result = run({**home, "JARVIS_PROVIDER": "anthropic"}, "ask", "hi")
     assert result.returncode == 2
-    assert "provider 'anthropic' is not supported yet" in result.stderr
+    assert "no API key: set ANTHROPIC_API_KEY" in result.stderr
+    result = run(home, "--provider", "ollama", "--base-url", "http://127.0.0.1:9", "ask", "hi")
+    assert result.returncode == 1  # no key needed; the server is just not there
+    assert "Could not connect to http://127.0.0.1:9" in result.stderr

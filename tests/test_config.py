@@ -294,3 +294,21 @@ def test_update_file_refuses_bad_values_and_keys(cfg: Path) -> None:
     with pytest.raises(ConfigError, match="API key"):
         update_settings_file(cfg, {"api_key": "sk-x"})
     assert cfg.read_text() == 'context_window = 4096\n'
+
+
+@pytest.mark.parametrize(("env", "flags", "expected"), [
+    ({"ANTHROPIC_API_KEY": "k"}, {}, ("anthropic", "https://api.anthropic.com", "claude")),
+    ({"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "o"}, {},
+     ("openai", "https://api.openai.com/v1", "gpt-4o-mini")),
+    ({}, {"provider": "ollama"}, ("ollama", "http://127.0.0.1:11434", "llama3.2")),
+    ({"OLLAMA_HOST": "gpu-box:11434"}, {"provider": "ollama"},
+     ("ollama", "http://gpu-box:11434", "llama3.2")),
+    ({"JARVIS_PROVIDER": "anthropic"}, {"base_url": "http://proxy:9/"},
+     ("anthropic", "http://proxy:9/", "claude")),
+])
+def test_provider_from_keys_flags_and_its_own_defaults(cfg: Path, env, flags, expected) -> None:
+    s = load_settings(cfg, env=env, overrides=flags)
+    assert (s.provider, s.base_url) == expected[:2] and s.model.startswith(expected[2])
+    # A key is only ever taken for its own provider.
+    assert s.api_key == ({"anthropic": env.get("ANTHROPIC_API_KEY", ""),
+                          "openai": env.get("OPENAI_API_KEY", "")}.get(s.provider, ""))

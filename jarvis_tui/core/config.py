@@ -165,7 +165,20 @@ _ENV_KEYS: dict[str, str] = {
 _VENDOR_ENV: dict[str, dict[str, str]] = {
     "openai": {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url"},
     "anthropic": {"ANTHROPIC_API_KEY": "api_key", "ANTHROPIC_BASE_URL": "base_url"},
+    "ollama": {"OLLAMA_HOST": "base_url"},
 }
+PROVIDER_DEFAULTS: dict[str, tuple[str, str]] = {  # provider: (base_url, model)
+    "openai": ("https://api.openai.com/v1", "gpt-4o-mini"),
+    "anthropic": ("https://api.anthropic.com", "claude-3-5-haiku-latest"),
+    "ollama": ("http://127.0.0.1:11434", "llama3.2"),
+}
+
+
+def _provider_from_keys(env: Mapping[str, str]) -> str:
+    """No provider chosen anywhere: the one whose API key is in the environment."""
+    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
+        return "anthropic"
+    return "openai"
 
 
 def load_settings(
@@ -192,6 +205,8 @@ def load_settings(
             raw = env.get(var, "")
             if raw == "" or key in skip:  # an empty variable counts as unset
                 continue
+            if var == "OLLAMA_HOST" and "://" not in raw:
+                raw = f"http://{raw}"  # Ollama's own variable is usually host:port
             value, problem = _check(key, raw, parse=True)
             if problem:
                 raise ConfigError(f"environment variable {var}: {problem}")
@@ -211,9 +226,14 @@ def load_settings(
 
     set_by_jarvis: set[str] = set()
     from_env(_ENV_KEYS, set_by_jarvis)
-    provider = cli.get("provider", values.get("provider", Settings.provider))
+    provider = cli.get("provider", values.get("provider")) or _provider_from_keys(env)
+    values["provider"] = provider
     from_env(_VENDOR_ENV.get(provider, {}), set_by_jarvis)
     values.update(cli)
+    # Each provider has its own address and a model it surely serves, unless one was given.
+    url, model = PROVIDER_DEFAULTS[provider]
+    values.setdefault("base_url", url)
+    values.setdefault("model", model)
 
     settings = Settings(**values)
     problems = _cross_problems(settings)

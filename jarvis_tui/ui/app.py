@@ -11,8 +11,8 @@ from textual.screen import Screen
 
 from jarvis_tui.core.config import ConfigError, Settings, update_settings_file
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui.app_texts import T
 from jarvis_tui.ui.commands import Command
@@ -24,18 +24,13 @@ FALLBACK_THEME = "jarvis-dark"
 ProviderFactory = Callable[[Settings], Provider]
 
 
-def openai_provider(settings: Settings) -> Provider:
-    return OpenAIProvider(settings.base_url, settings.api_key, timeout=settings.request_timeout,
-                          connect_timeout=settings.connect_timeout)
-
-
 class JarvisApp(App[None]):
     TITLE = "jarvis-tui"
     CSS_PATH = "app.tcss"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
     def __init__(self, settings: Settings, store: Store, *, config_file: Path | None = None,
-                 provider_factory: ProviderFactory = openai_provider,
+                 provider_factory: ProviderFactory = make_provider,
                  theme_dirs: list[Path] | None = None) -> None:
         super().__init__()
         self.settings = settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jarvis_tui.core.config import Settings
+from jarvis_tui.core.providers import missing_key
 from jarvis_tui.ui.i18n import Texts
 
 T = Texts(
@@ -36,8 +37,8 @@ T = Texts(
                                  "finishes.",
         "summary_saved": "Summary saved as edited by you; it is used from the next request on.",
         "already_new": "This session is still empty; it is already new.",
-        "no_key": "No API key: set OPENAI_API_KEY (or api_key in the config file) and restart, "
-                  "or press F3 and point the base URL at a local OpenAI-compatible server.",
+        "no_key": "No API key: set {var} (or api_key in the config file) and restart, "
+                  "or press F3 and point the base URL at a local server.",
         "key_stop": "Stop reply",
         "key_help": "Help",
         "key_summary": "Summary",
@@ -81,8 +82,8 @@ T = Texts(
         "edit_while_compacting": "正在压缩；完成后才能编辑摘要。",
         "summary_saved": "摘要已保存为你编辑的版本，从下一次请求起使用。",
         "already_new": "当前会话还是空的，已经是新会话。",
-        "no_key": "没有 API key：请设置 OPENAI_API_KEY（或在配置文件中设置 api_key）后重启，"
-                  "或按 F3 把 base URL 指向本地的 OpenAI 兼容服务器。",
+        "no_key": "没有 API key：请设置 {var}（或在配置文件中设置 api_key）后重启，"
+                  "或按 F3 把 base URL 指向本地服务器。",
         "key_stop": "停止回复",
         "key_help": "帮助",
         "key_summary": "摘要",
@@ -105,6 +106,5 @@ T = Texts(
 
 def missing_key_problem(settings: Settings, lang: str) -> str | None:
     """The one case where sending cannot work and the server would only say so after retries."""
-    if not settings.api_key and "api.openai.com" in settings.base_url:
-        return T(lang, "no_key")
-    return None
+    var = missing_key(settings)
+    return T(lang, "no_key", var=var) if var else None
