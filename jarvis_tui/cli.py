@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jarvis_tui import __version__
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import ConfigError, Settings, load_settings, validate
+from jarvis_tui.core.config import ConfigError, Settings, config_warnings, load_settings, validate
 from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.providers import make_provider, missing_key
@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_flags(export)
     export.add_argument("session", nargs="?", type=int, help="session ID (default: the latest)")
     export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--redact", action="store_true",
+                        help="replace API keys, tokens and passwords with [redacted]")
     return parser
 
 
@@ -108,8 +110,16 @@ def open_store(args: argparse.Namespace) -> Store:
     return Store(args.db)
 
 
+def startup_warnings(args: argparse.Namespace) -> list[str]:
+    """What the user should hear about before any command runs (the TUI shows them too)."""
+    return config_warnings(getattr(args, "config", None))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings = startup_warnings(args)
+    for line in warnings:
+        print(f"jarvis-tui: warning: {terminal_safe(line)}", file=sys.stderr)
     try:
         if args.command == "ask":
             return cmd_ask(args)
@@ -117,9 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_sessions(args)
         if args.command == "export":
             return cmd_export(args)
-        return cmd_tui(args)
+        return cmd_tui(args, warnings)
     except (CliError, ConfigError, StoreError) as err:
-        print(f"jarvis-tui: {err}", file=sys.stderr)
+        # These can quote a config key or a path, which are text from outside too.
+        print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session",
@@ -127,7 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def cmd_tui(args: argparse.Namespace) -> int:
+def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
+    # `warnings` were printed already, which the alternate screen hides; the app is to show
+    # them as notifications once JarvisApp takes `warnings=`.
     settings = load(args)
     from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
 
@@ -231,5 +244,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             conv_id = args.session
         data = store.export(conv_id)
-    sys.stdout.write(to_json(data) + "\n" if args.format == "json" else to_markdown(data))
+    text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
+            else to_markdown(data, redact=args.redact))
+    # A file or pipe gets the session byte for byte; a terminal would obey its escape sequences.
+    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
     return 0

@@ -260,9 +260,17 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [
-                {"id": self.fake.model, "object": "model", "owned_by": "fake"}]})
+        fake = self.fake
+        path = self.path.rstrip("/")
+        if path.endswith("/models"):
+            model = {"id": fake.model, "object": "model", "owned_by": "fake"}
+            if fake.flavor.startswith("vllm"):
+                model["max_model_len"] = fake.limit  # what vLLM's /v1/models reports
+            self._json(200, {"object": "list", "data": [model]})
+        elif path == "/props" and fake.flavor.startswith("llamacpp"):
+            # llama.cpp's server reports the per-slot context here.
+            self._json(200, {"default_generation_settings": {"n_ctx": fake.limit},
+                             "total_slots": 1, "model_path": "fake.gguf"})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

@@ -71,7 +71,7 @@ class Budget:
         return out
 
     def usage(self, *, system: int, summary: int, history: int, pending: int,
-              source: str) -> BudgetUsage:
+              source: str, window_source: str = "configured") -> BudgetUsage:
         return BudgetUsage(
             context_window=self.context_window,
             response_reserve=self.response_reserve,
@@ -83,6 +83,7 @@ class Budget:
             history=history,
             pending=pending,
             source=source,
+            window_source=window_source,
         )
 
 
@@ -100,6 +101,9 @@ class BudgetUsage:
     history: int
     pending: int  # the message being typed or sent
     source: str  # "estimated", "calibrated" or "exact"
+    # Where the context window came from: "configured", "detected from the server", "learned
+    # from the server", "known model" or "default" (a guess: the gauge says the limit is unknown).
+    window_source: str = "configured"
 
     @property
     def system_overflow(self) -> int:

@@ -172,8 +172,10 @@ class Summarizer:
         while True:
             self.calls += 1
             try:
+                # The window goes along for servers that need to be told it (Ollama's num_ctx).
                 result = await self.provider.complete(messages, model=self.model,
-                                                      max_tokens=self.max_tokens)
+                                                      max_tokens=self.max_tokens,
+                                                      context_window=self.window)
                 break
             except ContextOverflow:
                 raise

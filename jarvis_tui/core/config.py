@@ -363,3 +363,19 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
             raise ConfigError(f"key '{key}': {problem}")
         checked[key] = value
     return replace(settings, **checked)
+
+
+def config_warnings(path: Path | None = None) -> list[str]:
+    """Problems worth a warning but not a stop: a config file other users can read (it may
+    hold the API key). POSIX modes only; on Windows the bits mean nothing."""
+    path = config_path() if path is None else Path(path)
+    if os.name == "nt":
+        return []
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:  # no file (the usual case) or no way to look: nothing to warn about
+        return []
+    if not mode & 0o077:
+        return []
+    return [f"{path} can be read by other users (mode {mode:04o}) and may hold an API key; "
+            f"run: chmod 600 {path}"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 
@@ -29,6 +30,12 @@ from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
 
 MAX_OVERFLOW_RETRIES = 3
+FLUSH_S = 0.5  # a streaming reply reaches the store this often, so a killed process loses little
+# Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
+# request was large enough for the window to be the reason (a small reading of a small request
+# is the server's prompt cache, not a cut).
+TRUNCATED_BELOW = 0.85
+TRUNCATION_POSSIBLE_FROM = 0.5
 SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller
 META_LIMIT = "context_limit"
 META_CALIBRATION = "calibration"
@@ -55,6 +62,9 @@ class Engine:
         self.summary: Summary | None = store.latest_summary(conv.id)
         self._resolve_window()
         self.counter = counter or self._make_counter()
+        self._detected = False  # the server was asked for its window (setting 0) once
+        self.streaming_reply: Message | None = None  # the reply being written, already stored
+        self._flushed_at = 0.0
 
     def _resolve_window(self) -> None:
         self.context_window, self.window_source = resolve_context_window(
@@ -63,16 +73,39 @@ class Engine:
         if isinstance(learned, int) and 0 < learned < self.context_window:
             self.context_window, self.window_source = learned, "learned from the server"
 
+    @property
+    def _calibration_key(self) -> str:
+        # Per provider and model: the same model name can be tokenised differently elsewhere.
+        return f"{self.settings.provider}:{self.settings.model}"
+
     def _make_counter(self) -> TokenCounter:
         factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
-        model = self.settings.model
-        return TokenCounter(model, factor=float(factors.get(model, 1.0)))
+        factor = factors.get(self._calibration_key, factors.get(self.settings.model, 1.0))
+        return TokenCounter(self.settings.model, factor=float(factor))
+
+    async def detect_window(self) -> ev.WindowDetected | None:
+        """With context_window 0, ask the server once what window it runs the model with.
+
+        A limit the server already taught us by refusing a request is smaller and stays."""
+        if self._detected or self.settings.context_window > 0:
+            return None
+        self._detected = True
+        ask = getattr(self.provider, "detect_context_window", None)
+        size = await ask(self.settings.model) if ask is not None else None
+        if not size or size <= 0:
+            return None
+        if self.window_source == "learned from the server" and self.context_window <= size:
+            return None
+        self.context_window, self.window_source = size, "detected from the server"
+        return ev.WindowDetected(size)
 
     def apply_settings(self, settings: Settings) -> None:
         """New settings take effect from the next request (the settings screen's Save)."""
-        model_changed = settings.model != self.settings.model
+        model_changed = (settings.model, settings.provider) != (self.settings.model,
+                                                                 self.settings.provider)
         self.settings = settings
         self._resolve_window()
+        self._detected = False  # a new model or address may run with another window
         if model_changed:
             self.counter = self._make_counter()
 
@@ -107,7 +140,8 @@ class Engine:
         history = sum(c.message(m) for m in self.history())
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
-                                 pending=pending_tokens, source=c.source)
+                                 pending=pending_tokens, source=c.source,
+                                 window_source=self.window_source)
 
     # ---- layer 2 -------------------------------------------------------------------------
 
@@ -193,6 +227,10 @@ class Engine:
         self.store.update_message(message)
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
+        self.streaming_reply = None
+        detected = await self.detect_window()
+        if detected is not None:
+            yield detected
         if self.usage().over_threshold:
             # aclosing here and below: a caller that stops listening mid-compaction must not
             # leave a suspended generator holding the compaction lock.
@@ -212,8 +250,9 @@ class Engine:
                                   fitted.truncated)
             parts: list[str] = []
             done: list[str | None] = []
+            cut: list[ev.ContextTruncated] = []
             try:
-                async with aclosing(self._request(fitted, budget, parts, done)) as request:
+                async with aclosing(self._request(fitted, budget, parts, done, cut)) as request:
                     async for event in request:
                         yield event
             except ContextOverflow as err:
@@ -245,27 +284,69 @@ class Engine:
                     self._save_reply("".join(parts), PARTIAL)
                 raise
             reply = self._save_reply("".join(parts), COMPLETE)
+            if cut:
+                # Told before Finished: a caller that stops at Finished still compacts.
+                async for event in self._recover_truncation(cut[0], fitted):
+                    yield event
             yield ev.Finished(reply, done[0] if done else None)
             return
 
     async def _request(self, fitted: FittedWindow, budget: Budget, parts: list[str],
-                       done: list[str | None]) -> AsyncIterator[ev.Event]:
-        """Stream one request; text goes into `parts`, the finish reason into `done`."""
+                       done: list[str | None],
+                       cut: list[ev.ContextTruncated]) -> AsyncIterator[ev.Event]:
+        """Stream one request; text goes into `parts`, the finish reason into `done`, a
+        silent truncation into `cut`."""
         stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
-                                           max_tokens=budget.response_reserve)
+                                           max_tokens=budget.response_reserve,
+                                           context_window=self.context_window)
         async with aclosing(stream):
             async for chunk in stream:
                 if isinstance(chunk, ChatDelta):
                     parts.append(chunk.text)
+                    self._flush(parts)
                     yield ev.Delta(chunk.text)
                 elif isinstance(chunk, ChatUsage):
-                    self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
+                    sent = int(fitted.estimated_raw * self.counter.factor)
+                    if self._silently_cut(sent, chunk.prompt_tokens):
+                        cut.append(ev.ContextTruncated(sent, chunk.prompt_tokens))
+                    else:
+                        self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
                     yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
                                    fitted.estimated_raw)
                 else:
                     done.append(chunk.finish_reason)
         if not done:
             raise StreamCut("the stream ended before the reply was complete")
+
+    def _silently_cut(self, sent: int, read: int) -> bool:
+        return (getattr(self.provider, "truncates_silently", False) and 0 < read
+                and read < sent * TRUNCATED_BELOW
+                and sent >= self.context_window * TRUNCATION_POSSIBLE_FROM)
+
+    async def _recover_truncation(self, cut: ev.ContextTruncated,
+                                  fitted: FittedWindow) -> AsyncIterator[ev.Event]:
+        yield cut
+        # It did not fit, so the real prompt was at least the window: count higher from now on.
+        if self.context_window > cut.sent_tokens:
+            self._calibrate(fitted.estimated_raw, self.context_window)
+        keep = min(self.settings.keep_recent_turns, 1)
+        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
+            async for event in compaction:
+                yield event
+
+    def _flush(self, parts: list[str]) -> None:
+        """Store the reply as it streams (status partial until it ends): a killed process
+        leaves the user's question and most of the answer in the session."""
+        now = time.monotonic()
+        if self.streaming_reply is None:
+            self.streaming_reply = self.store.add_message(
+                self.conversation.id, Message("assistant", "".join(parts), status=PARTIAL))
+            self.messages.append(self.streaming_reply)
+            self._flushed_at = now
+        elif now - self._flushed_at >= FLUSH_S:
+            self.streaming_reply.content = "".join(parts)
+            self.store.update_message(self.streaming_reply)
+            self._flushed_at = now
 
     async def _recover_overflow(self, err: ContextOverflow,
                                 fitted: FittedWindow) -> AsyncIterator[ev.Event]:
@@ -299,13 +380,18 @@ class Engine:
             return
         self.counter.observe(estimated_raw, reported)
         factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
-        factors[self.settings.model] = self.counter.factor
+        factors[self._calibration_key] = self.counter.factor
         self.store.set_meta(self.conversation.id, META_CALIBRATION, factors)
 
     def _save_reply(self, text: str, status: str) -> Message:
-        reply = self.store.add_message(self.conversation.id,
-                                       Message("assistant", text, status=status))
-        self.messages.append(reply)
+        reply, self.streaming_reply = self.streaming_reply, None
+        if reply is None:  # an empty reply: no delta ever created the record
+            reply = self.store.add_message(self.conversation.id,
+                                           Message("assistant", text, status=status))
+            self.messages.append(reply)
+            return reply
+        reply.content, reply.status = text, status
+        self.store.update_message(reply)
         return reply
 
     def _fail(self, user: Message, parts: list[str], why: str) -> ev.Failed:

@@ -66,6 +66,22 @@ class ContextLimitLearned:
 
 
 @dataclass(frozen=True)
+class WindowDetected:
+    """The server said how large its context window is (setting 0 = detect)."""
+
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ContextTruncated:
+    """The server cut the request itself instead of refusing it (Ollama): it read fewer prompt
+    tokens than were sent. The reply stands; the conversation is compacted so it fits next time."""
+
+    sent_tokens: int
+    read_tokens: int
+
+
+@dataclass(frozen=True)
 class Trimmed:
     """Nothing was left to compact, so the next attempt sends a smaller window."""
 
@@ -86,5 +102,6 @@ class Failed:
 
 Event = (
     WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
-    | Retrying | ContextLimitLearned | Trimmed | Finished | Failed
+    | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Finished
+    | Failed
 )

@@ -1,19 +1,73 @@
-"""A whole session as Markdown or JSON: every message ever stored, covered or not."""
+"""A whole session as Markdown or JSON: every message ever stored, covered or not.
+
+Exports are faithful by default. With `redact=True` anything that looks like a credential is
+replaced by "[redacted]" first, so a session where a key was pasted can be shared.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
+REDACTED = "[redacted]"
+
+# A token edge is anything that cannot be part of the token, so CJK text glued to a key
+# ("密钥sk-...，") still lets it match; \b would count CJK as word characters.
+_L = r"(?<![A-Za-z0-9_-])"
+_R = r"(?![A-Za-z0-9_-])"
+_TOKENS = re.compile(
+    _L + "(?:"
+    r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"  # Anthropic, OpenAI project and legacy keys
+    r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub tokens
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack tokens
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
+    ")" + _R
+)
+# A token has a digit somewhere; "the bearer instrument" in prose does not.
+_BEARER = re.compile(r"(?<![A-Za-z])(Bearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}",
+                     re.IGNORECASE)
+_KEY_NAME = (r"[A-Za-z0-9_-]*(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token"
+             r"|auth[_-]?token|password)")
+# api_key = "...", "api_key": "...", apiKey: '...'
+_QUOTED = re.compile(
+    rf"""({_KEY_NAME}["']?\s*[:=]\s*)(["'])([^"'\n]+)\2""", re.IGNORECASE)
+# API_KEY=abc123 in a shell line or .env file; a value without a digit (os.environ, str) is
+# code, not a secret, and is left alone.
+_BARE = re.compile(
+    rf"""({_KEY_NAME}\s*[:=]\s*)(?=[^\s"',;]*\d)[A-Za-z0-9._~+/-]{{8,}}""", re.IGNORECASE)
 
 
-def to_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)
+def redact(text: str) -> str:
+    """`text` with API keys, tokens, Bearer headers and key assignments made "[redacted]"."""
+    text = _TOKENS.sub(REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _QUOTED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
+    return _BARE.sub(lambda m: m.group(1) + REDACTED, text)
 
 
-def to_markdown(data: dict[str, Any]) -> str:
+def _redact_all(value: Any) -> Any:
+    # Every string: a key pasted in the first message is in the title too, and tool calls and
+    # metadata are text the user never reads before sharing.
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_all(v) for v in value]
+    return value
+
+
+def to_json(data: dict[str, Any], *, redact: bool = False) -> str:
+    return json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
+
+
+def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
+    if redact:
+        data = _redact_all(data)
     conv = data["conversation"]
     out = [f"# {conv.get('title') or 'Untitled session'}", ""]
     out.append(f"Session {conv['id']} · model {conv.get('model') or '?'} · "

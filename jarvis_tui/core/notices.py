@@ -23,6 +23,9 @@ TEXTS = {
                  "using it from now on",
         "manual_failed": "📦 Nothing compacted: {why}",
         "trimmed": "✂ Nothing left to compact; retrying with a smaller window ({budget} tokens)",
+        "detected": "ℹ The server runs this model with a {tokens}-token context window",
+        "truncated": "⚠ The server silently cut the request: it read {read} of about {sent} "
+                     "tokens, dropping the oldest part. Compacting so nothing is forgotten",
         "failed": "✖ {why}",
         "empty": "ℹ The model sent an empty reply",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
@@ -36,6 +39,9 @@ TEXTS = {
         "limit": "ℹ 服务器的上下文窗口为 {tokens} tokens（原设置 {previous}），已采用",
         "manual_failed": "📦 未压缩：{why}",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
+        "detected": "ℹ 服务器以 {tokens} tokens 的上下文窗口运行此模型",
+        "truncated": "⚠ 服务器悄悄截断了请求：约 {sent} tokens 只读取了 {read}，丢掉了最早的部分。"
+                     "正在压缩对话，避免遗忘",
         "failed": "✖ {why}",
         "empty": "ℹ 模型返回了空回复",
         "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
@@ -67,6 +73,10 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["retrying"].format(reason=reason.rstrip("."), attempt=attempt, delay=delay)
         case ev.ContextLimitLearned(tokens=tokens, previous=previous):
             return t["limit"].format(tokens=tokens, previous=previous)
+        case ev.WindowDetected(tokens=tokens):
+            return t["detected"].format(tokens=tokens)
+        case ev.ContextTruncated(sent_tokens=sent, read_tokens=read):
+            return t["truncated"].format(sent=sent, read=read)
         case ev.Trimmed(budget=budget):
             return t["trimmed"].format(budget=budget)
         case ev.Failed(error=why):

@@ -1,7 +1,8 @@
 """Text from a model, a paste or a server's error body, made safe to print to a terminal.
 
 An ESC sequence in a reply could move the cursor, retitle the window (OSC 0) or write the
-clipboard (OSC 52); printing it raw would let the model drive the user's terminal.
+clipboard (OSC 52); printing it raw would let the model drive the user's terminal. Terminals
+also accept the 8-bit C1 forms (U+009B is CSI, U+009D is OSC, U+009C is ST), so those count too.
 """
 
 from __future__ import annotations
@@ -10,30 +11,45 @@ import re
 
 # C0 controls except tab and newline, DEL, and C1 controls; ESC starts every sequence.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# Whole escape sequences first, so their parameters do not remain as visible junk.
+
+# The pieces of a sequence, shared by the whole-text and the streaming patterns.
+_OSC = r"(?:\x1b\]|\x9d)"
+_OSC_BODY = r"[^\x07\x1b\x9c\x9d]*"
+_OSC_END = r"(?:\x07|\x1b\\|\x9c)"
+_CSI = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*"  # parameters and intermediates; a final byte ends it
+_STRING = r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])"  # DCS, SOS, PM, APC: a string until ST
+_STRING_BODY = r"[^\x1b\x9c]*"
+_STRING_END = r"(?:\x1b\\|\x9c)"
+# ESC + intermediates + final (nF: ESC ( B), or ESC + one final (ESC 7, ESC M, ESC c). The
+# introducers [ ] P X ^ _ are left out so a sequence cut short is never taken for a finished one.
+_SHORT = r"\x1b(?:[ -/]+[0-~]|[0-OQ-WYZ\\`-~])"
+
+# Whole escape sequences first, so their parameters do not remain as visible junk. A string
+# sequence that never ends is dropped to the end of its line only, so the rest of a reply stays.
 _SEQUENCE = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL/ST
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC
-    r"|\x1b[@-Z\\-_]"  # two-byte sequences
+    f"{_OSC}(?:{_OSC_BODY}{_OSC_END}|[^\\x07\\x1b\\x9c\\x9d\\n]*)"
+    f"|{_CSI}[@-~]"
+    f"|{_STRING}(?:{_STRING_BODY}{_STRING_END}|[^\\x1b\\x9c\\n]*)"
+    f"|{_SHORT}"
 )
+_HAS_SEQUENCE = re.compile(r"[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 
 
 def terminal_safe(text: str) -> str:
     """`text` with escape sequences and control characters removed (newlines and tabs kept)."""
-    if "\x1b" in text:
+    if _HAS_SEQUENCE.search(text):
         text = _SEQUENCE.sub("", text)
     text = text.replace("\r\n", "\n")
     return _CONTROL.sub("", text)
 
+
 # A sequence with its terminator, and the start of one that the next chunk may finish.
 _COMPLETE = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"
-    r"|\x1b[@-Z\\-_]"
+    f"{_OSC}{_OSC_BODY}{_OSC_END}|{_CSI}[@-~]|{_STRING}{_STRING_BODY}{_STRING_END}|{_SHORT}"
 )
-_UNFINISHED = re.compile(r"\x1b(?:\][^\x07\x1b]*|\[[0-?]*[ -/]*|[PX^_][^\x1b]*)?\Z")
+_UNFINISHED = re.compile(
+    f"(?:\\x1b[ -/]*|{_OSC}{_OSC_BODY}\\x1b?|{_CSI}|{_STRING}{_STRING_BODY}\\x1b?)\\Z"
+)
 MAX_HELD = 1024  # a "sequence" longer than this is junk, not worth holding back
 
 
@@ -52,7 +68,8 @@ class SafeStream:
         text = self._held + chunk
         self._held = ""
         pos = 0
-        while (i := text.find("\x1b", pos)) != -1:
+        while found := _HAS_SEQUENCE.search(text, pos):
+            i = found.start()
             done = _COMPLETE.match(text, i)
             if done:
                 pos = done.end()

@@ -33,6 +33,24 @@ class OpenAIProvider(HttpProvider):
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
+    async def detect_context_window(self, model: str) -> int | None:
+        """llama.cpp says its per-slot n_ctx at /props; vLLM says max_model_len at /v1/models."""
+        root = self.base_url.removesuffix("/v1")
+        props = await self._get_json(f"{root}/props")
+        if isinstance(props, dict):
+            settings = props.get("default_generation_settings")
+            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else props.get("n_ctx")
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                return n_ctx
+        models = await self._get_json(f"{self.base_url}/models")
+        data = models.get("data") if isinstance(models, dict) else None
+        for entry in data if isinstance(data, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == model:
+                size = entry.get("max_model_len")
+                if isinstance(size, int) and size > 0:
+                    return size
+        return None
+
     # --- streaming -----------------------------------------------------------------------------
 
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,

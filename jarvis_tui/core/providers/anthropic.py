@@ -1,0 +1,265 @@
+"""Anthropic's Messages API (``/v1/messages``) over httpx, streaming with SSE.
+
+The engine speaks OpenAI's chat shape; this module translates on the way out (system prompt to
+the top-level field, strictly alternating user/assistant turns) and turns Anthropic's events and
+error types back into the shared ChatDelta / ChatUsage / ChatDone and ProviderError types.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
+from jarvis_tui.core.providers.errors import AuthError, ProviderError, StreamCut, classify
+from jarvis_tui.core.providers.http import HttpProvider
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+# Anthropic refuses a conversation that starts with the assistant; after compaction the kept
+# turns may do just that, and the earlier ones live in the summary inside the system prompt.
+LEAD_IN = "(The conversation so far is summarised in the system prompt.)"
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+# The HTTP status Anthropic documents for each error type, so an error event inside a 200
+# stream is classified as the same answer would be before the stream started.
+ERROR_STATUS = {
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+}
+
+
+def to_anthropic(messages: list[dict]) -> tuple[str, list[dict[str, str]]]:
+    """(system text, messages) for the Messages API from OpenAI-shaped messages."""
+    system: list[str] = []
+    turns: list[dict[str, str]] = []
+    for msg in messages:
+        role = msg.get("role")
+        text = _text(msg.get("content"))
+        if role in ("system", "developer"):
+            if text.strip():
+                system.append(text)
+            continue
+        if role == "tool":
+            # No tool use yet: a tool result travels as plain text on the user side, where
+            # Anthropic puts tool_result blocks.
+            role, text = "user", f"[tool result] {text}"
+        elif role == "assistant" and msg.get("tool_calls"):
+            text = "\n".join([text, *(_call_line(c) for c in msg["tool_calls"])]).strip()
+        elif role != "assistant":
+            role = "user"
+        if not text.strip():
+            continue  # Anthropic rejects blank content; a blank turn carries nothing anyway
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + text
+        else:
+            turns.append({"role": role, "content": text})
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": LEAD_IN})
+    if turns[-1]["role"] == "assistant":
+        # A final assistant turn is a prefill, which may not end in whitespace.
+        turns[-1]["content"] = turns[-1]["content"].rstrip()
+    return "\n\n".join(system), turns
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text", "") for p in content
+                       if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _call_line(call: object) -> str:
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return "[tool call]"
+    return f"[tool call] {fn.get('name', '?')}({fn.get('arguments', '')})"
+
+
+def _finish(stop_reason: object) -> str | None:
+    if not isinstance(stop_reason, str) or not stop_reason:
+        return None
+    return STOP_REASONS.get(stop_reason, stop_reason)
+
+
+def _input_tokens(usage: object) -> int | None:
+    """Prompt tokens: cached input is counted apart by Anthropic but fills the window too."""
+    if not isinstance(usage, dict) or not isinstance(usage.get("input_tokens"), int):
+        return None
+    counts = (usage.get(k) for k in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return sum(n for n in counts if isinstance(n, int))
+
+
+class AnthropicProvider(HttpProvider):
+    name = "anthropic"
+
+    def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str = "", *,
+                 timeout: float = 120.0, connect_timeout: float = 10.0,
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 version: str = API_VERSION) -> None:
+        headers = {"anthropic-version": version, "content-type": "application/json"}
+        if api_key:
+            headers["x-api-key"] = api_key
+        root = base_url.rstrip("/")
+        # Both ".../v1" (as OpenAI-style configs write it) and the bare host are accepted.
+        root = root.removesuffix("/v1")
+        super().__init__(root, api_key, timeout=timeout, connect_timeout=connect_timeout,
+                         headers=headers, transport=transport)
+
+    @property
+    def _url(self) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def _payload(self, messages: list[dict], model: str, max_tokens: int,
+                 stream: bool) -> dict[str, Any]:
+        system, turns = to_anthropic(messages)
+        payload: dict[str, Any] = {"model": model, "messages": turns,
+                                   "max_tokens": max(int(max_tokens), 1), "stream": stream}
+        if system:
+            payload["system"] = system
+        return payload
+
+    def _error(self, status: int | None, body: str,
+               headers: httpx.Headers | None = None) -> ProviderError:
+        err = classify(status, body, headers)
+        if isinstance(err, AuthError):
+            # errors.py names OpenAI's variable; an Anthropic key comes from another one.
+            err.message = err.message.replace("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+            err.args = (err.message,)
+        return err
+
+    # --- streaming -----------------------------------------------------------------------------
+
+    async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
+                          context_window: int | None = None) -> AsyncIterator[ChatEvent]:
+        payload = self._payload(messages, model, max_tokens, stream=True)
+        received = False  # any byte of a 200 answer: a break after this is a cut stream
+        try:
+            async with self._client.stream("POST", self._url, json=payload,
+                                            headers={"Accept": "text/event-stream"}) as resp:
+                if resp.status_code >= 300:
+                    body = await self._read_text(resp)
+                    raise self._error(resp.status_code, body, resp.headers)
+                received = True
+                ctype = resp.headers.get("content-type", "")
+                if "json" in ctype and "event-stream" not in ctype:
+                    # A proxy that ignored stream=true and answered in one piece.
+                    done = self._completion(await self._read_text(resp))
+                    for event in _events_from_completion(done):
+                        yield event
+                    return
+                async for event in self._sse_events(resp):
+                    yield event
+        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+            if received:
+                raise StreamCut(f"The connection to {self._where} broke in the middle of the "
+                                "reply.") from exc
+            raise self._network_error(exc) from exc
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from exc
+
+    async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
+        prompt: int | None = None
+        completion = 0
+        stop: str | None = None
+        finished = False
+        event_name = ""
+        async for line in resp.aiter_lines():
+            if line.startswith("event:"):
+                event_name = line[6:].strip()
+                continue
+            if not line.startswith("data:"):
+                continue  # blank separators, ": comments", id:/retry: fields
+            data = line[5:].strip()
+            try:
+                event = json.loads(data)
+            except ValueError:
+                continue  # a garbled line must not sink a good reply
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type") or event_name
+            if kind == "error":
+                raise self._stream_error(event, data)
+            if kind == "message_start":
+                message = event.get("message")
+                usage = message.get("usage") if isinstance(message, dict) else None
+                prompt = _input_tokens(usage)
+                if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
+                    completion = usage["output_tokens"]
+            elif kind == "content_block_delta":
+                delta = event.get("delta")
+                # thinking, signature and input_json deltas are not reply text.
+                if isinstance(delta, dict) and delta.get("type") == "text_delta":
+                    text = delta.get("text")
+                    if isinstance(text, str) and text:
+                        yield ChatDelta(text)
+            elif kind == "message_delta":
+                delta, usage = event.get("delta"), event.get("usage")
+                if isinstance(delta, dict):
+                    stop = _finish(delta.get("stop_reason")) or stop
+                if isinstance(usage, dict):
+                    if isinstance(usage.get("output_tokens"), int):
+                        completion = usage["output_tokens"]  # cumulative, not a delta
+                    prompt = _input_tokens(usage) or prompt  # newer API versions repeat it
+            elif kind == "message_stop":
+                finished = True
+                break
+        # message_delta carries the stop reason and final usage; only message_stop is left
+        # after it, so a break there loses nothing of the reply.
+        if not finished and stop is None:
+            raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
+        if prompt is not None:
+            yield ChatUsage(prompt, completion)
+        yield ChatDone(stop)
+
+    def _stream_error(self, event: dict[str, Any], raw: str) -> ProviderError:
+        err = event.get("error")
+        kind = err.get("type") if isinstance(err, dict) else None
+        return self._error(ERROR_STATUS.get(kind) if isinstance(kind, str) else None, raw)
+
+    # --- one-shot ------------------------------------------------------------------------------
+
+    async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
+                       context_window: int | None = None) -> Completion:
+        payload = self._payload(messages, model, max_tokens, stream=False)
+        try:
+            resp = await self._client.post(self._url, json=payload)
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from exc
+        if resp.status_code >= 300:
+            raise self._error(resp.status_code, resp.text, resp.headers)
+        return self._completion(resp.text)
+
+    def _completion(self, body: str) -> Completion:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
+                                body=body) from None
+        if not isinstance(data, dict):
+            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        if data.get("type") == "error":
+            raise self._stream_error(data, body)
+        blocks = data.get("content")
+        text = "".join(b["text"] for b in blocks if isinstance(b, dict)
+                       and b.get("type") == "text" and isinstance(b.get("text"), str)) \
+            if isinstance(blocks, list) else ""
+        usage = data.get("usage")
+        out = usage.get("output_tokens") if isinstance(usage, dict) else None
+        return Completion(text=text, prompt_tokens=_input_tokens(usage),
+                          completion_tokens=out if isinstance(out, int) else None,
+                          finish_reason=_finish(data.get("stop_reason")))
+
+
+def _events_from_completion(done: Completion) -> list[ChatEvent]:
+    events: list[ChatEvent] = [ChatDelta(done.text)] if done.text else []
+    if done.prompt_tokens is not None:
+        events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
+    events.append(ChatDone(done.finish_reason))
+    return events
