@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.fakeserver import FakeProvider
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user with empty config and data dirs and no provider variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_", "OLLAMA_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+               PYTHONIOENCODING="utf-8")
+    return env
 
 
 @pytest.fixture

@@ -170,6 +170,7 @@ class FakeProvider:
         self.reply_fn: Callable[[dict], str] | None = None
         self.faults: deque[tuple | None] = deque()
         self.stream_usage = True
+        self.gets: list[str] = []  # discovery requests (/props, /v1/models)
         self.chunk_delay = 0.0  # seconds between streamed pieces, to act like a slow model
         self.requests: list[RecordedRequest] = []
         self._host, self._port = host, port
@@ -262,6 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         fake = self.fake
         path = self.path.rstrip("/")
+        fake.gets.append(path)
         if path.endswith("/models"):
             model = {"id": fake.model, "object": "model", "owned_by": "fake"}
             if fake.flavor.startswith("vllm"):

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests.engine_helpers import summarising_replies
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_"))}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
-               PYTHONIOENCODING="utf-8")
-    return env
 
 
 def run(env: dict[str, str], *args: str, stdin: str | None = None,

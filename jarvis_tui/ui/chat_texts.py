@@ -22,6 +22,7 @@ T = Texts(
         "stopped_empty": "■ Stopped before the reply began; your message is back in the input.",
         "restored": "Your message is back in the input: edit it or press Enter to try again.",
         "already_compacting": "A compaction is already running.",
+        "compact_while_sending": "A reply is on its way; /compact again when it has finished.",
         "nothing_to_pin": "There is no message to pin yet.",
         "pin_covered": "That message is already in the summary; pin messages before they are "
                        "compacted.",
@@ -70,6 +71,7 @@ T = Texts(
         "stopped_empty": "■ 回复开始前已停止；你的消息已放回输入框。",
         "restored": "你的消息已放回输入框：可以修改，或按 Enter 重试。",
         "already_compacting": "压缩已在进行中。",
+        "compact_while_sending": "回复仍在进行；请在回复结束后再执行 /compact。",
         "nothing_to_pin": "还没有可以固定的消息。",
         "pin_covered": "这条消息已被摘要；请在压缩之前固定消息。",
         "pinned": "📌 已固定：“{text}”。它会始终原文发送，从不被摘要。",

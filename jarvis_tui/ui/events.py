@@ -66,6 +66,14 @@ class WindowTrimmed(EngineEvent):
     event: ev.Trimmed
 
 
+class WindowDetected(EngineEvent):
+    event: ev.WindowDetected
+
+
+class ContextTruncated(EngineEvent):
+    event: ev.ContextTruncated
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -95,6 +103,8 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.Retrying: RetryScheduled,
     ev.ContextLimitLearned: ContextLimitLearned,
     ev.Trimmed: WindowTrimmed,
+    ev.WindowDetected: WindowDetected,
+    ev.ContextTruncated: ContextTruncated,
 }
 
 

@@ -223,3 +223,17 @@ async def test_chinese_strings_keep_columns_aligned():
         await pilot.pause()
         assert "超出预算 1,000 token" in gauge.render().plain
         assert "精确（分词器）" in lines(gauge)
+
+
+async def test_where_the_window_came_from_and_an_unknown_limit():
+    app = Host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        gauge = app.query_one(TokenGauge)
+        for window_source, needle in (("configured", "window: as configured"),
+                                      ("detected from the server", "reported by the server"),
+                                      ("learned from the server", "learned from an error"),
+                                      ("default", "⚠ limit unknown: 12,000 assumed")):
+            gauge.update_usage(BUDGET.usage(system=0, summary=0, history=10, pending=0,
+                                            source="estimated", window_source=window_source))
+            await pilot.pause()
+            assert any(needle in line for line in lines(gauge)), window_source

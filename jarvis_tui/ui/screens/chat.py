@@ -142,10 +142,17 @@ class ChatScreen(ChatCommands, Screen[None]):
     # -- the gauge and the status line ----------------------------------------------------
 
     def update_gauge(self) -> None:
-        reply = self.reply_view.message.content if self.reply_view else ""
         usage = self.engine.usage(pending=self.query_one(PromptInput).text)
-        self.query_one(TokenGauge).update_usage(
-            usage, reply_tokens=self.engine.counter.text(reply) if reply else 0)
+        self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
+
+    def _unstored_reply_tokens(self) -> int:
+        """The streaming reply's text that the engine has not stored (and counted) yet."""
+        if self.reply_view is None:
+            return 0
+        shown = self.reply_view.message.content
+        stored = self.engine.streaming_reply
+        tail = shown[len(stored.content):] if stored is not None else shown
+        return self.engine.counter.text(tail) if tail else 0
 
     @on(PromptInput.Changed)
     def _typed(self) -> None:
@@ -346,7 +353,9 @@ class ChatScreen(ChatCommands, Screen[None]):
 
     @on(ue.ContextLimitLearned)
     @on(ue.WindowTrimmed)
-    async def _learned(self, message: ue.ContextLimitLearned | ue.WindowTrimmed) -> None:
+    @on(ue.WindowDetected)
+    @on(ue.ContextTruncated)
+    async def _learned(self, message: ue.EngineEvent) -> None:
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
             self.update_gauge()

@@ -28,7 +28,9 @@ class ChatCommands(_Base):
     async def run_command(self, command: Command) -> None:
         match command.name:
             case "compact":
-                if self.compacting:
+                if self.sending is not None:
+                    await self.say(T(self.lang, "compact_while_sending"), "info")
+                elif self.compacting:
                     await self.say(T(self.lang, "already_compacting"), "info")
                 else:
                     self.run_compaction(self.engine, "manual", command.arg or None)

@@ -43,6 +43,11 @@ T = Texts(
         "estimated": "≈ estimated",
         "calibrated": "calibrated from the server",
         "exact": "exact (tokenizer)",
+        "ws_configured": "window: as configured",
+        "ws_detected from the server": "window: reported by the server",
+        "ws_learned from the server": "window: learned from an error",
+        "ws_known model": "window: known for this model",
+        "ws_default": "⚠ limit unknown: {n} assumed (F3)",
     },
     zh={
         "title": "Token 预算",
@@ -64,6 +69,11 @@ T = Texts(
         "estimated": "≈ 估算",
         "calibrated": "已根据服务器校准",
         "exact": "精确（分词器）",
+        "ws_configured": "窗口：按设置",
+        "ws_detected from the server": "窗口：服务器报告",
+        "ws_learned from the server": "窗口：从报错中得知",
+        "ws_known model": "窗口：已知模型",
+        "ws_default": "⚠ 上限未知：暂按 {n}（F3 设置）",
     },
 )
 
@@ -249,6 +259,13 @@ class TokenGauge(Widget):
                             ("response_reserve", u.response_reserve),
                             ("system_reserve", u.system_reserve)):
             lines.append(_row(width, [(self._t(key), MUTED)], f"{tokens:,}", MUTED))
+        key = f"ws_{u.window_source}"
+        if u.window_source == "default":
+            lines.append([(self._t(key, n=f"{u.context_window:,}"), "$warning")])
+        elif key in T.tables["en"]:
+            lines.append([(self._t(key), MUTED)])
+        else:
+            lines.append([(u.window_source, MUTED)])
         threshold_pct = round(u.threshold * 100 / u.budget) if u.budget > 0 else 0
         lines.append([self._t("compacts_at", pct=threshold_pct, tokens=f"{u.threshold:,}")])
         source = self._t(u.source) if u.source in ("estimated", "calibrated", "exact") else u.source
