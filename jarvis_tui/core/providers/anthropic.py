@@ -132,7 +132,7 @@ class AnthropicProvider(HttpProvider):
             # errors.py names OpenAI's variable; an Anthropic key comes from another one.
             err.message = err.message.replace("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
             err.args = (err.message,)
-        return err
+        return self._scrub(err)
 
     # --- streaming -----------------------------------------------------------------------------
 

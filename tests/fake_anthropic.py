@@ -1,0 +1,377 @@
+"""A fake Anthropic Messages API (``POST /v1/messages``) on a real loopback socket.
+
+It checks what the real API checks (x-api-key, anthropic-version, required fields, no unknown
+fields, strictly alternating roles starting with "user", no blank content), counts input tokens
+with tiktoken, refuses too-long requests with Anthropic's exact 400 bodies, and streams the real
+SSE event sequence. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
+
+    python -m tests.fake_anthropic --port 8766 --limit 4096
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.fakeserver import CHUNK_CHARS, ENCODING, RecordedRequest, count_tokens
+
+MESSAGE_OVERHEAD = 4  # tokens per message for role markers, like a chat template's
+PING_EVERY = 5  # a ping event after this many text deltas (the real API interleaves them)
+ALLOWED_FIELDS = {"model", "messages", "max_tokens", "system", "stream", "stop_sequences",
+                  "temperature", "top_p", "top_k", "metadata", "tools", "tool_choice",
+                  "thinking", "service_tier"}
+
+
+def text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def count_input(body: dict) -> int:
+    """Input tokens of a request: the system text plus each message and its overhead."""
+    total = count_tokens(text_of(body.get("system")))
+    for message in body.get("messages", []):
+        total += MESSAGE_OVERHEAD + count_tokens(text_of(message.get("content")))
+    return total
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def overflow_message(limit: int, prompt: int, max_tokens: int) -> str | None:
+    """Anthropic checks the prompt alone first, then prompt + max_tokens."""
+    if prompt > limit:
+        return f"prompt is too long: {prompt} tokens > {limit} maximum"
+    if prompt + max_tokens > limit:
+        return (f"input length and `max_tokens` exceed context limit: {prompt} + {max_tokens} "
+                f"> {limit}, decrease input length or `max_tokens` and try again")
+    return None
+
+
+def invalid_messages(messages: object) -> str | None:
+    """The real API's wording for a messages list it refuses, or None."""
+    if not isinstance(messages, list):
+        return "messages: Input should be a valid list"
+    if not messages:
+        return "messages: at least one message is required"
+    previous = None
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "system":
+            return ('messages: Unexpected role "system". The Messages API accepts a top-level '
+                    '`system` parameter, not "system" as an input message role.')
+        if role not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        if i == 0 and role != "user":
+            return 'messages: first message must use the "user" role'
+        if role == previous:
+            return ('messages: roles must alternate between "user" and "assistant", but found '
+                    f'multiple "{role}" roles in a row')
+        last = i == len(messages) - 1
+        if not text_of(message.get("content")).strip() and not (last and role == "assistant"):
+            return (f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message")
+        previous = role
+    return None
+
+
+class FakeAnthropic:
+    """``faults`` is consumed one entry per valid /v1/messages request:
+
+    ("status", code, headers, body)  answer that (body: str, or JSON-able)
+    ("cut", n)                        n text deltas, then close without finishing
+    ("malformed",)                    a garbage data: line inside an otherwise good stream
+    ("stream_error", n, error_obj)    n text deltas, then ``event: error`` with error_obj; close
+    ("delay", seconds)                wait, then answer normally
+    ("empty",)                        a reply with no content
+    None                              no fault for this request
+    """
+
+    def __init__(self, limit: int = 200_000, *, api_key: str | None = None,
+                 host: str = "127.0.0.1", port: int = 0, model: str = "claude-fake") -> None:
+        self.limit = limit
+        self.api_key = api_key
+        self.model = model
+        self.reply_fn: Callable[[dict], str] | None = None
+        self.faults: deque[tuple | None] = deque()
+        self.chunk_delay = 0.0
+        self.cache_read_tokens = 0  # report this much of the input as read from the cache
+        self.thinking = ""  # if set, a thinking block (with signature) streams before the text
+        self.requests: list[RecordedRequest] = []
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FakeAnthropic:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = _Server((self._host, self._port), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}"  # as api.anthropic.com: no /v1
+
+    @property
+    def message_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.rstrip("/").endswith("/v1/messages")]
+
+    def default_reply(self, body: dict) -> str:
+        """Deterministic: "Reply N: <first words of the last user message>"."""
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        words = " ".join(text_of(users[-1].get("content")).split()[:8])[:60] if users else ""
+        return f"Reply {len(self.message_requests)}: {words}"
+
+    def _next_fault(self) -> tuple | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _record(self, rec: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def _sleep(self, seconds: float) -> bool:
+        return not self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up is not a failure of the fake
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeAnthropic
+    protocol_version = "HTTP/1.0"  # a stream ends when we close
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = dict(self.headers.items())
+        rec = RecordedRequest(self.path, headers, {})
+        fake._record(rec)
+        refused = self._refusal(raw, rec)
+        if refused is not None:
+            rec.status = refused[0]
+            self._send(*refused)
+            return
+        body = rec.body
+        fault = rec.fault = fake._next_fault()
+        if fault and fault[0] == "delay":
+            if not fake._sleep(float(fault[1])):
+                return
+            fault = None
+        if fault and fault[0] == "status":
+            _, rec.status, extra, err = fault
+            self._send(rec.status, err, extra)
+            return
+        max_tokens = body["max_tokens"]
+        too_long = overflow_message(fake.limit, rec.prompt_tokens, max_tokens)
+        if too_long is not None:
+            rec.overflowed, rec.status = True, 400
+            self._send(400, error_body("invalid_request_error", too_long))
+            return
+        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
+        reply, stop = _fit_reply(reply, max_tokens)
+        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
+        if body.get("stream"):
+            self._stream(rec, stop, fault)
+        else:
+            self._send(200, {**self._message(rec, stop), "content": (
+                [{"type": "text", "text": reply}] if reply else [])})
+
+    def _refusal(self, raw: bytes, rec: RecordedRequest) -> tuple[int, dict] | None:
+        """(status, body) for a request the real API would turn away before any work."""
+        fake = self.fake
+        if not self.path.rstrip("/").endswith("/v1/messages"):
+            return 404, error_body("not_found_error", "Not Found")
+        key = self.headers.get("x-api-key")
+        if fake.api_key is not None and not key:
+            return 401, error_body("authentication_error", "x-api-key header is required")
+        if fake.api_key is not None and key != fake.api_key:
+            return 401, error_body("authentication_error", "invalid x-api-key")
+        if not self.headers.get("anthropic-version"):
+            return 400, error_body("invalid_request_error", "anthropic-version: header is required")
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return 400, error_body("invalid_request_error", "There was an issue with the "
+                                   "format of your request: the body is not valid JSON")
+        if not isinstance(body, dict):
+            return 400, error_body("invalid_request_error", "Input should be an object")
+        for name in ("model", "max_tokens", "messages"):
+            if name not in body:
+                return 400, error_body("invalid_request_error", f"{name}: Field required")
+        extra = sorted(set(body) - ALLOWED_FIELDS)
+        if extra:
+            return 400, error_body("invalid_request_error",
+                                   f"{extra[0]}: Extra inputs are not permitted")
+        if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
+            return 400, error_body("invalid_request_error",
+                                   "max_tokens: Input should be greater than or equal to 1")
+        wrong = invalid_messages(body["messages"])
+        if wrong:
+            return 400, error_body("invalid_request_error", wrong)
+        rec.body, rec.prompt_tokens = body, count_input(body)
+        return None
+
+    def _message(self, rec: RecordedRequest, stop: str | None) -> dict[str, Any]:
+        fake = self.fake
+        cached = min(fake.cache_read_tokens, rec.prompt_tokens)
+        return {"id": f"msg_fake_{len(fake.requests)}", "type": "message", "role": "assistant",
+                "model": rec.body.get("model", fake.model), "content": [],
+                "stop_reason": stop, "stop_sequence": None,
+                "usage": {"input_tokens": rec.prompt_tokens - cached,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached,
+                          "output_tokens": rec.completion_tokens if stop else 1}}
+
+    def _stream(self, rec: RecordedRequest, stop: str, fault: tuple | None) -> None:
+        fake = self.fake
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self._event("message_start", {"type": "message_start",
+                                      "message": self._message(rec, None)})
+        index = 0
+        if fake.thinking:
+            self._block(index, {"type": "thinking", "thinking": ""}, [
+                {"type": "thinking_delta", "thinking": fake.thinking},
+                {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"}])
+            index += 1
+        self._event("ping", {"type": "ping"})
+        kind = fault[0] if fault else None
+        pieces = [rec.reply[i:i + CHUNK_CHARS] for i in range(0, len(rec.reply), CHUNK_CHARS)]
+        if pieces:
+            self._event("content_block_start", {"type": "content_block_start", "index": index,
+                                                "content_block": {"type": "text", "text": ""}})
+        for n, piece in enumerate(pieces):
+            if kind in ("cut", "stream_error") and n == fault[1]:
+                break
+            self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                "delta": {"type": "text_delta", "text": piece}})
+            if fake.chunk_delay and not fake._sleep(fake.chunk_delay):
+                return
+            if kind == "malformed" and n == 0:
+                self._write('event: content_block_delta\ndata: {"type": "content_block_delta", '
+                            '"delta": {"type": "text_delta", "text": "bro')
+            if (n + 1) % PING_EVERY == 0:
+                self._event("ping", {"type": "ping"})
+        if kind == "cut":
+            return  # the connection closes with no message_delta and no message_stop
+        if kind == "stream_error":
+            self._event("error", fault[2])
+            return
+        if pieces:
+            self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+        self._event("message_delta", {"type": "message_delta",
+                                      "delta": {"stop_reason": stop, "stop_sequence": None},
+                                      "usage": {"output_tokens": rec.completion_tokens}})
+        self._event("message_stop", {"type": "message_stop"})
+
+    def _block(self, index: int, start: dict, deltas: list[dict]) -> None:
+        self._event("content_block_start", {"type": "content_block_start", "index": index,
+                                            "content_block": start})
+        for delta in deltas:
+            self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                "delta": delta})
+        self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _write(self, text: str) -> None:
+        self.wfile.write(text.encode("utf-8") + b"\n\n")
+        self.wfile.flush()
+
+    def _event(self, name: str, obj: Any) -> None:
+        self._write(f"event: {name}\ndata: " + json.dumps(obj, ensure_ascii=False))
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        is_text = isinstance(body, str | bytes)
+        data = body if isinstance(body, bytes) else (
+            body.encode("utf-8") if is_text else json.dumps(body, ensure_ascii=False).encode())
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8" if is_text
+                         else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", f"req_fake_{len(self.fake.requests)}")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _fit_reply(reply: str, max_tokens: int) -> tuple[str, str]:
+    """Stop after max_tokens tokens; a character split by the cut is dropped, not half-sent."""
+    tokens = ENCODING.encode(reply, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return reply, "end_turn"
+    cut = ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore")
+    return cut, "max_tokens"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake Anthropic Messages API server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--limit", type=int, default=200_000, help="context window in tokens")
+    parser.add_argument("--api-key", default=None, help="require this x-api-key")
+    args = parser.parse_args(argv)
+    fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port)
+    fake.start()
+    print(f"fake Anthropic server, context {args.limit} tokens, at {fake.base_url} "
+          "(Ctrl+C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,415 @@
+"""A fake Ollama server (native API) on a real loopback socket.
+
+Like the real one it never refuses an over-long prompt: it drops the oldest non-system messages
+until the prompt fits ``num_ctx`` (keeping the last message and tool results with their call, as
+Ollama's chatPrompt does), cuts tokens if even that is too long, answers anyway, and reports in
+``prompt_eval_count`` only what it evaluated. Stdlib plus tests.fakeserver's tokenizer.
+
+    python -m tests.fake_ollama --port 11435 --num-ctx 2048 --context-length 8192
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.fakeserver import CHUNK_CHARS, ENCODING, count_tokens
+
+MESSAGE_OVERHEAD = 4  # a chat template's role header and end-of-turn marker
+PRIMING = 3  # BOS and the open assistant header a template ends with
+
+
+def count_ollama_prompt(messages: list[dict]) -> int:
+    total = PRIMING
+    for message in messages:
+        total += MESSAGE_OVERHEAD + count_tokens(str(message.get("content") or ""))
+        if message.get("tool_calls"):
+            total += count_tokens(json.dumps(message["tool_calls"], ensure_ascii=False))
+    return total
+
+
+def _tool_block_start(messages: list[dict], i: int) -> int:
+    """Never start the kept part on a tool result whose assistant call would be dropped."""
+    if i <= 0 or i >= len(messages) or messages[i].get("role") != "tool":
+        return i
+    start = i
+    while start > 0 and messages[start - 1].get("role") == "tool":
+        start -= 1
+    if start > 0 and messages[start - 1].get("role") == "assistant" and \
+            messages[start - 1].get("tool_calls"):
+        return start - 1
+    return i
+
+
+def fit_messages(messages: list[dict], num_ctx: int) -> tuple[list[dict], int]:
+    """(kept messages, their tokens), as Ollama's chatPrompt: drop from the front, keep system
+    messages and always the last message."""
+    for i in range(len(messages)):
+        start = _tool_block_start(messages, i)
+        kept = [m for m in messages[:start] if m.get("role") == "system"] + messages[start:]
+        tokens = count_ollama_prompt(kept)
+        if tokens <= num_ctx or i == len(messages) - 1:
+            return kept, tokens
+    return [], count_ollama_prompt([])
+
+
+@dataclass
+class OllamaRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    num_ctx: int = 0  # the window this request ran with
+    sent_tokens: int = 0  # the prompt as sent
+    evaluated: int = 0  # what the model saw: prompt_eval_count
+    truncated: bool = False
+    kept: list[dict] = field(default_factory=list)  # the messages that survived
+    completion_tokens: int = 0
+    status: int = 200
+    fault: tuple | None = None
+    reply: str = ""
+
+
+class FakeOllama:
+    """``faults`` is consumed one entry per /api/chat request:
+
+    ("status", code, headers, body)  answer that (body: str, or JSON-able)
+    ("cut", n)                        n content lines, then close without a done line
+    ("malformed",)                    a garbage line inside an otherwise good stream
+    ("stream_error", n, message)      n content lines, then {"error": message} and close
+    ("delay", seconds)                wait, then answer normally
+    ("empty",)                        a reply with no content
+    None                              no fault for this request
+
+    ``reply_fn(body)`` gets the request with "messages" replaced by the ones that survived
+    truncation: a model can only answer from what it saw.
+    """
+
+    def __init__(self, default_num_ctx: int = 2048, context_length: int = 8192,
+                 models: tuple[str, ...] = ("llama3.2",), *, host: str = "127.0.0.1",
+                 port: int = 0, modelfile_num_ctx: int | None = None) -> None:
+        self.default_num_ctx = default_num_ctx
+        self.context_length = context_length
+        self.models = models
+        self.modelfile_num_ctx = modelfile_num_ctx  # PARAMETER num_ctx in the Modelfile
+        self.thinking = ""  # streamed as message.thinking before the reply, like qwen3
+        self.show_override: tuple[int, Any] | None = None  # (status, body) for /api/show
+        self.reply_fn: Callable[[dict], str] | None = None
+        self.faults: deque[tuple | None] = deque()
+        self.chunk_delay = 0.0
+        self.requests: list[OllamaRequest] = []
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> FakeOllama:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = _Server((self._host, self._port), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="fake-ollama", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOllama:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def chat_requests(self) -> list[OllamaRequest]:
+        return [r for r in self.requests if r.path == "/api/chat"]
+
+    # --- behaviour -----------------------------------------------------------------------------
+
+    def has_model(self, name: str) -> bool:
+        return name in self.models or name.removesuffix(":latest") in self.models
+
+    def default_reply(self, body: dict) -> str:
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        text = str(users[-1].get("content") or "") if users else ""
+        return f"Reply {len(self.chat_requests)}: {' '.join(text.split()[:8])[:60]}"
+
+    def parameters_text(self) -> str:
+        # Ollama pads names to 30 columns; stop tokens are there for nearly every model.
+        lines = [f"{'stop':<30} \"<|eot_id|>\""]
+        if self.modelfile_num_ctx is not None:
+            lines.insert(0, f"{'num_ctx':<30} {self.modelfile_num_ctx}")
+        return "\n".join(lines)
+
+    def _next_fault(self) -> tuple | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _record(self, rec: OllamaRequest) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def _sleep(self, seconds: float) -> bool:
+        return not self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up is not a failure of the fake
+
+
+def _bad_shape(messages: Any) -> str | None:
+    """What Ollama's Go JSON decoder would reject, in its words."""
+    if not isinstance(messages, list):
+        return "json: cannot unmarshal into Go struct field ChatRequest.messages"
+    for m in messages:
+        if not isinstance(m, dict):
+            return "json: cannot unmarshal into Go struct field ChatRequest.messages"
+        content = m.get("content")
+        if content is not None and not isinstance(content, str):
+            kind = "array" if isinstance(content, list) else "object"
+            return (f"json: cannot unmarshal {kind} into Go struct field "
+                    "Message.messages.content of type string")
+        for call in m.get("tool_calls") or []:
+            args = (call.get("function") or {}).get("arguments")
+            if args is not None and not isinstance(args, dict):
+                return ("json: cannot unmarshal string into Go value of type "
+                        "api.ToolCallFunctionArguments")
+    return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOllama
+    protocol_version = "HTTP/1.0"  # one request per connection; a stream ends when we close
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        fake = self.fake
+        fake._record(OllamaRequest(self.path, dict(self.headers.items()), {}))
+        if self.path == "/":
+            self._send(200, "Ollama is running")
+        elif self.path == "/api/version":
+            self._send(200, {"version": "0.0.0-fake"})
+        elif self.path == "/api/tags":
+            self._send(200, {"models": [
+                {"name": f"{m}:latest", "model": f"{m}:latest", "size": 2_019_393_189,
+                 "details": {"family": "llama", "parameter_size": "3.2B",
+                             "quantization_level": "Q4_K_M"}} for m in fake.models]})
+        else:
+            self._send(404, "404 page not found")
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = dict(self.headers.items())
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            fake._record(OllamaRequest(self.path, headers, {}, status=400))
+            self._send(400, {"error": str(exc)})
+            return
+        if self.path == "/api/show":
+            self._show(OllamaRequest(self.path, headers, body), body)
+        elif self.path == "/api/chat":
+            self._chat(OllamaRequest(self.path, headers, body), body)
+        else:
+            fake._record(OllamaRequest(self.path, headers, body, status=404))
+            self._send(404, "404 page not found")
+
+    def _show(self, rec: OllamaRequest, body: dict) -> None:
+        fake = self.fake
+        fake._record(rec)
+        name = str(body.get("model") or body.get("name") or "")
+        if fake.show_override is not None:
+            rec.status = fake.show_override[0]
+            self._send(*fake.show_override)
+        elif not fake.has_model(name):
+            rec.status = 404
+            self._send(404, {"error": f"model '{name}' not found"})
+        else:
+            self._send(200, {
+                "modelfile": f"FROM {name}\n", "parameters": fake.parameters_text(),
+                "template": "{{ .Prompt }}", "details": {"family": "llama", "format": "gguf"},
+                "model_info": {"general.architecture": "llama",
+                               "general.parameter_count": 3_212_749_888,
+                               "llama.context_length": fake.context_length,
+                               "llama.embedding_length": 3072},
+                "capabilities": ["completion", "tools"]})
+
+    def _chat(self, rec: OllamaRequest, body: dict) -> None:
+        fake = self.fake
+        fault = rec.fault = fake._next_fault()
+        fake._record(rec)
+        if fault and fault[0] == "delay":
+            if not fake._sleep(float(fault[1])):
+                return
+            fault = None
+        if fault and fault[0] == "status":
+            _, code, extra, err_body = fault
+            rec.status = code
+            self._send(code, err_body, extra)
+            return
+        model = str(body.get("model") or "")
+        if not fake.has_model(model):
+            rec.status = 404
+            self._send(404, {"error": f'model "{model}" not found, try pulling it first'})
+            return
+        messages = body.get("messages", [])
+        bad = _bad_shape(messages)
+        if bad:
+            rec.status = 400
+            self._send(400, {"error": bad})
+            return
+        options = body.get("options") or {}
+        rec.num_ctx = int(options.get("num_ctx") or fake.default_num_ctx)
+        rec.sent_tokens = count_ollama_prompt(messages)
+        rec.kept, tokens = fit_messages(messages, rec.num_ctx)
+        # Past whole messages, the runner cuts tokens too: it never evaluates more than num_ctx.
+        rec.evaluated = min(tokens, rec.num_ctx)
+        rec.truncated = rec.evaluated < rec.sent_tokens
+        seen = {**body, "messages": rec.kept}
+        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(seen)
+        reply, finish = _fit_reply(reply, int(options.get("num_predict") or -1))
+        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
+        final = {"model": model, "created_at": _now(),
+                 "message": {"role": "assistant", "content": ""}, "done": True,
+                 "done_reason": finish, "total_duration": 1_000_000, "load_duration": 1000,
+                 "prompt_eval_count": rec.evaluated, "prompt_eval_duration": 1000,
+                 "eval_count": rec.completion_tokens, "eval_duration": 1000}
+        if body.get("stream") is False:
+            if fault and fault[0] == "stream_error":
+                rec.status = 500
+                self._send(500, {"error": fault[2]})
+            else:
+                self._send(200, {**final, "message": {"role": "assistant", "content": reply}})
+            return
+        self._stream(model, rec, reply, final, fault)
+
+    def _stream(self, model: str, rec: OllamaRequest, reply: str, final: dict,
+                fault: tuple | None) -> None:
+        fake = self.fake
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+        def piece(**message: str) -> dict:
+            return {"model": model, "created_at": _now(),
+                    "message": {"role": "assistant", "content": "", **message}, "done": False}
+
+        for n in range(0, len(fake.thinking), CHUNK_CHARS):
+            self._line(piece(thinking=fake.thinking[n:n + CHUNK_CHARS]))
+        pieces = [reply[i:i + CHUNK_CHARS] for i in range(0, len(reply), CHUNK_CHARS)]
+        kind = fault[0] if fault else None
+        for n, text in enumerate(pieces):
+            if kind in ("cut", "stream_error") and n == fault[1]:
+                break
+            self._line(piece(content=text))
+            if fake.chunk_delay and not fake._sleep(fake.chunk_delay):
+                return
+            if kind == "malformed" and n == 0:
+                self._raw(b'{"message": {"role": "assistant", "content": "bro\n')
+        if kind == "cut":
+            return  # the connection closes with no done line
+        if kind == "stream_error":
+            self._line({"error": fault[2]})
+            return
+        self._line(final)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _line(self, obj: Any) -> None:
+        self._raw(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        is_text = isinstance(body, str | bytes)
+        data = body if isinstance(body, bytes) else (
+            body.encode("utf-8") if is_text else json.dumps(body, ensure_ascii=False).encode())
+        self.send_response(status)
+        self.send_header("Content-Type",
+                         "text/plain; charset=utf-8" if is_text else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self._raw(data)
+
+
+def _fit_reply(reply: str, num_predict: int) -> tuple[str, str]:
+    """Stop after num_predict tokens (<= 0 means no limit, as Ollama's -1)."""
+    tokens = ENCODING.encode(reply, disallowed_special=())
+    if num_predict <= 0 or len(tokens) <= num_predict:
+        return reply, "stop"
+    return ENCODING.decode_bytes(tokens[:num_predict]).decode("utf-8", errors="ignore"), "length"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000000000Z", time.gmtime())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake Ollama server (native API).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=11435)
+    parser.add_argument("--num-ctx", type=int, default=2048,
+                        help="window when a request sends no options.num_ctx")
+    parser.add_argument("--context-length", type=int, default=8192,
+                        help="the model's trained length, as /api/show reports it")
+    parser.add_argument("--modelfile-num-ctx", type=int, default=None)
+    parser.add_argument("--model", action="append", dest="models",
+                        help="a model name it has (repeatable; default llama3.2)")
+    args = parser.parse_args(argv)
+    fake = FakeOllama(args.num_ctx, args.context_length, tuple(args.models or ("llama3.2",)),
+                      host=args.host, port=args.port,
+                      modelfile_num_ctx=args.modelfile_num_ctx).start()
+    print(f"fake Ollama at {fake.base_url}, models {', '.join(fake.models)}, default num_ctx "
+          f"{fake.default_num_ctx} (Ctrl+C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
