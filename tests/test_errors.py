@@ -309,3 +309,12 @@ def test_long_provider_messages_are_cut_to_one_short_line() -> None:
     err = classify(400, _j({"error": {"message": "bad\n" + "x" * 5000}}))
     assert isinstance(err, ProviderError)
     assert "\n" not in err.message and len(err.message) < 400
+
+
+def test_a_key_cut_by_the_message_length_is_scrubbed_too():
+    key = "sk-test-SECRET-0123456789abcdef"
+    body = json.dumps({"error": {"message": "x" * 280 + " key " + key, "type": "auth"}})
+    err = classify(401, body)
+    assert "…" in err.message and key[:10] in err.message  # the cut fell inside the key
+    err.redact(key)
+    assert key[:8] not in err.message and key not in err.body

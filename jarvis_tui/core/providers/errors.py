@@ -35,6 +35,11 @@ class ProviderError(Exception):
         if not secret:
             return
         self.message = self.message.replace(secret, "***")
+        # The one-line message is cut at MAX_MESSAGE_CHARS: the cut may fall inside the key.
+        for n in range(len(secret) - 1, 5, -1):
+            if secret[:n] + "…" in self.message:
+                self.message = self.message.replace(secret[:n] + "…", "***…")
+                break
         self.body = self.body.replace(secret, "***")
         self.args = (self.message,)
 
