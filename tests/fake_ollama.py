@@ -295,7 +295,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": bad})
             return
         options = body.get("options") or {}
-        rec.num_ctx = int(options.get("num_ctx") or fake.default_num_ctx)
+        # Ollama runs a model with at most its trained context length: a larger num_ctx is
+        # lowered (with a warning in the server log, none to the client).
+        rec.num_ctx = min(int(options.get("num_ctx") or fake.default_num_ctx),
+                          fake.context_length)
         rec.sent_tokens = count_ollama_prompt(messages)
         rec.kept, tokens = fit_messages(messages, rec.num_ctx)
         # Past whole messages, the runner cuts tokens too: it never evaluates more than num_ctx.

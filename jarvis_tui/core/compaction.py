@@ -85,6 +85,9 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
     return "\n\n".join(parts)
 
 
+SUMMARY_OVERFLOW_TRIES = 5
+
+
 class Summarizer:
     """Produces summaries that fit the summariser's own window, in chunks when they must."""
 
@@ -101,6 +104,7 @@ class Summarizer:
         self.window = window
         self.counter = counter
         self.calls = 0
+        self._failed_size = window  # tokens of the last summary request refused as too long
 
     @property
     def input_budget(self) -> int:
@@ -109,13 +113,17 @@ class Summarizer:
 
     async def summarize(self, previous: str | None, messages: list[Message],
                         focus: str | None = None) -> str:
-        for _ in range(3):
+        for _ in range(SUMMARY_OVERFLOW_TRIES):
             try:
                 return await self._summarize(previous, messages, focus)
             except ContextOverflow as err:
                 # The summariser's real window is smaller than we thought: learn it and re-chunk.
+                # A server that does not name it still told us one thing: the request that
+                # failed was too big, so the window is below its size.
                 smaller = err.limit if err.limit and err.limit < self.window else None
-                self.window = smaller or int(self.window * 0.7)
+                self.window = smaller or int(min(self.window * 0.7, self._failed_size * 0.8))
+                if self.window < 256:
+                    break
         raise SummaryError("the summary request did not fit the model's context window")
 
     async def _summarize(self, previous: str | None, messages: list[Message],
@@ -178,6 +186,8 @@ class Summarizer:
                                                       context_window=self.window)
                 break
             except ContextOverflow:
+                self._failed_size = (self.counter.text(material) + self.max_tokens
+                                     + self.counter.text(SUMMARY_SYSTEM_PROMPT))
                 raise
             except RetryableError as err:
                 # A 429 or a 502 should not cost the user a compaction: a short, bounded retry.

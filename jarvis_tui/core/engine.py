@@ -87,14 +87,18 @@ class Engine:
         """With context_window 0, ask the server once what window it runs the model with.
 
         A limit the server already taught us by refusing a request is smaller and stays."""
-        if self._detected or self.settings.context_window > 0:
+        silent = getattr(self.provider, "truncates_silently", False)
+        # A server that cuts instead of refusing is asked even when a window is configured:
+        # it would quietly run the model with its own smaller one.
+        if self._detected or (self.settings.context_window > 0 and not silent):
             return None
         self._detected = True
         ask = getattr(self.provider, "detect_context_window", None)
         size = await ask(self.settings.model) if ask is not None else None
         if not size or size <= 0:
             return None
-        if self.window_source == "learned from the server" and self.context_window <= size:
+        if (self.window_source in ("learned from the server", "configured")
+                and self.context_window <= size):
             return None
         self.context_window, self.window_source = size, "detected from the server"
         return ev.WindowDetected(size)
@@ -103,6 +107,10 @@ class Engine:
         """New settings take effect from the next request (the settings screen's Save)."""
         model_changed = (settings.model, settings.provider) != (self.settings.model,
                                                                  self.settings.provider)
+        if settings.context_window != self.settings.context_window:
+            # The user says what the window is now (a bigger server, a new model): a limit
+            # learned from the old one's errors no longer holds.
+            self.store.set_meta(self.conversation.id, META_LIMIT, None)
         self.settings = settings
         self._resolve_window()
         self._detected = False  # a new model or address may run with another window
@@ -358,6 +366,16 @@ class Engine:
         elif err.requested and err.requested > 0:
             # The server counted more than we estimated: correct our counts.
             self._calibrate(fitted.estimated_raw, err.requested)
+        else:
+            # Refused without a number (old llama.cpp): the window is at most what was sent
+            # with the reply's room. A bound, not a guess: each refusal brings it down.
+            sent = int(fitted.estimated_raw * self.counter.factor)
+            bound = sent + self.budget.response_reserve - 1
+            if bound < self.context_window:
+                previous, self.context_window = self.context_window, bound
+                self.window_source = "learned from the server"
+                self.store.set_meta(self.conversation.id, META_LIMIT, bound)
+                yield ev.ContextLimitLearned(bound, previous)
         compacted = False
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
