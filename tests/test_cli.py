@@ -178,3 +178,17 @@ def test_a_hosted_provider_without_a_key_names_the_variable(home):
     result = run(home, "--provider", "ollama", "--base-url", "http://127.0.0.1:9", "ask", "hi")
     assert result.returncode == 1  # no key needed; the server is just not there
     assert "Could not connect to http://127.0.0.1:9" in result.stderr
+
+
+def test_a_corrupt_session_database_is_reported_and_left_alone(home, fake_server, tmp_path):
+    db = tmp_path / "data" / "jarvis-tui" / "sessions.db"
+    db.parent.mkdir(parents=True)
+    garbage = b"this is not a database, it is a shopping list\n" * 20
+    db.write_bytes(garbage)
+    for command in (["ask", "hello"], ["sessions"], []):  # [] = the full-screen app
+        result = run(home, *flags(fake_server), *command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert str(db) in result.stderr and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert db.read_bytes() == garbage
+    assert fake_server.requests == []

@@ -378,3 +378,20 @@ async def test_new_settings_apply_from_the_next_request(fake_server, tmp_path):
     assert engine.budget.tokens == 8192 - 1024 - 256
     await send(engine, "again")
     assert fake_server.chat_requests[-1].body["max_tokens"] == 1024
+
+
+async def test_calibration_is_per_provider_and_model_and_resumes(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path, model="some-local-model")
+    for i in range(4):
+        await send(engine, f"一些中文和 English mixed {i} " * 20)
+    factor = engine.counter.factor
+    assert factor != 1.0 and engine.counter.source == "calibrated"
+    factors = engine.store.get_meta(engine.conversation.id, "calibration")
+    assert factors == {"openai:some-local-model": factor}
+    # A resumed session starts calibrated; the same model name behind another protocol doesn't.
+    again = make_engine(fake_server, tmp_path, model="some-local-model", store=engine.store,
+                        conversation_id=engine.conversation.id)
+    assert again.counter.factor == factor
+    other = make_engine(fake_server, tmp_path, model="some-local-model", provider="ollama",
+                        store=engine.store, conversation_id=engine.conversation.id)
+    assert other.counter.factor == 1.0
