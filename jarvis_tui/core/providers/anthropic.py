@@ -15,7 +15,7 @@ import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import AuthError, ProviderError, StreamCut, classify
-from jarvis_tui.core.providers.http import HttpProvider
+from jarvis_tui.core.providers.http import HttpProvider, stream_lines
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -170,7 +170,7 @@ class AnthropicProvider(HttpProvider):
         stop: str | None = None
         finished = False
         event_name = ""
-        async for line in resp.aiter_lines():
+        async for line in stream_lines(resp):
             if line.startswith("event:"):
                 event_name = line[6:].strip()
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -92,3 +93,20 @@ def _reason(exc: BaseException) -> str:
         seen = seen.__cause__ or seen.__context__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return re.sub(r"^\[Errno -?\d+\]\s*", "", text).rstrip(".")
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+async def stream_lines(resp: httpx.Response) -> AsyncIterator[str]:
+    """The lines of an SSE or NDJSON stream, which end only at CRLF, CR or LF. httpx's
+    aiter_lines also splits at U+2028, U+2029, NEL and other separators that servers send raw
+    inside a JSON chunk, and the halves are then dropped as garbage."""
+    rest = ""
+    async for text in resp.aiter_text():
+        lines = _EOL.split(rest + text)
+        rest = lines.pop()
+        for line in lines:
+            yield line
+    if rest:
+        yield rest

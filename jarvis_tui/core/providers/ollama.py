@@ -22,7 +22,7 @@ from jarvis_tui.core.providers.errors import (
     classify,
     provider_message,
 )
-from jarvis_tui.core.providers.http import HttpProvider
+from jarvis_tui.core.providers.http import HttpProvider, stream_lines
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -95,7 +95,7 @@ class OllamaProvider(HttpProvider):
     async def _ndjson_events(self, resp: httpx.Response, model: str
                              ) -> AsyncIterator[ChatEvent]:
         final: dict[str, Any] | None = None
-        async for line in resp.aiter_lines():
+        async for line in stream_lines(resp):
             line = line.strip()
             if not line:
                 continue

@@ -14,7 +14,7 @@ import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import ProviderError, StreamCut, classify
-from jarvis_tui.core.providers.http import HttpProvider
+from jarvis_tui.core.providers.http import HttpProvider, stream_lines
 
 
 class OpenAIProvider(HttpProvider):
@@ -96,7 +96,7 @@ class OpenAIProvider(HttpProvider):
         finish: str | None = None
         usage: ChatUsage | None = None
         done = False
-        async for line in resp.aiter_lines():
+        async for line in stream_lines(resp):
             if not line.startswith("data:"):
                 continue  # blank separators, ": comments", event:/id:/retry: fields
             data = line[5:].strip()

@@ -130,7 +130,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.engine = engine
         self.reply_view = self.sending = None
         self.compacting = False
-        self.title = engine.conversation.title or T(self.lang, "untitled")
+        self.title = terminal_safe(engine.conversation.title) or T(self.lang, "untitled")
         self.sub_title = f"{engine.settings.model} · #{engine.conversation.id}"
         await self.query_one(Conversation).show(engine.messages)
         self.query_one(SummaryPanel).show_summary(engine.summary)
@@ -332,7 +332,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         conv = self.engine.store.get_conversation(self.cid)
         if conv is not None and conv.title:
             self.engine.conversation = conv
-            self.title = conv.title
+            self.title = terminal_safe(conv.title)
 
     @on(ue.RetryScheduled)
     async def _retry(self, message: ue.RetryScheduled) -> None:

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
 from jarvis_tui.core.store import Conversation
+from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts, ui_language
 
 NEW_SESSION = 0  # never a real id: SQLite AUTOINCREMENT starts at 1
@@ -197,7 +198,8 @@ class SessionsScreen(ModalScreen[int | None]):
             # Text cells, not strings: DataTable parses strings as markup, and a title is user text.
             table.add_row(
                 Text(CURRENT_MARK if conv.id == self.current_id else "", style="bold"),
-                Text(conv.title.strip() or self._t("untitled"), no_wrap=True, overflow="ellipsis"),
+                Text(terminal_safe(conv.title).strip() or self._t("untitled"), no_wrap=True,
+                     overflow="ellipsis"),
                 Text(_local_time(conv.updated_at)),
                 Text(str(conv.message_count), justify="right"),
                 Text(str(conv.id), justify="right"),
