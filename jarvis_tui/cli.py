@@ -139,13 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
-    # `warnings` were printed already, which the alternate screen hides; the app is to show
-    # them as notifications once JarvisApp takes `warnings=`.
+    # `warnings` were printed already, but the full screen hides them: the app shows them too.
     settings = load(args)
     from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
 
     with open_store(args) as store:
-        JarvisApp(settings, store, config_file=getattr(args, "config", None)).run()
+        JarvisApp(settings, store, config_file=getattr(args, "config", None),
+                  warnings=list(warnings)).run()
     return 0
 
 

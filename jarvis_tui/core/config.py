@@ -366,8 +366,9 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
 
 
 def config_warnings(path: Path | None = None) -> list[str]:
-    """Problems worth a warning but not a stop: a config file other users can read (it may
-    hold the API key). POSIX modes only; on Windows the bits mean nothing."""
+    """Problems worth a warning but not a stop: a config file other users can read that holds
+    a secret (an API key, or a password in base_url). A keyless file with the usual 0644 mode is
+    not warned about on every run. POSIX modes only; on Windows the bits mean nothing."""
     path = config_path() if path is None else Path(path)
     if os.name == "nt":
         return []
@@ -376,6 +377,14 @@ def config_warnings(path: Path | None = None) -> list[str]:
     except OSError:  # no file (the usual case) or no way to look: nothing to warn about
         return []
     if not mode & 0o077:
+        return []
+    try:
+        data = _read_file(path)
+    except ConfigError:  # not readable as TOML, yet it may hold a key all the same
+        data = {"api_key": True}
+    url = data.get("base_url")
+    in_url = isinstance(url, str) and "@" in url.partition("://")[2].split("/")[0]
+    if not data.get("api_key") and not in_url:
         return []
     return [f"{path} can be read by other users (mode {mode:04o}) and may hold an API key; "
             f"run: chmod 600 {path}"]
