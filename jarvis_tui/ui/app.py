@@ -31,7 +31,8 @@ class JarvisApp(App[None]):
 
     def __init__(self, settings: Settings, store: Store, *, config_file: Path | None = None,
                  provider_factory: ProviderFactory = make_provider,
-                 theme_dirs: list[Path] | None = None) -> None:
+                 theme_dirs: list[Path] | None = None, warnings: list[str] | None = None
+                 ) -> None:
         super().__init__()
         self.settings = settings
         self.store = store
@@ -40,6 +41,7 @@ class JarvisApp(App[None]):
         self.provider = provider_factory(settings)
         self.language = resolve_language(settings.language)
         self._theme_dirs = theme_dirs
+        self._warnings = warnings or []
         self._persist_theme = False
         self._chat: ChatScreen | None = None
 
@@ -49,6 +51,8 @@ class JarvisApp(App[None]):
         return self._chat
 
     async def on_mount(self) -> None:
+        for line in self._warnings:
+            self.notify(line, severity="warning", markup=False, timeout=15)
         for problem in register_themes(self, self._theme_dirs):
             self.notify(problem, title=T(self.language, "theme_problem"), severity="warning",
                         markup=False, timeout=10)

@@ -219,3 +219,25 @@ async def test_summary_requests_never_go_through_the_chat_path(fake_server, tmp_
         await talk_then_compact(pilot, [f"note {i}" for i in range(4)])
         summaries = [r for r in fake_server.chat_requests if is_summary_request(r.body)]
         assert summaries and all(not r.body.get("stream") for r in summaries)
+
+
+async def test_a_link_in_a_reply_is_shown_and_copied_not_opened(fake_server, tmp_path):
+    fake_server.reply_fn = lambda body: "see [the docs](https://evil.example/x?token=1)"
+    app = make_app(fake_server, tmp_path)
+    opened: list[str] = []
+    app.open_url = lambda url, **kw: opened.append(url)  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "where are the docs?")
+        markdown = views(app)[-1].query_one(Markdown)
+        markdown.post_message(Markdown.LinkClicked(markdown, "https://evil.example/x?token=1"))
+        await pilot.pause()
+        assert opened == [] and app.clipboard == "https://evil.example/x?token=1"
+        assert any("https://evil.example" in n.message for n in app._notifications)
+
+
+async def test_config_warnings_show_in_the_app(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    app._warnings = ["/x/config.toml can be read by other users (mode 0644)"]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert any("mode 0644" in n.message for n in app._notifications)

@@ -16,11 +16,13 @@ T = Texts(
     en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
         "streaming": "writing…", "partial": "partial: stopped or cut off",
         "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
-        "empty": "(empty reply)"},
+        "empty": "(empty reply)",
+        "link": "Link (not opened, copied to the clipboard): {href}"},
     zh={"user": "你", "assistant": "Jarvis", "tool": "工具", "system": "系统",
         "streaming": "输出中…", "partial": "不完整：已停止或被中断",
         "failed": "未得到回复", "pinned": "📌 已固定", "covered": "已摘要",
-        "empty": "（空回复）"},
+        "empty": "（空回复）",
+        "link": "链接（未打开，已复制到剪贴板）：{href}"},
 )
 
 
@@ -52,7 +54,9 @@ class MessageView(Vertical):
         yield Static(self._label_text(), markup=False, classes="label")
         text = terminal_safe(self.message.content)
         if self.message.role == "assistant":
-            yield Markdown(text, classes="body")
+            # A link in a reply can hide where it goes: a click shows and copies the address
+            # instead of opening it.
+            yield Markdown(text, classes="body", open_links=False)
         else:
             # What the user typed is shown exactly as typed: not Markdown, not markup.
             yield Static(text, markup=False, classes="body")
@@ -78,6 +82,12 @@ class MessageView(Vertical):
         if msg.covered:
             parts.append(T(lang, "covered"))
         return " · ".join(parts)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        self.app.copy_to_clipboard(event.href)
+        self.app.notify(T(ui_language(self.app), "link", href=terminal_safe(event.href)),
+                        markup=False)
 
     def refresh_state(self) -> None:
         """Re-read status, pinned and covered from the message record."""
