@@ -139,30 +139,12 @@ class AnthropicProvider(HttpProvider):
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
                           context_window: int | None = None) -> AsyncIterator[ChatEvent]:
         payload = self._payload(messages, model, max_tokens, stream=True)
-        received = False  # any byte of a 200 answer: a break after this is a cut stream
-        try:
-            async with self._client.stream("POST", self._url, json=payload,
-                                            headers={"Accept": "text/event-stream"}) as resp:
-                if resp.status_code >= 300:
-                    body = await self._read_text(resp)
-                    raise self._error(resp.status_code, body, resp.headers)
-                received = True
-                ctype = resp.headers.get("content-type", "")
-                if "json" in ctype and "event-stream" not in ctype:
-                    # A proxy that ignored stream=true and answered in one piece.
-                    done = self._completion(await self._read_text(resp))
-                    for event in _events_from_completion(done):
-                        yield event
-                    return
-                async for event in self._sse_events(resp):
-                    yield event
-        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
-            if received:
-                raise StreamCut(f"The connection to {self._where} broke in the middle of the "
-                                "reply.") from exc
-            raise self._network_error(exc) from exc
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc) from exc
+        async for event in self._stream(
+                self._url, payload, "text/event-stream", self._error,
+                lambda resp: self._sse_or_whole(
+                    resp, self._sse_events,
+                    lambda body: _events_from_completion(self._completion(body)))):
+            yield event
 
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
         prompt: int | None = None

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 
-from jarvis_tui.core.providers.errors import NetworkError, ProviderError, RequestError
+from jarvis_tui.core.providers.base import ChatEvent
+from jarvis_tui.core.providers.errors import (
+    NetworkError,
+    ProviderError,
+    RequestError,
+    StreamCut,
+)
 
 
 class HttpProvider:
@@ -43,6 +50,43 @@ class HttpProvider:
 
     async def detect_context_window(self, model: str) -> int | None:
         return None
+
+    async def _stream(self, url: str, payload: dict[str, Any], accept: str,
+                      status_error: Callable[[int, str, httpx.Headers], ProviderError],
+                      events: Callable[[httpx.Response], AsyncIterator[ChatEvent]],
+                      ) -> AsyncIterator[ChatEvent]:
+        """POST and stream: a non-2xx answer becomes `status_error(...)`, the body goes
+        through `events`, and a connection that breaks after the first byte is a cut stream."""
+        received = False
+        try:
+            async with self._client.stream("POST", url, json=payload,
+                                           headers={"Accept": accept}) as resp:
+                if resp.status_code >= 300:
+                    body = await self._read_text(resp)
+                    raise self._scrub(status_error(resp.status_code, body, resp.headers))
+                received = True
+                async for event in events(resp):
+                    yield event
+        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+            if received:
+                raise StreamCut(f"The connection to {self._where} broke in the middle of the "
+                                "reply.") from exc
+            raise self._network_error(exc) from exc
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from exc
+
+    async def _sse_or_whole(self, resp: httpx.Response,
+                            sse: Callable[[httpx.Response], AsyncIterator[ChatEvent]],
+                            whole: Callable[[str], list[ChatEvent]]) -> AsyncIterator[ChatEvent]:
+        """SSE events, or the events of a whole JSON answer from a server or proxy that
+        ignored stream=true."""
+        ctype = resp.headers.get("content-type", "")
+        if "json" in ctype and "event-stream" not in ctype:
+            for event in whole(await self._read_text(resp)):
+                yield event
+            return
+        async for event in sse(resp):
+            yield event
 
     async def _get_json(self, url: str) -> object | None:
         """GET for discovery: any failure means "the server does not say", never an error."""

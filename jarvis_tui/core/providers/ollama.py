@@ -73,24 +73,11 @@ class OllamaProvider(HttpProvider):
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
                           context_window: int | None = None) -> AsyncIterator[ChatEvent]:
         payload = self._payload(messages, model, max_tokens, context_window, stream=True)
-        received = False  # any byte of a 200 answer: a break after this is a cut stream
-        try:
-            async with self._client.stream(
-                    "POST", self._chat_url, json=payload,
-                    headers={"Accept": "application/x-ndjson"}) as resp:
-                if resp.status_code >= 300:
-                    body = await self._read_text(resp)
-                    raise self._scrub(self._error(resp.status_code, body, resp.headers, model))
-                received = True
-                async for event in self._ndjson_events(resp, model):
-                    yield event
-        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
-            if received:
-                raise StreamCut(f"The connection to {self._where} broke in the middle of the "
-                                "reply.") from exc
-            raise self._network_error(exc) from exc
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc) from exc
+        async for event in self._stream(
+                self._chat_url, payload, "application/x-ndjson",
+                lambda status, body, headers: self._error(status, body, headers, model),
+                lambda resp: self._ndjson_events(resp, model)):
+            yield event
 
     async def _ndjson_events(self, resp: httpx.Response, model: str
                              ) -> AsyncIterator[ChatEvent]:

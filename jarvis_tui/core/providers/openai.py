@@ -57,40 +57,28 @@ class OpenAIProvider(HttpProvider):
                           context_window: int | None = None) -> AsyncIterator[ChatEvent]:
         payload: dict[str, Any] = {"model": model, "messages": messages,
                                    "max_tokens": max_tokens, "stream": True}
-        for attempt in range(2):
+        for _ in range(2):
             if self._send_stream_options:
                 payload["stream_options"] = {"include_usage": True}
             else:
                 payload.pop("stream_options", None)
-            received = False  # any byte of a 200 answer: a break after this is a cut stream
             try:
-                async with self._client.stream(
-                        "POST", self._url, json=payload,
-                        headers={"Accept": "text/event-stream"}) as resp:
-                    if resp.status_code >= 300:
-                        body = await self._read_text(resp)
-                        if attempt == 0 and self._rejects_stream_options(resp.status_code, body):
-                            self._send_stream_options = False
-                            continue
-                        raise self._scrub(classify(resp.status_code, body, resp.headers))
-                    received = True
-                    ctype = resp.headers.get("content-type", "")
-                    if "json" in ctype and "event-stream" not in ctype:
-                        # A server that ignored stream=true and answered in one piece.
-                        body = await self._read_text(resp)
-                        for event in self._events_from_completion(self._completion(body)):
-                            yield event
-                        return
-                    async for event in self._sse_events(resp):
-                        yield event
-                    return
-            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
-                if received:
-                    raise StreamCut(f"The connection to {self._where} broke in the middle of the "
-                                    "reply.") from exc
-                raise self._network_error(exc) from exc
-            except httpx.HTTPError as exc:
-                raise self._network_error(exc) from exc
+                async for event in self._stream(
+                        self._url, payload, "text/event-stream", self._status_error,
+                        lambda resp: self._sse_or_whole(
+                            resp, self._sse_events,
+                            lambda body: self._events_from_completion(self._completion(body)))):
+                    yield event
+                return
+            except _StreamOptionsRejected:
+                continue  # once: the flag is off now
+
+    def _status_error(self, status: int, body: str, headers: httpx.Headers) -> ProviderError:
+        if self._send_stream_options and status in (400, 422) and "stream_options" in body:
+            # Some servers and proxies reject stream_options: ask again without it.
+            self._send_stream_options = False
+            return _StreamOptionsRejected(body)
+        return classify(status, body, headers)
 
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
         finish: str | None = None
@@ -137,10 +125,6 @@ class OpenAIProvider(HttpProvider):
             status = None
         return classify(status, raw)
 
-    @staticmethod
-    def _rejects_stream_options(status: int, body: str) -> bool:
-        return status in (400, 422) and "stream_options" in body
-
     # --- one-shot ------------------------------------------------------------------------------
 
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
@@ -185,6 +169,10 @@ class OpenAIProvider(HttpProvider):
             events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
         events.append(ChatDone(done.finish_reason))
         return events
+
+class _StreamOptionsRejected(ProviderError):
+    pass
+
 
 def _usage(raw: object) -> ChatUsage | None:
     if not isinstance(raw, dict):
