@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
 import time
-from collections import deque
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakeserver import CHUNK_CHARS, ENCODING, RecordedRequest, count_tokens
+from tests.fakeserver import CHUNK_CHARS, ENCODING, FakeServer, RecordedRequest, count_tokens
 
 MESSAGE_OVERHEAD = 4  # tokens per message for role markers, like a chat template's
 PING_EVERY = 5  # a ping event after this many text deltas (the real API interleaves them)
@@ -85,7 +82,7 @@ def invalid_messages(messages: object) -> str | None:
     return None
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
     """``faults`` is consumed one entry per valid /v1/messages request:
 
     ("status", code, headers, body)  answer that (body: str, or JSON-able)
@@ -99,49 +96,13 @@ class FakeAnthropic:
 
     def __init__(self, limit: int = 200_000, *, api_key: str | None = None,
                  host: str = "127.0.0.1", port: int = 0, model: str = "claude-fake") -> None:
+        super().__init__(host=host, port=port)
+        self.handler = _Handler
         self.limit = limit
         self.api_key = api_key
         self.model = model
-        self.reply_fn: Callable[[dict], str] | None = None
-        self.faults: deque[tuple | None] = deque()
-        self.chunk_delay = 0.0
         self.cache_read_tokens = 0  # report this much of the input as read from the cache
         self.thinking = ""  # if set, a thinking block (with signature) streams before the text
-        self.requests: list[RecordedRequest] = []
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeAnthropic:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = _Server((self._host, self._port), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return self._server.server_address[1]
 
     @property
     def base_url(self) -> str:
@@ -156,25 +117,6 @@ class FakeAnthropic:
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
         words = " ".join(text_of(users[-1].get("content")).split()[:8])[:60] if users else ""
         return f"Reply {len(self.message_requests)}: {words}"
-
-    def _next_fault(self) -> tuple | None:
-        with self._lock:
-            return self.faults.popleft() if self.faults else None
-
-    def _record(self, rec: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(rec)
-
-    def _sleep(self, seconds: float) -> bool:
-        return not self._stopping.wait(seconds)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up is not a failure of the fake
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
 import time
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakeserver import CHUNK_CHARS, ENCODING, count_tokens
+from tests.fakeserver import CHUNK_CHARS, ENCODING, FakeServer, count_tokens
 
 MESSAGE_OVERHEAD = 4  # a chat template's role header and end-of-turn marker
 PRIMING = 3  # BOS and the open assistant header a template ends with
@@ -76,7 +73,7 @@ class OllamaRequest:
     reply: str = ""
 
 
-class FakeOllama:
+class FakeOllama(FakeServer):
     """``faults`` is consumed one entry per /api/chat request:
 
     ("status", code, headers, body)  answer that (body: str, or JSON-able)
@@ -94,52 +91,14 @@ class FakeOllama:
     def __init__(self, default_num_ctx: int = 2048, context_length: int = 8192,
                  models: tuple[str, ...] = ("llama3.2",), *, host: str = "127.0.0.1",
                  port: int = 0, modelfile_num_ctx: int | None = None) -> None:
+        super().__init__(host=host, port=port)
+        self.handler = _Handler
         self.default_num_ctx = default_num_ctx
         self.context_length = context_length
         self.models = models
         self.modelfile_num_ctx = modelfile_num_ctx  # PARAMETER num_ctx in the Modelfile
         self.thinking = ""  # streamed as message.thinking before the reply, like qwen3
         self.show_override: tuple[int, Any] | None = None  # (status, body) for /api/show
-        self.reply_fn: Callable[[dict], str] | None = None
-        self.faults: deque[tuple | None] = deque()
-        self.chunk_delay = 0.0
-        self.requests: list[OllamaRequest] = []
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -----------------------------------------------------------------------------
-
-    def start(self) -> FakeOllama:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = _Server((self._host, self._port), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="fake-ollama", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeOllama:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return self._server.server_address[1]
 
     @property
     def base_url(self) -> str:
@@ -165,25 +124,6 @@ class FakeOllama:
         if self.modelfile_num_ctx is not None:
             lines.insert(0, f"{'num_ctx':<30} {self.modelfile_num_ctx}")
         return "\n".join(lines)
-
-    def _next_fault(self) -> tuple | None:
-        with self._lock:
-            return self.faults.popleft() if self.faults else None
-
-    def _record(self, rec: OllamaRequest) -> None:
-        with self._lock:
-            self.requests.append(rec)
-
-    def _sleep(self, seconds: float) -> bool:
-        return not self._stopping.wait(seconds)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up is not a failure of the fake
 
 
 def _bad_shape(messages: Any) -> str | None:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import tiktoken
 
@@ -148,7 +148,68 @@ class RecordedRequest:
     reply: str = ""
 
 
-class FakeProvider:
+class FakeServer:
+    """What every fake shares: a ThreadingHTTPServer on a loopback port in a daemon thread, the
+    fault queue, the request log, and a stop that wakes handlers sleeping in a delay fault.
+    Subclasses set `handler` (a BaseHTTPRequestHandler reading `self.fake`) and `base_url`."""
+
+    handler: type[BaseHTTPRequestHandler]
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.reply_fn: Callable[[dict], str] | None = None
+        self.faults: deque[tuple | None] = deque()
+        self.chunk_delay = 0.0  # seconds between streamed pieces, to act like a slow model
+        self.requests: list[Any] = []
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        handler = type("Handler", (self.handler,), {"fake": self})
+        self._server = _Server((self._host, self._port), handler)
+        # A short poll keeps stop() quick; tests start and stop a server each.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name=type(self).__name__, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping in a delay fault
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return self._server.server_address[1]
+
+    def _next_fault(self) -> tuple | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _record(self, rec: Any) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait; False if the server is stopping (then answer nothing)."""
+        return not self._stopping.wait(seconds)
+
+
+class FakeProvider(FakeServer):
     """A fake provider. ``faults`` is consumed one entry per chat request:
 
     ("status", code, headers, body)  answer that (body: str, or JSON-able)
@@ -164,52 +225,13 @@ class FakeProvider:
                  port: int = 0, model: str = "fake-model") -> None:
         if flavor not in FLAVORS:
             raise ValueError(f"unknown flavor {flavor!r}; pick one of {', '.join(FLAVORS)}")
+        super().__init__(host=host, port=port)
+        self.handler = _Handler
         self.limit = limit
         self.flavor = flavor
         self.model = model
-        self.reply_fn: Callable[[dict], str] | None = None
-        self.faults: deque[tuple | None] = deque()
         self.stream_usage = True
         self.gets: list[str] = []  # discovery requests (/props, /v1/models)
-        self.chunk_delay = 0.0  # seconds between streamed pieces, to act like a slow model
-        self.requests: list[RecordedRequest] = []
-        self._host, self._port = host, port
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -----------------------------------------------------------------------------
-
-    def start(self) -> FakeProvider:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = _Server((self._host, self._port), handler)
-        # A short poll keeps stop() quick; tests start and stop a server each.
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="fake-provider", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes handlers sleeping in a delay fault
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeProvider:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return self._server.server_address[1]
 
     @property
     def base_url(self) -> str:
@@ -229,18 +251,6 @@ class FakeProvider:
             text = " ".join(p.get("text", "") for p in text if isinstance(p, dict))
         words = " ".join(text.split()[:8])[:60]
         return f"Reply {len(self.chat_requests)}: {words}"
-
-    def _next_fault(self) -> tuple | None:
-        with self._lock:
-            return self.faults.popleft() if self.faults else None
-
-    def _record(self, rec: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(rec)
-
-    def _sleep(self, seconds: float) -> bool:
-        """Wait; False if the server is stopping (then answer nothing)."""
-        return not self._stopping.wait(seconds)
 
 
 class _Server(ThreadingHTTPServer):

@@ -6,7 +6,7 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 
 import httpx
@@ -49,17 +49,8 @@ TOO_LONG_WITH_RESERVE = error_body(
 
 
 @pytest.fixture
-def make_fake() -> Iterator[Callable[..., FakeAnthropic]]:
-    started: list[FakeAnthropic] = []
-
-    def make(**kw: object) -> FakeAnthropic:
-        fake = FakeAnthropic(**kw).start()  # type: ignore[arg-type]
-        started.append(fake)
-        return fake
-
-    yield make
-    for fake in started:
-        fake.stop()
+def make_fake(make_fake_anthropic: Callable[..., FakeAnthropic]) -> Callable[..., FakeAnthropic]:
+    return make_fake_anthropic
 
 
 @pytest.fixture

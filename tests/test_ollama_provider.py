@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -30,17 +30,8 @@ HELLO = [{"role": "system", "content": "You are terse."},
 
 
 @pytest.fixture
-def make_ollama() -> Iterator[Callable[..., FakeOllama]]:
-    started: list[FakeOllama] = []
-
-    def make(**kw: object) -> FakeOllama:
-        fake = FakeOllama(**kw).start()  # type: ignore[arg-type]
-        started.append(fake)
-        return fake
-
-    yield make
-    for fake in started:
-        fake.stop()
+def make_ollama(make_fake_ollama: Callable[..., FakeOllama]) -> Callable[..., FakeOllama]:
+    return make_fake_ollama
 
 
 @pytest.fixture

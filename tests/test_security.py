@@ -32,16 +32,6 @@ UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 KEY = "sk-test-SECRET-123456"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    """Own config and data dirs, and no key or provider from the outside environment."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_", "OLLAMA_"))}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
-               PYTHONIOENCODING="utf-8")
-    return env
-
-
 def assert_clean(text: str) -> None:
     found = UNSAFE.search(text)
     assert found is None, f"control character {found.group()!r} in {text!r}"
