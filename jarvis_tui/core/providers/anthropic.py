@@ -7,7 +7,6 @@ error types back into the shared ChatDelta / ChatUsage / ChatDone and ProviderEr
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -159,11 +158,8 @@ class AnthropicProvider(HttpProvider):
             if not line.startswith("data:"):
                 continue  # blank separators, ": comments", id:/retry: fields
             data = line[5:].strip()
-            try:
-                event = json.loads(data)
-            except ValueError:
-                continue  # a garbled line must not sink a good reply
-            if not isinstance(event, dict):
+            event = json_or_none(data)
+            if event is None:
                 continue
             kind = event.get("type") or event_name
             if kind == "error":
@@ -210,22 +206,10 @@ class AnthropicProvider(HttpProvider):
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
                        context_window: int | None = None) -> Completion:
         payload = self._payload(messages, model, max_tokens, stream=False)
-        try:
-            resp = await self._client.post(self._url, json=payload)
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc) from exc
-        if resp.status_code >= 300:
-            raise self._error(resp.status_code, resp.text, resp.headers)
-        return self._completion(resp.text)
+        return self._completion(await self._post(self._url, payload, self._error))
 
     def _completion(self, body: str) -> Completion:
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
-                                body=body) from None
-        if not isinstance(data, dict):
-            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        data = self._json_object(body)
         if data.get("type") == "error":
             raise self._stream_error(data, body)
         blocks = data.get("content")

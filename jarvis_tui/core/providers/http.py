@@ -3,6 +3,7 @@ into one clear ProviderError line that never carries the API key."""
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -74,6 +75,28 @@ class HttpProvider:
             raise self._network_error(exc) from exc
         except httpx.HTTPError as exc:
             raise self._network_error(exc) from exc
+
+    async def _post(self, url: str, payload: dict[str, Any],
+                    status_error: Callable[[int, str, httpx.Headers], ProviderError]) -> str:
+        """One non-streaming POST; the body of a 2xx answer, else `status_error(...)`."""
+        try:
+            resp = await self._client.post(url, json=payload)
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from exc
+        if resp.status_code >= 300:
+            raise self._scrub(status_error(resp.status_code, resp.text, resp.headers))
+        return resp.text
+
+    def _json_object(self, body: str) -> dict[str, Any]:
+        """A whole answer that must be one JSON object, or a clear error saying it was not."""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
+                                body=body) from None
+        if not isinstance(data, dict):
+            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        return data
 
     async def _sse_or_whole(self, resp: httpx.Response,
                             sse: Callable[[httpx.Response], AsyncIterator[ChatEvent]],
@@ -154,3 +177,12 @@ async def stream_lines(resp: httpx.Response) -> AsyncIterator[str]:
             yield line
     if rest:
         yield rest
+
+
+def json_or_none(line: str) -> dict[str, Any] | None:
+    """One streamed JSON object; None for a garbled line, which must not sink a good reply."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None

@@ -22,7 +22,7 @@ from jarvis_tui.core.providers.errors import (
     classify,
     provider_message,
 )
-from jarvis_tui.core.providers.http import HttpProvider, stream_lines
+from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -86,11 +86,8 @@ class OllamaProvider(HttpProvider):
             line = line.strip()
             if not line:
                 continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue  # a garbled line must not sink a good reply
-            if not isinstance(obj, dict):
+            obj = json_or_none(line)
+            if obj is None:
                 continue
             if obj.get("error"):
                 # Once the 200 is out, Ollama reports a failure as one last {"error": ...} line.
@@ -115,20 +112,10 @@ class OllamaProvider(HttpProvider):
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
                        context_window: int | None = None) -> Completion:
         payload = self._payload(messages, model, max_tokens, context_window, stream=False)
-        try:
-            resp = await self._client.post(self._chat_url, json=payload)
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc) from exc
-        body = resp.text
-        if resp.status_code >= 300:
-            raise self._scrub(self._error(resp.status_code, body, resp.headers, model))
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
-                                body=body) from None
-        if not isinstance(data, dict):
-            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        body = await self._post(
+            self._chat_url, payload,
+            lambda status, text, headers: self._error(status, text, headers, model))
+        data = self._json_object(body)
         if data.get("error"):
             raise self._scrub(self._error(None, body, None, model))
         message = data.get("message")

@@ -6,7 +6,6 @@ failure leaves here as a ProviderError subclass with one clear line, never an ht
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +13,7 @@ import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import ProviderError, StreamCut, classify
-from jarvis_tui.core.providers.http import HttpProvider, stream_lines
+from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 
 
 class OpenAIProvider(HttpProvider):
@@ -91,11 +90,8 @@ class OpenAIProvider(HttpProvider):
             if data == "[DONE]":
                 done = True
                 break
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                continue  # a garbled line must not sink a good reply
-            if not isinstance(chunk, dict):
+            chunk = json_or_none(data)
+            if chunk is None:
                 continue
             if chunk.get("error"):
                 raise self._scrub(self._stream_error(chunk, data))
@@ -131,23 +127,10 @@ class OpenAIProvider(HttpProvider):
                        context_window: int | None = None) -> Completion:
         payload = {"model": model, "messages": messages, "max_tokens": max_tokens,
                    "stream": False}
-        try:
-            resp = await self._client.post(self._url, json=payload)
-        except httpx.HTTPError as exc:
-            raise self._network_error(exc) from exc
-        body = resp.text
-        if resp.status_code >= 300:
-            raise self._scrub(classify(resp.status_code, body, resp.headers))
-        return self._completion(body)
+        return self._completion(await self._post(self._url, payload, classify))
 
     def _completion(self, body: str) -> Completion:
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise ProviderError(f"{self._where} sent a reply that is not JSON.",
-                                body=body) from None
-        if not isinstance(data, dict):
-            raise ProviderError(f"{self._where} sent an unexpected reply.", body=body)
+        data = self._json_object(body)
         if data.get("error"):
             raise self._scrub(self._stream_error(data, body))
         choices = data.get("choices")
