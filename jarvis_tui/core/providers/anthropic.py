@@ -14,7 +14,7 @@ import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import AuthError, ProviderError, StreamCut, classify
-from jarvis_tui.core.providers.http import HttpProvider, stream_lines
+from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
