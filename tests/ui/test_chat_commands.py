@@ -256,3 +256,15 @@ async def test_language_switch_waits_for_a_streaming_reply(fake_server, tmp_path
         await wait_for(pilot, lambda: "Enter 发送" in screen_text(app), "the Chinese interface")
         assert app.chat.sending is None
         assert [v.message.status for v in views(app)] == ["complete", "complete"]
+
+
+async def test_the_window_is_asked_for_when_the_session_opens(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=3000, flavor="llamacpp")
+    app = make_app(fake, tmp_path, context_window=0)
+    async with app.run_test(size=SIZE) as pilot:
+        gauge = app.chat.query_one(TokenGauge)
+        await wait_for(pilot, lambda: gauge.usage is not None
+                       and gauge.usage.context_window == 3000, "the detected window")
+        assert gauge.usage.window_source == "detected from the server"
+        assert any("3000-token context window" in n for n in notices(app))
+        assert fake.chat_requests == []  # nothing was sent to find out

@@ -138,6 +138,17 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.query_one(TokenGauge).set_compacting(False)
         self.update_gauge()
         self.set_status()
+        self.run_detect(engine)
+
+    @work(group="detect", exclusive=True, exit_on_error=False)
+    async def run_detect(self, engine: Engine) -> None:
+        """Ask the server for its window now, so the gauge is right before the first send."""
+        try:
+            found = await engine.detect_window()
+        except Exception:  # a server that cannot say is the same as one that does not
+            return
+        if found is not None:
+            self.post_message(ue.WindowDetected(engine.conversation.id, found))
 
     # -- the gauge and the status line ----------------------------------------------------
 
