@@ -42,9 +42,10 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
     g.add_argument("--base-url", dest="base_url", help="API base URL")
     g.add_argument("--model", help="model name")
     g.add_argument("--summary-model", dest="summary_model", help="model used for summaries")
-    g.add_argument("--api-key", dest="api_key", help="API key (prefer OPENAI_API_KEY)")
+    g.add_argument("--api-key", dest="api_key",
+                   help="API key (prefer OPENAI_API_KEY / ANTHROPIC_API_KEY)")
     g.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS",
-                   help="model context window, 0 = from the model name")
+                   help="model context window, 0 = ask the server or the model table")
     g.add_argument("--response-reserve", dest="response_reserve", type=int, metavar="TOKENS",
                    help="tokens kept free for the reply")
     g.add_argument("--system-reserve", dest="system_reserve", type=int, metavar="TOKENS",
