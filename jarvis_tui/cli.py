@@ -212,8 +212,9 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int
             if isinstance(event, ev.Finished):
                 return 0
             if isinstance(event, ev.Failed):
-                if event.message is not None:
-                    print("jarvis-tui: the partial reply was kept in the session", file=err)
+                kept = ("the partial reply was kept in the session" if event.message is not None
+                        else "your message was kept in the session, marked unanswered")
+                print(f"jarvis-tui: {kept}; run the same command again to retry", file=err)
                 return EXIT_FAILED
     finally:
         await provider.aclose()

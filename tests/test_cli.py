@@ -192,3 +192,16 @@ def test_a_corrupt_session_database_is_reported_and_left_alone(home, fake_server
         assert len(result.stderr.strip().splitlines()) == 1
     assert db.read_bytes() == garbage
     assert fake_server.requests == []
+
+
+def test_a_cut_stream_keeps_the_partial_and_offers_a_retry(home, fake_server):
+    fake_server.reply_fn = lambda body: "a long answer that will not arrive whole " * 5
+    fake_server.faults.append(("cut", 4))
+    result = run(home, *flags(fake_server), "ask", "tell me")
+    assert result.returncode == 1
+    assert result.stdout.startswith("a long answer")
+    assert "the partial reply was kept in the session; run the same command again to retry" \
+        in result.stderr
+    export = json.loads(run(home, "export", "--format", "json").stdout)
+    reply = export["messages"][-1]
+    assert reply["status"] == "partial" and reply["content"] == result.stdout.strip()
