@@ -1,0 +1,136 @@
+"""A model server run as a child process on a free loopback port: started, waited for, stopped.
+
+The app and `ask --local` talk to it through the same OpenAI-compatible provider as any remote
+server. The child never outlives us: it is stopped on exit, on errors and on Ctrl+C, and on
+Linux the kernel kills it if we die without a chance to (SIGKILL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import httpx
+
+POLL_S = 0.25
+STOP_GRACE_S = 5.0
+
+
+class LocalServerError(Exception):
+    """The local server could not start; the message says why and quotes its last log lines."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def llama_cpp_command(model: Path, n_ctx: int, host: str, port: int) -> list[str]:
+    """llama-cpp-python's OpenAI-compatible server; chatml suits small instruction models."""
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+            "--n_ctx", str(n_ctx), "--host", host, "--port", str(port),
+            "--chat_format", "chatml"]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # PR_SET_PDEATHSIG: the kernel sends SIGTERM to the child when this process dies, so a
+    # killed jarvis-tui leaves no model server holding the port and the memory.
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+class LocalServer:
+    def __init__(self, command: Sequence[str], *, host: str = "127.0.0.1", port: int,
+                 log_path: Path, startup_timeout: float = 180.0,
+                 ready_path: str = "/v1/models") -> None:
+        self.command = list(command)
+        self.host, self.port = host, port
+        self.log_path = log_path
+        self.startup_timeout = startup_timeout
+        self.ready_path = ready_path
+        self.process: asyncio.subprocess.Process | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def start(self, progress: Callable[[str], None] | None = None) -> None:
+        """Start the child and wait until it answers; LocalServerError if it cannot."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "wb") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command, stdin=asyncio.subprocess.DEVNULL, stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        started = time.monotonic()
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while True:
+                if self.process.returncode is not None:
+                    raise LocalServerError(
+                        f"the local model server exited with code {self.process.returncode} "
+                        f"while starting; its log ({self.log_path}) ends with: {self._tail()}")
+                with contextlib.suppress(httpx.HTTPError):
+                    resp = await client.get(f"http://{self.host}:{self.port}{self.ready_path}")
+                    if resp.status_code == 200:
+                        return
+                waited = time.monotonic() - started
+                if waited > self.startup_timeout:
+                    await self.stop()
+                    raise LocalServerError(
+                        f"the local model server did not answer within "
+                        f"{self.startup_timeout:g}s; its log ({self.log_path}) ends with: "
+                        f"{self._tail()}")
+                if progress is not None:
+                    progress(f"loading the local model… {waited:.0f}s")
+                await asyncio.sleep(POLL_S)
+
+    async def stop(self) -> None:
+        """Terminate, then kill after a grace period. Safe to call twice."""
+        proc, self.process = self.process, None
+        if proc is None or proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), STOP_GRACE_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    async def __aenter__(self) -> LocalServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _tail(self, lines: int = 5) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        tail = [line for line in text.splitlines() if line.strip()][-lines:]
+        return " | ".join(tail) or "(empty log)"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
