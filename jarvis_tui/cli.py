@@ -8,18 +8,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from jarvis_tui import __version__
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import ConfigError, Settings, config_warnings, load_settings, validate
+from jarvis_tui.core.config import (
+    ConfigError,
+    Settings,
+    config_warnings,
+    load_settings,
+    validate,
+    with_overrides,
+)
 from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.local_server import (
+    LOCAL_MODEL_NAME,
+    LOCAL_N_CTX,
+    LocalServer,
+    LocalServerError,
+    demo_model_path,
+    free_port,
+    llama_cpp_command,
+)
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.providers import make_provider, missing_key
-from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.core.store import Store, StoreError, default_db_path
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
@@ -37,6 +54,8 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
         g.argument_default = argparse.SUPPRESS
     g.add_argument("--config", type=Path, help="config file (default: the XDG config dir)")
     g.add_argument("--db", type=Path, help="session database (default: the XDG data dir)")
+    g.add_argument("--local", action="store_true",
+                   help="run the bundled demo model on this machine (needs the local extra)")
     g.add_argument("--provider", choices=("openai", "anthropic", "ollama"),
                    help="wire protocol: openai (any OpenAI-compatible server), anthropic, ollama")
     g.add_argument("--base-url", dest="base_url", help="API base URL")
@@ -100,7 +119,18 @@ def load(args: argparse.Namespace) -> Settings:
         raise CliError(f"the config file {config} does not exist (leave out --config to use "
                        "the default one)")
     overrides = {k: getattr(args, k, None) for k in OVERRIDE_KEYS}
+    if getattr(args, "local", False):
+        # The address is the child's, known once it runs; a placeholder passes validation.
+        overrides.update(provider="openai", base_url="http://127.0.0.1:1/v1", api_key="",
+                         model=LOCAL_MODEL_NAME)
     settings = load_settings(args.config, overrides=overrides)
+    if getattr(args, "local", False):
+        window = settings.context_window or LOCAL_N_CTX
+        # Reserves sized for a hosted 128k model would leave a 2k demo model almost no room.
+        settings = with_overrides(
+            settings, context_window=window,
+            response_reserve=min(settings.response_reserve, window // 8),
+            system_reserve=min(settings.system_reserve, window // 16))
     problems = validate(settings)
     if problems:
         raise CliError("invalid settings: " + "; ".join(problems))
@@ -129,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "export":
             return cmd_export(args)
         return cmd_tui(args, warnings)
+    except LocalServerError as err:
+        print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
+        return EXIT_FAILED
     except (CliError, ConfigError, StoreError) as err:
         # These can quote a config key or a path, which are text from outside too.
         print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
@@ -144,10 +177,43 @@ def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
     settings = load(args)
     from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
 
-    with open_store(args) as store:
+    with open_store(args) as store, local_server(args, settings) as settings:
         JarvisApp(settings, store, config_file=getattr(args, "config", None),
                   warnings=list(warnings)).run()
     return 0
+
+
+@contextlib.contextmanager
+def local_server(args: argparse.Namespace, settings: Settings) -> Iterator[Settings]:
+    """With --local: the demo model's server runs for the length of the command and the
+    settings point at it; without, the settings as they are."""
+    if not getattr(args, "local", False):
+        yield settings
+        return
+    port = free_port()
+    server = LocalServer(
+        llama_cpp_command(demo_model_path(), settings.context_window, "127.0.0.1", port),
+        port=port, log_path=default_db_path().parent / "local-server.log")
+
+    shown: list[str] = []
+
+    def progress(line: str) -> None:
+        # On a terminal one line counts up; in a log, one line says it is loading.
+        if sys.stderr.isatty():
+            print(f"\rjarvis-tui: {line}", end="", file=sys.stderr, flush=True)
+        elif not shown:
+            print("jarvis-tui: loading the local model…", file=sys.stderr, flush=True)
+        shown.append(line)
+
+    try:
+        asyncio.run(server.start(progress))
+        print(f"{chr(13) if shown and sys.stderr.isatty() else ''}jarvis-tui: the local demo "
+              f"model is ready at {server.base_url} "
+              f"({LOCAL_MODEL_NAME}, {settings.context_window} tokens; a base model: its "
+              "replies are demo quality)", file=sys.stderr)
+        yield with_overrides(settings, base_url=server.base_url)
+    finally:
+        server.stop()
 
 
 def _read_text(text: str) -> str:
@@ -175,7 +241,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = load(args)
     text = _read_text(args.text)
     _require_key(settings)
-    with open_store(args) as store:
+    with open_store(args) as store, local_server(args, settings) as settings:
         conv_id = _conversation_id(store, args, settings)
         return asyncio.run(_ask(settings, store, conv_id, text))
 
@@ -212,9 +278,9 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int
             if isinstance(event, ev.Finished):
                 return 0
             if isinstance(event, ev.Failed):
-                kept = ("the partial reply was kept in the session" if event.message is not None
-                        else "your message was kept in the session, marked unanswered")
-                print(f"jarvis-tui: {kept}; run the same command again to retry", file=err)
+                if event.message is not None:  # a cut reply: worth asking again
+                    print("jarvis-tui: the partial reply was kept in the session; run the "
+                          "same command again to retry", file=err)
                 return EXIT_FAILED
     finally:
         await provider.aclose()

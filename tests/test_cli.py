@@ -205,3 +205,10 @@ def test_a_cut_stream_keeps_the_partial_and_offers_a_retry(home, fake_server):
     export = json.loads(run(home, "export", "--format", "json").stdout)
     reply = export["messages"][-1]
     assert reply["status"] == "partial" and reply["content"] == result.stdout.strip()
+
+
+def test_local_without_the_extra_says_how_to_install_it(home):
+    result = run(home, "ask", "--local", "hello")
+    assert result.returncode == 1
+    assert "the local model server is not installed: pip install -e '.[local]'" in result.stderr
+    assert "Traceback" not in result.stderr

