@@ -34,9 +34,9 @@ async def test_starts_answers_and_stops(tmp_path):
         assert type(final(await send(engine, "hello from the parent"))).__name__ == "Finished"
         await engine.provider.aclose()
     finally:
-        await server.stop()
+        server.stop()
     assert not pid_alive(pid) or _zombie(pid)
-    await server.stop()  # twice is fine
+    server.stop()  # twice is fine
     # The port is free again.
     again = LocalServer(fake_command(port), port=port, log_path=tmp_path / "again.log")
     async with again:
