@@ -11,6 +11,7 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
 from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, Conversation
+from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.engine_helpers import summarising_replies
@@ -191,7 +192,7 @@ async def test_language_switch_from_settings_applies_at_once(fake_server, tmp_pa
         app.screen.query_one("#field-language").value = "zh"
         await pilot.pause()
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "Enter 发送" in screen_text(app), "the Chinese interface")
+        await wait_for(pilot, lambda: chinese_and_loaded(app, 2), "the Chinese interface")
         footer = {b.binding.description for b in app.screen.active_bindings.values()}
         assert {"发送", "帮助", "摘要", "设置", "新会话"} <= footer
         assert [v.message.content for v in views(app)][0] == "hello"  # the session stays
@@ -253,7 +254,7 @@ async def test_language_switch_waits_for_a_streaming_reply(fake_server, tmp_path
         await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
         await app.apply_settings(replace(app.settings, language="zh"))
         assert app.chat.sending is not None  # not stopped by the redraw
-        await wait_for(pilot, lambda: "Enter 发送" in screen_text(app), "the Chinese interface")
+        await wait_for(pilot, lambda: chinese_and_loaded(app, 2), "the Chinese interface")
         assert app.chat.sending is None
         assert [v.message.status for v in views(app)] == ["complete", "complete"]
 
@@ -268,3 +269,11 @@ async def test_the_window_is_asked_for_when_the_session_opens(make_fake_server, 
         assert gauge.usage.window_source == "detected from the server"
         assert any("3000-token context window" in n for n in notices(app))
         assert fake.chat_requests == []  # nothing was sent to find out
+
+
+def chinese_and_loaded(app, messages: int) -> bool:
+    """The new chat screen has loaded the session: its status line is set (in Chinese) and the
+    messages are mounted. The placeholder alone is Chinese as soon as the screen composes."""
+    status = app.chat.query("#status")
+    return bool(status) and str(status.first().content).startswith("Enter 发送") \
+        and len(app.chat.query(MessageView)) == messages

@@ -13,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
@@ -86,7 +87,12 @@ class ChatScreen(ChatCommands, Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        await self.load_session(self.engine)
+        try:
+            await self.load_session(self.engine)
+        except NoMatches:
+            if not self.is_attached or not self.app.is_running:
+                return  # the app closed while the screen was still loading: nothing to show
+            raise
         prompt = self.query_one(PromptInput)
         if self._draft:
             prompt.load_text(self._draft)
