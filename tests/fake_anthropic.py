@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -304,15 +303,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port)
     fake.start()
-    print(f"fake Anthropic server, context {args.limit} tokens, at {fake.base_url} "
-          "(Ctrl+C to stop)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
+    fake.run_until_interrupted(
+        f"fake Anthropic server, context {args.limit} tokens, at {fake.base_url}")
 
 
 if __name__ == "__main__":

@@ -343,15 +343,9 @@ def main(argv: list[str] | None = None) -> None:
     fake = FakeOllama(args.num_ctx, args.context_length, tuple(args.models or ("llama3.2",)),
                       host=args.host, port=args.port,
                       modelfile_num_ctx=args.modelfile_num_ctx).start()
-    print(f"fake Ollama at {fake.base_url}, models {', '.join(fake.models)}, default num_ctx "
-          f"{fake.default_num_ctx} (Ctrl+C to stop)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
+    fake.run_until_interrupted(
+        f"fake Ollama at {fake.base_url}, models {', '.join(fake.models)}, default num_ctx "
+        f"{fake.default_num_ctx}")
 
 
 if __name__ == "__main__":

@@ -196,6 +196,17 @@ class FakeServer:
         assert self._server is not None, "start() the server first"
         return self._server.server_address[1]
 
+    def run_until_interrupted(self, banner: str) -> None:
+        """By hand: say where it listens, serve until Ctrl+C, then stop."""
+        print(f"{banner} (Ctrl+C to stop)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
     def _next_fault(self) -> tuple | None:
         with self._lock:
             return self.faults.popleft() if self.faults else None
@@ -429,15 +440,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flavor", default="openai", choices=FLAVORS)
     args = parser.parse_args(argv)
     fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port).start()
-    print(f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url} "
-          "(Ctrl+C to stop)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
+    fake.run_until_interrupted(
+        f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url}")
 
 
 if __name__ == "__main__":
