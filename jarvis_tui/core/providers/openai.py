@@ -27,6 +27,9 @@ class OpenAIProvider(HttpProvider):
                          headers={**auth, **(extra_headers or {})}, transport=transport)
         # Some servers and proxies reject stream_options; once seen, stop sending it.
         self._send_stream_options = True
+        # llama-cpp-python's server streams no usage but counts tokens at /extras/tokenize/count;
+        # None = not tried yet, False = this server has no such endpoint.
+        self._can_count: bool | None = None
 
     @property
     def _url(self) -> str:
@@ -62,15 +65,49 @@ class OpenAIProvider(HttpProvider):
             else:
                 payload.pop("stream_options", None)
             try:
+                reply: list[str] = []
+                usage_seen = False
                 async for event in self._stream(
                         self._url, payload, "text/event-stream", self._status_error,
                         lambda resp: self._sse_or_whole(
                             resp, self._sse_events,
                             lambda body: self._events_from_completion(self._completion(body)))):
+                    if isinstance(event, ChatDelta):
+                        reply.append(event.text)
+                    elif isinstance(event, ChatUsage):
+                        usage_seen = True
+                    elif not usage_seen:
+                        # Without usage, the gauge could never be calibrated to this model.
+                        counted = await self._server_count(messages, "".join(reply))
+                        if counted is not None:
+                            yield counted
                     yield event
                 return
             except _StreamOptionsRejected:
                 continue  # once: the flag is off now
+
+    async def _server_count(self, messages: list[dict], reply: str) -> ChatUsage | None:
+        """The prompt and reply counted by the server's own tokenizer, where it offers that
+        (llama-cpp-python). Exact for its chatml format; other formats differ by their few
+        template tokens per message. Any failure means "not known", never an error."""
+        if self._can_count is False:
+            return None
+        url = f"{self.base_url.removesuffix('/v1')}/extras/tokenize/count"
+        counts = []
+        try:
+            for text in [chatml_prompt(messages)] + ([reply] if reply else []):
+                resp = await self._client.post(url, json={"input": text},
+                                               timeout=min(self.connect_timeout, 5.0))
+                count = (json_or_none(resp.text) or {}).get("count")
+                if resp.status_code != 200 or not isinstance(count, int):
+                    self._can_count = False
+                    return None
+                counts.append(count)
+        except httpx.HTTPError:
+            return None
+        self._can_count = True
+        # The tokenizer puts a BOS before the reply text that the reply itself does not have.
+        return ChatUsage(counts[0], max(0, counts[1] - 1) if reply else 0)
 
     def _status_error(self, status: int, body: str, headers: httpx.Headers) -> ProviderError:
         if self._send_stream_options and status in (400, 422) and "stream_options" in body:
@@ -152,6 +189,22 @@ class OpenAIProvider(HttpProvider):
             events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
         events.append(ChatDone(done.finish_reason))
         return events
+
+def chatml_prompt(messages: list[dict]) -> str:
+    """The prompt text a chatml server builds from `messages`, as llama-cpp-python lays it out:
+    the first system message (an empty one if none), user and assistant turns, then the
+    opening of the reply."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    parts = [f"<|im_start|>system\n{system}<|im_end|>\n"]
+    for m in messages:
+        if m.get("role") in ("user", "assistant"):
+            content = m.get("content")
+            text = content if isinstance(content, str) else ""
+            parts.append(f"<|im_start|>{m['role']}\n{text}<|im_end|>\n" if text
+                         else f"<|im_start|>{m['role']}\n")
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
 
 class _StreamOptionsRejected(ProviderError):
     pass
