@@ -362,6 +362,16 @@ class _Handler(BaseHTTPRequestHandler):
         refused = overflow_answer(fake.flavor, fake.limit, prompt, max_tokens)
         if refused is not None:
             rec.overflowed, rec.status = True, refused[0]
+            if fake.flavor == "llama_cpp_python" and body.get("stream"):
+                # Its refusal is raised inside the streaming response, after the 200 and the
+                # headers went out: the client sees an empty stream end. Only an unstreamed
+                # request gets the 400 with the numbers.
+                rec.status = 200
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                return
             self._send(refused[0], refused[1])
             return
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)

@@ -103,6 +103,31 @@ async def test_each_flavor_overflow_raises_context_overflow(
         assert caught.value.requested == rec.prompt_tokens
 
 
+async def test_llama_cpp_python_streamed_overflow_is_an_empty_200(
+        make_fake_server: Callable[..., FakeProvider]):
+    """Its streamed refusal is a 200 whose stream just ends; asked again unstreamed for one
+    token, it says the numbers, and that is what the engine gets."""
+    fake = make_fake_server(limit=300, flavor="llama_cpp_python")
+    async with OpenAIProvider(fake.base_url) as provider:
+        with pytest.raises(ContextOverflow) as caught:
+            await collect(provider, huge(400), max_tokens=64)
+    streamed, probe = fake.chat_requests
+    assert streamed.body["stream"] is True and streamed.status == 200 and streamed.overflowed
+    assert probe.body["stream"] is False and probe.body["max_tokens"] == 1
+    assert "stream_options" not in probe.body
+    assert probe.body["messages"] == streamed.body["messages"]
+    assert caught.value.limit == 300 and caught.value.requested == streamed.prompt_tokens
+
+
+async def test_a_stream_cut_before_its_first_event_stays_a_cut_when_it_fits(
+        fake_server: FakeProvider):
+    fake_server.faults.append(("cut", 0))
+    async with OpenAIProvider(fake_server.base_url) as provider:
+        with pytest.raises(StreamCut):
+            await collect(provider, HELLO)
+    assert [r.body["stream"] for r in fake_server.chat_requests] == [True, False]
+
+
 async def test_overflow_counts_max_tokens_where_the_server_does(
         make_fake_server: Callable[..., FakeProvider]):
     fake = make_fake_server(limit=1000, flavor="vllm")

@@ -72,13 +72,14 @@ async def type_and_send(pilot: Pilot, text: str) -> None:
     await pilot.press("enter")
 
 
-async def send_and_wait(pilot: Pilot, text: str) -> None:
+async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
     """Send one message and wait until its round is over (reply or error)."""
     app: JarvisApp = pilot.app  # type: ignore[assignment]
     before = len(app.chat.engine.messages)
     await type_and_send(pilot, text)
     await wait_for(pilot, lambda: app.chat.sending is None
-                   and len(app.chat.engine.messages) > before, f"the reply to {text[:30]!r}")
+                   and len(app.chat.engine.messages) > before, f"the reply to {text[:30]!r}",
+                   limit_s)
     await pilot.pause()
 
 

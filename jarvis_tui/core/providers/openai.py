@@ -12,7 +12,12 @@ from typing import Any
 import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
-from jarvis_tui.core.providers.errors import ProviderError, StreamCut, classify
+from jarvis_tui.core.providers.errors import (
+    ContextOverflow,
+    ProviderError,
+    StreamCut,
+    classify,
+)
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 
 
@@ -64,14 +69,15 @@ class OpenAIProvider(HttpProvider):
                 payload["stream_options"] = {"include_usage": True}
             else:
                 payload.pop("stream_options", None)
+            reply: list[str] = []
+            usage_seen = any_event = False
             try:
-                reply: list[str] = []
-                usage_seen = False
                 async for event in self._stream(
                         self._url, payload, "text/event-stream", self._status_error,
                         lambda resp: self._sse_or_whole(
                             resp, self._sse_events,
                             lambda body: self._events_from_completion(self._completion(body)))):
+                    any_event = True
                     if isinstance(event, ChatDelta):
                         reply.append(event.text)
                     elif isinstance(event, ChatUsage):
@@ -85,6 +91,24 @@ class OpenAIProvider(HttpProvider):
                 return
             except _StreamOptionsRejected:
                 continue  # once: the flag is off now
+            except StreamCut:
+                if not any_event:
+                    await self._refusal_behind_empty_stream(payload)
+                raise
+
+    async def _refusal_behind_empty_stream(self, payload: dict[str, Any]) -> None:
+        """llama-cpp-python answers a streamed request that overflows its window with 200, then
+        drops the connection: its refusal, with the numbers, only comes unstreamed. So a stream
+        that ended before its first event is asked again once, unstreamed and for one token:
+        a ContextOverflow from that is raised; anything else leaves the cut stream as it was."""
+        probe = {k: v for k, v in payload.items() if k != "stream_options"}
+        probe.update(stream=False, max_tokens=1)
+        try:
+            await self._post(self._url, probe, classify)
+        except ContextOverflow:
+            raise
+        except ProviderError:
+            pass
 
     async def _server_count(self, messages: list[dict], reply: str) -> ChatUsage | None:
         """The prompt and reply counted by the server's own tokenizer, where it offers that

@@ -1,0 +1,53 @@
+"""The real thing: llama-cpp-python's server with the demo model (Gemma 3 270M) on loopback.
+
+One server with a 2,048-token window serves the whole e2e session: loading takes seconds, but a
+fresh one per test would add up. Each test talks to it through the same code a user runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from jarvis_tui.core.local_server import (
+    LocalServer,
+    LocalServerError,
+    demo_model_path,
+    free_port,
+    llama_cpp_command,
+)
+
+N_CTX = 2048
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    try:
+        model = demo_model_path()
+    except LocalServerError as err:
+        pytest.fail(f"{err}. The e2e tests need the local extra (README's test command "
+                    "installs it); `-m 'not e2e'` leaves them out.")
+    port = free_port()
+    server = LocalServer(llama_cpp_command(model, N_CTX, "127.0.0.1", port), port=port,
+                         log_path=tmp_path_factory.mktemp("llama") / "server.log")
+    asyncio.run(server.start())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def server_prompt_tokens(server: LocalServer, messages: list[dict]) -> int:
+    """The server's own count for a chat request: a one-token completion's usage."""
+    resp = httpx.post(f"{server.base_url}/chat/completions", timeout=300,
+                      json={"messages": messages, "max_tokens": 1, "stream": False})
+    resp.raise_for_status()
+    return int(resp.json()["usage"]["prompt_tokens"])
+
+
+def log_text(server: LocalServer) -> str:
+    return Path(server.log_path).read_text(encoding="utf-8", errors="replace")
