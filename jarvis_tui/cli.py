@@ -17,10 +17,13 @@ from pathlib import Path
 from jarvis_tui import __version__
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.config import (
+    PROVIDER_KEYS,
     ConfigError,
     Settings,
+    config_path,
     config_warnings,
     load_settings,
+    provider_chosen,
     validate,
     with_overrides,
 )
@@ -33,6 +36,7 @@ from jarvis_tui.core.local_server import (
     demo_model_path,
     free_port,
     llama_cpp_command,
+    local_model_installed,
 )
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.providers import make_provider, missing_key
@@ -174,46 +178,82 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
     # `warnings` were printed already, but the full screen hides them: the app shows them too.
-    settings = load(args)
+    settings, how = load_choosing_local(args)
     from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
 
-    with open_store(args) as store, local_server(args, settings) as settings:
+    # The app starts the model server itself, so its loading shows on screen, not before it.
+    with open_store(args) as store, \
+            local_server(args, settings, start=False) as (settings, server):
         JarvisApp(settings, store, config_file=getattr(args, "config", None),
-                  warnings=list(warnings)).run()
+                  warnings=list(warnings), local_server=server, first_run=how == "none").run()
     return 0
 
 
+def choose_local(args: argparse.Namespace) -> str:
+    """With no provider, address or key given anywhere: the demo model when the `local` extra is
+    installed ("auto", and args.local is set), else "none" (the user must be told how to pick
+    one). "chosen" when the user did pick something, --local included."""
+    if getattr(args, "local", False):
+        return "chosen"
+    given = {k: getattr(args, k, None) for k in PROVIDER_KEYS}
+    if provider_chosen(getattr(args, "config", None), overrides=given):
+        return "chosen"
+    if not local_model_installed():
+        return "none"
+    args.local = True
+    return "auto"
+
+
+def load_choosing_local(args: argparse.Namespace) -> tuple[Settings, str]:
+    """The settings, and how the provider was chosen (see choose_local); the demo model is
+    announced only once the rest of the settings are known to be good."""
+    how = choose_local(args)
+    settings = load(args)
+    if how == "auto":
+        print("jarvis-tui: no provider is configured, so the local demo model runs on this "
+              "machine; `jarvis-tui --help` and README's \"Providers\" say how to connect a "
+              "real one", file=sys.stderr)
+    return settings, how
+
+
 @contextlib.contextmanager
-def local_server(args: argparse.Namespace, settings: Settings) -> Iterator[Settings]:
-    """With --local: the demo model's server runs for the length of the command and the
-    settings point at it; without, the settings as they are."""
+def local_server(args: argparse.Namespace, settings: Settings, *, start: bool = True
+                 ) -> Iterator[tuple[Settings, LocalServer | None]]:
+    """With --local: the demo model's server, for the length of the command, and settings that
+    point at it; without, the settings as they are and None. `start=False` leaves starting it
+    to the caller (the app shows its progress); it is stopped here in any case."""
     if not getattr(args, "local", False):
-        yield settings
+        yield settings, None
         return
     port = free_port()
     server = LocalServer(
         llama_cpp_command(demo_model_path(), settings.context_window, "127.0.0.1", port),
         port=port, log_path=default_db_path().parent / "local-server.log")
-
-    shown: list[str] = []
-
-    def progress(line: str) -> None:
-        # On a terminal one line counts up; in a log, one line says it is loading.
-        if sys.stderr.isatty():
-            print(f"\rjarvis-tui: {line}", end="", file=sys.stderr, flush=True)
-        elif not shown:
-            print("jarvis-tui: loading the local model…", file=sys.stderr, flush=True)
-        shown.append(line)
-
     try:
-        asyncio.run(server.start(progress))
-        print(f"{chr(13) if shown and sys.stderr.isatty() else ''}jarvis-tui: the local demo "
-              f"model is ready at {server.base_url} "
-              f"({LOCAL_MODEL_NAME}, {settings.context_window} tokens; a base model: its "
-              "replies are demo quality)", file=sys.stderr)
-        yield with_overrides(settings, base_url=server.base_url)
+        if start:
+            _start_printing_progress(server, settings)
+        yield with_overrides(settings, base_url=server.base_url), server
     finally:
         server.stop()
+
+
+def _start_printing_progress(server: LocalServer, settings: Settings) -> None:
+    shown: list[float] = []
+
+    def progress(seconds: float) -> None:
+        # On a terminal one line counts up; in a log, one line says it is loading.
+        if sys.stderr.isatty():
+            print(f"\rjarvis-tui: loading the local model… {seconds:.0f}s", end="",
+                  file=sys.stderr, flush=True)
+        elif not shown:
+            print("jarvis-tui: loading the local model…", file=sys.stderr, flush=True)
+        shown.append(seconds)
+
+    asyncio.run(server.start(progress))
+    print(f"{chr(13) if shown and sys.stderr.isatty() else ''}jarvis-tui: the local demo "
+          f"model is ready at {server.base_url} ({LOCAL_MODEL_NAME}, "
+          f"{settings.context_window} tokens; a base model: its replies are demo quality)",
+          file=sys.stderr)
 
 
 def _read_text(text: str) -> str:
@@ -238,19 +278,27 @@ def _conversation_id(store: Store, args: argparse.Namespace, settings: Settings)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    settings = load(args)
     text = _read_text(args.text)
-    _require_key(settings)
-    with open_store(args) as store, local_server(args, settings) as settings:
+    settings, how = load_choosing_local(args)
+    _require_key(settings, nothing_chosen=how == "none")
+    with open_store(args) as store, local_server(args, settings) as (settings, _):
         conv_id = _conversation_id(store, args, settings)
         return asyncio.run(_ask(settings, store, conv_id, text))
 
 
-def _require_key(settings: Settings) -> None:
+def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
     var = missing_key(settings)
-    if var:
-        raise CliError(f"no API key: set {var} (or api_key in the config file), or point "
-                       "--base-url at a local server (--provider ollama for Ollama)")
+    if not var:
+        return
+    if nothing_chosen:
+        raise CliError(
+            f"no provider is configured. Pick one of three ways: set {var} (or "
+            "ANTHROPIC_API_KEY) for a hosted model; or put provider, base_url and model in "
+            f"{config_path()}; or pass --base-url/--provider for a server on this machine "
+            "(--provider ollama for Ollama). With the local extra installed, the demo model "
+            "runs by itself (README, \"Run offline\").")
+    raise CliError(f"no API key: set {var} (or api_key in the config file), or point "
+                   "--base-url at a local server (--provider ollama for Ollama)")
 
 
 async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int:

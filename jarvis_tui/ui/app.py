@@ -5,18 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from jarvis_tui.core.config import ConfigError, Settings, update_settings_file
+from jarvis_tui.core.config import ConfigError, Settings, config_path, update_settings_file
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui.app_texts import T
 from jarvis_tui.ui.commands import Command
 from jarvis_tui.ui.i18n import resolve_language
+from jarvis_tui.ui.local_model import LocalModel
+from jarvis_tui.ui.local_model import T as LT
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.themes import register_themes
 
@@ -31,8 +35,8 @@ class JarvisApp(App[None]):
 
     def __init__(self, settings: Settings, store: Store, *, config_file: Path | None = None,
                  provider_factory: ProviderFactory = make_provider,
-                 theme_dirs: list[Path] | None = None, warnings: list[str] | None = None
-                 ) -> None:
+                 theme_dirs: list[Path] | None = None, warnings: list[str] | None = None,
+                 local_server: LocalServer | None = None, first_run: bool = False) -> None:
         super().__init__()
         self.settings = settings
         self.store = store
@@ -44,6 +48,9 @@ class JarvisApp(App[None]):
         self._warnings = warnings or []
         self._persist_theme = False
         self._chat: ChatScreen | None = None
+        # The demo model's server, not started yet: the app starts it so its loading shows.
+        self.local = LocalModel(local_server) if local_server is not None else None
+        self._first_run = first_run
 
     @property
     def chat(self) -> ChatScreen:
@@ -63,6 +70,31 @@ class JarvisApp(App[None]):
         self._chat = ChatScreen(engine)
         await self.push_screen(self._chat)
         self._persist_theme = True
+        if self.local is not None:
+            self.load_local_model()
+        if self._first_run:
+            from jarvis_tui.ui.screens.first_run import FirstRunScreen
+
+            self.push_screen(FirstRunScreen(self.config_file or config_path()),
+                             self._first_run_closed)
+
+    def _first_run_closed(self, choice: str | None) -> None:
+        if choice == "settings":
+            self.action_settings()
+
+    @work(group="local", exclusive=True, exit_on_error=False)
+    async def load_local_model(self) -> None:
+        local = self.local
+        assert local is not None
+        try:
+            await local.start(lambda seconds: self.chat.show_local_progress(seconds))
+        except Exception:  # LocalServerError, or anything else: the app stays up
+            await self.chat.say(LT(self.chat.lang, "failed", why=local.error), "error")
+        else:
+            await self.chat.say(LT(self.chat.lang, "ready", model=local.name,
+                                   window=self.settings.context_window, seconds=local.seconds),
+                                "info")
+        self.chat.local_settled()
 
     def use_theme(self, name: str) -> None:
         if name in self.available_themes:
@@ -176,4 +208,6 @@ class JarvisApp(App[None]):
         await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:
+        if self.local is not None:
+            self.local.stop()  # also on errors: the CLI stops it again, which is harmless
         await self.provider.aclose()

@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from jarvis_tui.core.config import Settings
+from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.chat import ChatScreen
@@ -24,7 +25,8 @@ SIZE = (120, 40)
 
 
 def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = None,
-             config_text: str | None = None, **changes: object) -> JarvisApp:
+             config_text: str | None = None, local_server: LocalServer | None = None,
+             first_run: bool = False, **changes: object) -> JarvisApp:
     base_url = fake if isinstance(fake, str) else fake.base_url
     changes = {"language": "en", **changes}
     settings: Settings = replace(BASE, base_url=base_url, **changes)
@@ -34,7 +36,7 @@ def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = 
     # The user's own theme folder is a temporary one, so a test never reads the real ~/.config.
     dirs = [d for d in (builtin_theme_dir(), tmp_path / "themes") if d is not None]
     return JarvisApp(settings, store or Store(tmp_path / "sessions.db"), config_file=config,
-                     theme_dirs=dirs)
+                     theme_dirs=dirs, local_server=local_server, first_run=first_run)
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str,

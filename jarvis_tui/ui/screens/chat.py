@@ -7,6 +7,7 @@ and post ui.events messages; the handlers here turn those into widget updates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from textual import on, work
@@ -20,13 +21,14 @@ from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.messages import PARTIAL, Message
+from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
+from jarvis_tui.ui.local_model import T as LT
 from jarvis_tui.ui.screens.chat_commands import ChatCommands, explain
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
@@ -222,13 +224,35 @@ class ChatScreen(ChatCommands, Screen[None]):
         await self.query_one(Conversation).add_message(user)
         self.query_one(Conversation).anchor()
         self.set_status("status_compaction_wait" if self.compacting else "status_waiting")
+        local = getattr(self.app, "local", None)
+        if local is not None and local.loading:
+            self.show_local_progress(local.seconds)
         self.update_gauge()
         self.run_reply(self.engine, user)
+
+    # -- the local demo model, while the app loads it -----------------------------------------
+
+    def show_local_progress(self, seconds: float) -> None:
+        key = "status_waiting" if self.sending is not None else "status_loading"
+        with contextlib.suppress(NoMatches):  # a screen being swapped in or out
+            self.query_one("#status", Static).update(
+                LT(self.lang, key, seconds=f"{seconds:.0f}"))
+
+    def local_settled(self) -> None:
+        with contextlib.suppress(NoMatches):
+            # A waiting message is on its way now; else the usual keys line.
+            self.set_status("status_waiting" if self.sending is not None else None)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
     async def run_reply(self, engine: Engine, user: Message) -> None:
         cid = engine.conversation.id
         try:
+            local = getattr(self.app, "local", None)
+            if local is not None and await local.wait() is not None:
+                user.status = FAILED
+                self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
+                                                 user_text=user.content))
+                return
             async for event in engine.stream_reply(user):
                 if isinstance(event, ev.Delta):
                     self.post_message(ue.ReplyChunk(cid, event.text))
