@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import tomllib
 
+from textual import events
 from textual.widgets import Markdown
 
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL
@@ -241,3 +242,29 @@ async def test_config_warnings_show_in_the_app(fake_server, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert any("mode 0644" in n.message for n in app._notifications)
+
+
+async def test_keys_in_one_burst_send_in_order_and_nothing_typed_is_lost(fake_server, tmp_path):
+    """A fast typist or a slow link delivers "hello⏎world" in one read: the first line is sent,
+    the rest stays in the prompt (the Enter must not overtake the letters before it)."""
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        prompt(app).focus()
+        await pilot.pause()
+        burst = [*"hello", "enter", *"world"]
+        for key in burst:  # as the driver posts them: all queued before any is handled
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await wait_for(pilot, lambda: len(fake_server.chat_requests) == 1
+                       and app.chat.sending is None, "the reply to hello")
+        await pilot.pause()
+        assert fake_server.chat_requests[0].body["messages"][-1]["content"] == "hello"
+        assert prompt(app).text == "world"
+        # While a reply streams, Enter keeps the text: nothing is sent and nothing is lost.
+        fake_server.chunk_delay = 0.05
+        fake_server.reply_fn = lambda body: "word " * 100
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.sending is not None, "the second send")
+        for key in [*"next", "enter"]:
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await pilot.pause(0.2)
+        assert prompt(app).text == "next"

@@ -202,23 +202,25 @@ class ChatScreen(ChatCommands, Screen[None]):
         try:
             parsed = parse(event.text)
         except UnknownCommand as err:
+            event.prompt.restore(event.text)
             await self.say(unknown_text(self.lang, err.name), "warning")
             return
         if isinstance(parsed, Command):
-            event.prompt.clear()
             await self.run_command(parsed)
             return
-        await self.send(parsed, event.prompt)
+        await self.send(parsed, event.prompt, typed=event.text)
 
-    async def send(self, text: str, prompt: PromptInput) -> None:
+    async def send(self, text: str, prompt: PromptInput, typed: str | None = None) -> None:
+        """Send `text`; when it cannot go, what was typed goes back into the prompt."""
         if self.sending is not None:
+            prompt.restore(typed or text)
             self.app.notify(T(self.lang, "busy"), severity="warning", markup=False)
             return
         problem = missing_key_problem(self.engine.settings, self.lang)
         if problem:
+            prompt.restore(typed or text)
             await self.say(problem, "error")
             return
-        prompt.clear()
         user = Message("user", text)
         self.sending = user
         await self.query_one(Conversation).add_message(user)

@@ -19,7 +19,10 @@ class PromptInput(TextArea):
     PromptInput { height: auto; min-height: 3; max-height: 12; border: tall $primary 40%; }
     PromptInput:focus { border: tall $primary; }
     """
-    BINDINGS = [Binding("enter", "submit", "Send", show=True, priority=True)]
+    # Shown in the footer, but handled in _on_key: a priority binding runs as the app receives
+    # the key, ahead of the letters before it in the same burst (a fast typist, a slow link),
+    # and would send half a message and wipe the rest.
+    BINDINGS = [Binding("enter", "submit", "Send", show=True)]
 
     class Submitted(Message):
         def __init__(self, prompt: PromptInput, text: str) -> None:
@@ -33,6 +36,11 @@ class PromptInput(TextArea):
         translate_bindings(self, ui_language(self.app), T)
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+            return
         if event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -41,8 +49,11 @@ class PromptInput(TextArea):
         await super()._on_key(event)
 
     def action_submit(self) -> None:
+        """Take the text out now, in key order, so keys typed after Enter stay for the next
+        message; whoever cannot use it puts it back with restore()."""
         text = self.text
         if text.strip():
+            self.clear()
             self.post_message(self.Submitted(self, text))
 
     def restore(self, text: str) -> None:
