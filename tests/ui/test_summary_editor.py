@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from textual import events
 from textual.app import App
 from textual.containers import VerticalScroll
 from textual.geometry import Region
@@ -85,6 +86,19 @@ async def test_edit_and_ctrl_s_returns_the_new_text_stripped():
         await pilot.press("ctrl+s")
         await pilot.pause()
     assert app.results == ["The user is planning a trip to Kyoto. In May."]
+
+
+async def test_keys_then_ctrl_s_in_one_burst_save_every_key():
+    """Ctrl+S right behind the typing (one read from the terminal) saves all of it."""
+    app = host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        editor = area(app)
+        editor.move_cursor(editor.document.end)
+        await pilot.pause()
+        for key in [*"!!", "ctrl+s"]:  # queued together, as the driver posts them
+            app.post_message(events.Key(key, "\x13" if key == "ctrl+s" else key))
+        await pilot.pause(0.2)
+    assert app.results == ["The user is planning a trip to Kyoto.!!"]
 
 
 async def test_save_button_returns_the_text():

@@ -177,7 +177,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("ctrl+s", "save", "Save"),
     ]
 
     DEFAULT_CSS = """

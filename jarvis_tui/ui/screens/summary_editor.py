@@ -84,8 +84,8 @@ class SummaryEditor(ModalScreen[str | None]):
     the user cancelled; the caller stores a new 'edited' summary only for a string."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+o", "toggle_originals", "Originals", priority=True),
+        Binding("ctrl+s", "save", "Save"),
+        Binding("ctrl+o", "toggle_originals", "Originals"),
         Binding("escape", "cancel", "Cancel"),
     ]
 
