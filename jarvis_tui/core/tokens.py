@@ -350,13 +350,16 @@ class TokenCounter:
     def observe(self, estimated_raw: int, reported: int) -> float:
         """Learn from one request: `reported` prompt tokens for what we counted `estimated_raw`.
 
-        The factor moves part of the way to reported / estimated (an exponential moving average),
-        within FACTOR_MIN..FACTOR_MAX. Nonsense (zero or negative) is ignored.
+        The first report sets the factor to reported / estimated; later ones move it part of the
+        way there (an exponential moving average), within FACTOR_MIN..FACTOR_MAX. Nonsense (zero
+        or negative) is ignored.
         """
         if estimated_raw <= 0 or reported <= 0:
             return self.factor
         ratio = min(FACTOR_MAX, max(FACTOR_MIN, reported / estimated_raw))
-        new = self.factor + SMOOTHING * (ratio - self.factor)
+        # The first report replaces the starting 1.0, which was a guess, not a measurement;
+        # from then on each report moves the factor part of the way.
+        new = ratio if not self._calibrated else self.factor + SMOOTHING * (ratio - self.factor)
         new = min(FACTOR_MAX, max(FACTOR_MIN, new))
         if new != self.factor:
             self.factor = new
