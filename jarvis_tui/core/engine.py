@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
 from jarvis_tui.core.compaction import Summarizer, SummaryError, plan_compaction
 from jarvis_tui.core.config import Settings
@@ -39,6 +40,7 @@ TRUNCATION_POSSIBLE_FROM = 0.5
 SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller
 META_LIMIT = "context_limit"
 META_CALIBRATION = "calibration"
+FRAMING_MAX = 64.0  # tokens a template may add per message; beyond that something else changed
 
 
 class Engine:
@@ -65,6 +67,9 @@ class Engine:
         self._detected = False  # the server was asked for its window (setting 0) once
         self.streaming_reply: Message | None = None  # the reply being written, already stored
         self._flushed_at = 0.0
+        self.anchor: Anchor | None = None  # the server's count of the last request
+        self._counted: ChatUsage | None = None  # the count for the request in flight
+        self.framing: float | None = None  # template tokens per message beyond our estimate
 
     def _resolve_window(self) -> None:
         self.context_window, self.window_source = resolve_context_window(
@@ -116,6 +121,7 @@ class Engine:
         self._detected = False  # a new model or address may run with another window
         if model_changed:
             self.counter = self._make_counter()
+            self.anchor = self.framing = None  # another model, another tokenizer and template
 
     # ---- numbers -------------------------------------------------------------------------
 
@@ -145,8 +151,14 @@ class Engine:
         sys_tokens = c.text(self.settings.system_prompt)
         summary_tokens = c.text(system_text(self.settings.system_prompt, summary)) - sys_tokens \
             if summary else 0
-        history = sum(c.message(m) for m in self.history())
+        history_msgs = self.history()
+        anchored = self.anchor.total(system_text(self.settings.system_prompt, summary),
+                                     history_msgs, c, self.framing or 0.0) if self.anchor else None
+        history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
+                   else sum(c.message(m) for m in history_msgs))
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
+        if pending and anchored is not None:
+            pending_tokens += round(self.framing or 0.0)  # framed like the others
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
                                  window_source=self.window_source)
@@ -257,6 +269,7 @@ class Engine:
             yield ev.WindowFitted(usage, len(fitted.sent), fitted.dropped,
                                   fitted.truncated)
             parts: list[str] = []
+            self._counted = None
             done: list[str | None] = []
             cut: list[ev.ContextTruncated] = []
             try:
@@ -292,6 +305,7 @@ class Engine:
                     self._save_reply("".join(parts), PARTIAL)
                 raise
             reply = self._save_reply("".join(parts), COMPLETE)
+            self._set_anchor(fitted, reply)
             if cut:
                 # Told before Finished: a caller that stops at Finished still compacts.
                 async for event in self._recover_truncation(cut[0], fitted):
@@ -319,12 +333,35 @@ class Engine:
                         cut.append(ev.ContextTruncated(sent, chunk.prompt_tokens))
                     else:
                         self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
+                        self._counted = chunk
                     yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
                                    fitted.estimated_raw)
                 else:
                     done.append(chunk.finish_reason)
         if not done:
             raise StreamCut("the stream ended before the reply was complete")
+
+    def _set_anchor(self, fitted: FittedWindow, reply: Message) -> None:
+        """The server's count of this request becomes the base of the next estimate, when it
+        counted the messages as stored (none cut to fit) and counts the whole prompt."""
+        counted, self._counted = self._counted, None
+        if counted is None:
+            return  # no count this time: an earlier anchor may still hold
+        if fitted.truncated or getattr(self.provider, "truncates_silently", False):
+            self.anchor = None
+            return
+        first = fitted.wire[0] if fitted.wire else {}
+        system = first.get("content") or "" if first.get("role") == "system" else ""
+        seen = self.anchor.framing_seen(system, fitted.sent, self.counter,
+                                        counted.prompt_tokens) if self.anchor else None
+        if seen is not None:
+            # Chat templates frame each message in a few tokens more or less than we count
+            # (chatml on Gemma: about 16); learned like the calibration factor.
+            seen = min(FRAMING_MAX, max(-FRAMING_MAX, seen))
+            self.framing = seen if self.framing is None else (self.framing + seen) / 2
+        self.anchor = Anchor(system=system, ids=tuple(m.id for m in fitted.sent),
+                             prompt_tokens=counted.prompt_tokens, reply_id=reply.id,
+                             reply_tokens=counted.completion_tokens)
 
     def _silently_cut(self, sent: int, read: int) -> bool:
         return (getattr(self.provider, "truncates_silently", False) and 0 < read
