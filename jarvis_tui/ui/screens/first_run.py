@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.screens.dialog import dialog_css
 
 T = Texts(
     en={
@@ -74,21 +75,7 @@ class FirstRunScreen(ModalScreen[str | None]):
         Binding("f3", "settings", "Settings"),
     ]
 
-    DEFAULT_CSS = """
-    FirstRunScreen {
-        align: center middle;
-    }
-    FirstRunScreen #dialog {
-        width: 100%;
-        height: auto;
-        max-width: 96;
-        max-height: 36;
-        border: round $primary;
-        border-title-color: $primary;
-        border-title-style: bold;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = dialog_css("FirstRunScreen", max_width=96, max_height=36, height="auto") + """
     FirstRunScreen #scroll {
         height: auto;
     }

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.screens.dialog import dialog_css
 
 MAX_KEY_COLUMN = 28  # wider keys wrap rather than squeeze the descriptions
 
@@ -63,21 +64,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 
-    DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-    }
-    HelpScreen #dialog {
-        width: 100%;
-        height: 100%;
-        max-width: 100;
-        max-height: 40;
-        border: round $primary;
-        border-title-color: $primary;
-        border-title-style: bold;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = dialog_css("HelpScreen", max_width=100, max_height=40) + """
     HelpScreen #scroll {
         height: 1fr;
     }

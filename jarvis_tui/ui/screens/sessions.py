@@ -20,6 +20,7 @@ from textual.widgets.data_table import ColumnKey
 from jarvis_tui.core.store import Conversation
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.screens.dialog import dialog_css
 
 NEW_SESSION = 0  # never a real id: SQLite AUTOINCREMENT starts at 1
 TIME_FORMAT = "%Y-%m-%d %H:%M"
@@ -96,21 +97,7 @@ class SessionsScreen(ModalScreen[int | None]):
         Binding("pageup", "page(-1)", show=False),
     ]
 
-    DEFAULT_CSS = """
-    SessionsScreen {
-        align: center middle;
-    }
-    SessionsScreen #dialog {
-        width: 100%;
-        height: 100%;
-        max-width: 110;
-        max-height: 36;
-        border: round $primary;
-        border-title-color: $primary;
-        border-title-style: bold;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = dialog_css("SessionsScreen", max_width=110, max_height=36) + """
     SessionsScreen #filter {
         margin-bottom: 1;
     }

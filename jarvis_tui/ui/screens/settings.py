@@ -29,6 +29,7 @@ from jarvis_tui.core.config import (
     with_overrides,
 )
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.screens.dialog import dialog_css
 
 # The text fields in the order shown; theme and language (Selects) follow them.
 INPUT_KEYS = (
@@ -180,19 +181,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
         Binding("ctrl+s", "save", "Save"),
     ]
 
-    DEFAULT_CSS = """
-    SettingsScreen {
-        align: center middle;
-    }
-    SettingsScreen #dialog {
-        width: 100%;
-        max-width: 96;
-        height: 100%;
-        max-height: 44;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = dialog_css("SettingsScreen", max_width=96, max_height=44,
+                             border_title=False) + """
     SettingsScreen #title { text-style: bold; color: $primary; }
     SettingsScreen #path { color: $text-muted; }
     SettingsScreen #body { height: 1fr; }

@@ -20,6 +20,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Summary
 from jarvis_tui.core.tokens import estimate
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.screens.dialog import dialog_css
 
 # Below this many columns the originals replace the editor instead of sitting next to it: two
 # panes of under 50 columns each are too narrow to read either.
@@ -89,19 +90,8 @@ class SummaryEditor(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    DEFAULT_CSS = """
-    SummaryEditor {
-        align: center middle;
-    }
-    SummaryEditor #dialog {
-        width: 100%;
-        height: 100%;
-        max-width: 140;
-        max-height: 48;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = dialog_css("SummaryEditor", max_width=140, max_height=48,
+                             border_title=False) + """
     SummaryEditor #title {
         text-style: bold;
         color: $primary;
