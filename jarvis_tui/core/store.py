@@ -19,6 +19,7 @@ from typing import Any
 
 import platformdirs
 
+from jarvis_tui.core import recall_index
 from jarvis_tui.core.messages import Message
 
 APP_NAME = "jarvis-tui"
@@ -137,8 +138,10 @@ class Store:
             )
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot open the session database ({e})") from None
+        recall_index.install(self._db)  # before anything writes: the index triggers call it
         try:
             self._open()
+            self._ensure_index()
         except BaseException:
             self._db.close()
             raise
@@ -197,6 +200,15 @@ class Store:
                     if statement.strip():
                         self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _ensure_index(self) -> None:
+        """The full-text index, built from the messages when it is missing (a store from
+        before it existed, or one whose index was dropped)."""
+        with self._guard("read"):
+            if not recall_index.missing(self._db):
+                return
+        with self._write("index the messages of") as db:
+            recall_index.build(db)
 
     def close(self) -> None:
         with self._lock:
@@ -353,6 +365,13 @@ class Store:
                 (msg.content, msg.status, int(msg.pinned), msg.summary_id, msg.id),
             )
             self._touch(db, row[0])
+
+    def search(self, conv_id: int, text: str, *, limit: int = 10,
+               among: set[int] | None = None) -> list[recall_index.Hit]:
+        """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
+        best first; `among` limits the answer to those message ids."""
+        with self._guard("search"):
+            return recall_index.search(self._db, conv_id, text, limit=limit, among=among)
 
     def messages(self, conv_id: int) -> list[Message]:
         with self._guard("read"):

@@ -1,0 +1,92 @@
+"""The full-text index over stored messages: CJK and English, in step with the messages table,
+rebuilt when missing, and safe against whatever the user types."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.recall_index import query_terms, terms
+from jarvis_tui.core.store import Store
+
+
+def test_terms_split_cjk_into_characters_and_pairs_and_lowercase_words():
+    assert terms("上下文") == "上 下 文 上下 下文"
+    assert terms("My cat Mochi, 3 years") == "my cat mochi 3 years"
+    assert terms("预算是4200欧元") == "预 算 是 预算 算是 4200 欧 元 欧元"
+    assert terms("") == terms(None) == ""
+
+
+def test_query_terms_drop_words_that_say_nothing():
+    assert query_terms("What is the name of my cat?") == ["name", "cat"]
+    # Function characters alone (我, 的, 什, 么) match half a conversation; in pairs they stay.
+    assert query_terms("我的猫叫什么") == ["猫", "叫", "我的", "的猫", "猫叫", "叫什", "什么"]
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "s.db") as s:
+        yield s
+
+
+def fill(store: Store, texts: list[str]) -> tuple[int, list[Message]]:
+    conv = store.create_conversation(model="m")
+    return conv.id, [store.add_message(conv.id, Message("user", t)) for t in texts]
+
+
+def test_finds_the_turn_with_the_fact_in_either_language(store):
+    cid, msgs = fill(store, [
+        "我家的猫叫咪咪，今年三岁了。",
+        "We talked about the weather in Lisbon.",
+        "The launch budget is 4,200 euros, approved on Monday.",
+        "今天的天气很好，我们去公园散步。",
+    ])
+    assert store.search(cid, "我的猫叫什么名字？")[0].message_id == msgs[0].id
+    assert store.search(cid, "How much was the launch budget?")[0].message_id == msgs[2].id
+    assert store.search(cid, "budgets")[0].message_id == msgs[2].id  # stemmed
+    assert store.search(cid, "the what is") == []  # nothing worth searching for
+
+
+def test_one_conversation_never_answers_for_another(store):
+    cid, _ = fill(store, ["the deploy port is 8080"])
+    other, _ = fill(store, ["nothing relevant here"])
+    assert store.search(other, "deploy port") == []
+    assert len(store.search(cid, "deploy port")) == 1
+
+
+def test_the_index_follows_edits(store):
+    cid, (msg,) = fill(store, ["a streaming reply that is still"])
+    msg.content = "a streaming reply that is still growing: the password hint is pelican"
+    store.update_message(msg)  # the engine stores a reply this way while it streams
+    assert [h.message_id for h in store.search(cid, "pelican")] == [msg.id]
+
+
+def test_among_limits_the_answer(store):
+    cid, msgs = fill(store, [f"note {i} about tokens" for i in range(5)])
+    allowed = {msgs[1].id, msgs[3].id}
+    assert {h.message_id for h in store.search(cid, "tokens", among=allowed)} == allowed
+
+
+@pytest.mark.parametrize("query", ['"', 'AND OR NOT', 'a* (b) NEAR(c d)', "x:y", "'; DROP",
+                                   "\x00", "🙂🙂"])
+def test_anything_the_user_types_is_a_query_not_syntax(store, query):
+    cid, _ = fill(store, ["plain text"])
+    store.search(cid, query)  # no sqlite error, whatever it finds
+
+
+def test_a_missing_index_is_rebuilt_on_open(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        cid, msgs = fill(s, ["the cat is called Mochi", "上下文窗口是两千"])
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE message_index")
+    raw.execute("DROP TRIGGER message_index_insert")
+    raw.commit()
+    raw.close()
+    with Store(path) as s:
+        assert s.search(cid, "Mochi")[0].message_id == msgs[0].id
+        assert s.search(cid, "上下文")[0].message_id == msgs[1].id
+        s.add_message(cid, Message("assistant", "Mochi likes tuna"))
+        assert len(s.search(cid, "Mochi")) == 2  # the triggers are back too
