@@ -40,6 +40,7 @@ class Settings:
     compact_threshold: float = 0.70
     keep_recent_turns: int = 3
     summary_max_tokens: int = 512
+    recall_budget: float = 0.15  # share of the window for recalled turns; 0 = no recall
     request_timeout: float = 120.0
     connect_timeout: float = 10.0
     max_retries: int = 4
@@ -86,6 +87,8 @@ _CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
                           "a number between 0.1 and 1.0 (70% is written 0.7)"),
     "keep_recent_turns": (int, _between(0, 1000), "a whole number between 0 and 1000"),
     "summary_max_tokens": (int, _between(32, 1_000_000), "a whole number >= 32"),
+    "recall_budget": (float, _between(0.0, 0.5),
+                      "a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
     "request_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
     "connect_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
     "max_retries": (int, _between(0, 20), "a whole number between 0 and 20"),

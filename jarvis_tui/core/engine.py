@@ -26,6 +26,7 @@ from jarvis_tui.core.providers.errors import (
     RetryableError,
     StreamCut,
 )
+from jarvis_tui.core.recall import recall
 from jarvis_tui.core.store import Store, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
@@ -259,13 +260,24 @@ class Engine:
                     yield event
         overflows = retries = 0
         shrink = 1.0
+        told: set[tuple[int, ...]] = set()
         while True:
             budget = self.budget
             usage = self.usage()  # a pass over the history: once per attempt, not twice
             room = int(budget.tokens * shrink) - usage.system_overflow
+            # Again on each attempt: an overflow's compaction may have covered more turns.
+            recalled = recall(self.store, self.conversation.id, self.messages, user.content,
+                              self.counter, int(self.context_window * self.settings.recall_budget
+                                                * shrink))
+            ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
+            if ids and ids not in told:
+                told.add(ids)
+                yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
+            summary = self.summary.content if self.summary else None
+            if summary and recalled.block:
+                summary = f"{summary}\n\n{recalled.block}"
             fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
-                                system_prompt=self.settings.system_prompt,
-                                summary=self.summary.content if self.summary else None)
+                                system_prompt=self.settings.system_prompt, summary=summary)
             yield ev.WindowFitted(usage, len(fitted.sent), fitted.dropped,
                                   fitted.truncated)
             parts: list[str] = []

@@ -95,6 +95,16 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class Recalled:
+    """Turns a summary covers were put back into the request because the new message is
+    about them (message ids, oldest first)."""
+
+    turns: int
+    tokens: int
+    message_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
@@ -102,6 +112,6 @@ class Failed:
 
 Event = (
     WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
-    | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Finished
-    | Failed
+    | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Recalled
+    | Finished | Failed
 )

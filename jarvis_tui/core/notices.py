@@ -28,6 +28,8 @@ TEXTS = {
                      "tokens, dropping the oldest part. Compacting so nothing is forgotten",
         "failed": "✖ {why}",
         "empty": "ℹ The model sent an empty reply",
+        "recalled": "↺ Recalled {n} earlier turn(s) from before the summary for this question "
+                    "({tokens} tokens)",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
                   "response_reserve for longer replies",
     },
@@ -44,6 +46,7 @@ TEXTS = {
                      "正在压缩对话，避免遗忘",
         "failed": "✖ {why}",
         "empty": "ℹ 模型返回了空回复",
+        "recalled": "↺ 已为这个问题找回摘要之前的 {n} 轮原始对话（{tokens} 个 token）",
         "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
     },
 }
@@ -79,6 +82,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["truncated"].format(sent=sent, read=read)
         case ev.Trimmed(budget=budget):
             return t["trimmed"].format(budget=budget)
+        case ev.Recalled(turns=n, tokens=tokens):
+            return t["recalled"].format(n=n, tokens=tokens)
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
         case ev.Finished(finish_reason="length"):

@@ -1,0 +1,96 @@
+"""Recall: the original turns behind a summary, brought back when the new message needs them.
+
+A summary keeps the gist and loses the detail: the cat's name, the exact figure, the error text.
+Every original is still in the store, so before each request the new user message is searched
+against the messages a summary covers; the best few whole turns that share enough of its words
+go into the request after the summary, labelled, oldest first, within the recall budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.recall_index import query_terms, terms
+from jarvis_tui.core.store import Store
+from jarvis_tui.core.tokens import TokenCounter
+
+RECALL_HEADER = ("Recalled from earlier in this conversation (original messages that the "
+                 "summary above covers, oldest first):")
+MAX_TURNS = 3
+SEARCH_DEPTH = 12  # hits looked at to find MAX_TURNS relevant turns
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+@dataclass
+class Recalled:
+    turns: list[list[Message]] = field(default_factory=list)  # whole turns, oldest first
+    tokens: int = 0  # calibrated tokens of the block as sent
+
+    @property
+    def block(self) -> str:
+        """The text that follows the summary in the system message ("" when nothing)."""
+        if not self.turns:
+            return ""
+        lines = [RECALL_HEADER]
+        for turn in self.turns:
+            for msg in turn:
+                lines.append(f"[{msg.role}] {msg.content}")
+        return "\n".join(lines)
+
+
+def _stem(term: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(term) > len(suffix) + 2 and term.endswith(suffix):
+            return term[: -len(suffix)]
+    return term
+
+
+def _shared(query: set[str], text: str) -> int:
+    return len(query & {_stem(t) for t in terms(text).split()})
+
+
+def turns_of(messages: Sequence[Message]) -> list[list[Message]]:
+    """Messages grouped into turns: a user message and what follows it until the next one."""
+    out: list[list[Message]] = []
+    for msg in messages:
+        if msg.role == "user" or not out:
+            out.append([msg])
+        else:
+            out[-1].append(msg)
+    return out
+
+
+def recall(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
+           counter: TokenCounter, budget: int) -> Recalled:
+    """The turns a summary covers that `query` is about, within `budget` tokens.
+
+    Relevant means sharing at least two of the query's search terms (one when the query has
+    only one): a single common word ("weather", "我们") is not enough to bring a turn back."""
+    covered = [m for m in messages if m.covered and m.status != FAILED and m.id is not None]
+    wanted = {_stem(t) for t in query_terms(query)}
+    if budget <= 0 or not covered or not wanted:
+        return Recalled()
+    need = min(2, len(wanted))
+    turns = turns_of(covered)
+    turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
+    chosen: list[int] = []
+    for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, among=set(turn_of)):
+        index = turn_of[hit.message_id]
+        if index in chosen:
+            continue
+        if _shared(wanted, " ".join(m.content for m in turns[index])) >= need:
+            chosen.append(index)
+        if len(chosen) == MAX_TURNS:
+            break
+    picked: list[int] = []
+    used = counter.text(RECALL_HEADER) if chosen else 0
+    for index in chosen:  # best first, each turn whole or not at all
+        cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turns[index])
+        if used + cost <= budget:
+            picked.append(index)
+            used += cost
+    if not picked:
+        return Recalled()
+    return Recalled([turns[i] for i in sorted(picked)], used)
