@@ -108,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     _connection_flags(sessions)
 
+    search = sub.add_parser(
+        "search", help="find earlier turns of a session by their words (Chinese or English)",
+        description="Whole turns that share words with QUERY, best first, with their dates; "
+                    "turns already folded into the summary are marked.")
+    _connection_flags(search)
+    search.add_argument("query", help="words to look for")
+    search.add_argument("--session", type=int, metavar="ID",
+                        help="session ID (default: the latest)")
+    search.add_argument("--limit", type=int, default=10, help="turns to show (default 10)")
+
     export = sub.add_parser("export", help="write a whole session to standard output")
     _connection_flags(export)
     export.add_argument("session", nargs="?", type=int, help="session ID (default: the latest)")
@@ -162,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_sessions(args)
         if args.command == "export":
             return cmd_export(args)
+        if args.command == "search":
+            return cmd_search(args)
         return cmd_tui(args, warnings)
     except LocalServerError as err:
         print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
@@ -348,17 +360,42 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _session_id(store: Store, session: int | None, what: str) -> int:
+    if session is None:
+        latest = store.latest_conversation()
+        if latest is None:
+            raise CliError(f"there are no sessions to {what} yet")
+        return latest.id
+    if store.get_conversation(session) is None:
+        raise CliError(f"there is no session {session}; `jarvis-tui sessions` lists them")
+    return session
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from jarvis_tui.core.recall import search_turns
+
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    with open_store(args) as store:
+        conv_id = _session_id(store, args.session, "search")
+        turns = search_turns(store, conv_id, store.messages(conv_id), args.query, args.limit)
+    if not turns:
+        print(f"nothing in session {conv_id} matches {args.query!r}")
+        return 0
+    for turn in turns:
+        for msg in turn:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(msg.created_at))
+            mark = " [in the summary]" if msg.covered else ""
+            text = " ".join(msg.content.split())
+            text = text if len(text) <= 200 else text[:199] + "…"
+            print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
+        print()
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        if args.session is None:
-            latest = store.latest_conversation()
-            if latest is None:
-                raise CliError("there are no sessions to export yet")
-            conv_id = latest.id
-        elif store.get_conversation(args.session) is None:
-            raise CliError(f"there is no session {args.session}; `jarvis-tui sessions` lists them")
-        else:
-            conv_id = args.session
+        conv_id = _session_id(store, args.session, "export")
         data = store.export(conv_id)
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))

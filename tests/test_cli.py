@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -236,3 +237,19 @@ def test_nothing_configured_and_no_extra_names_the_three_ways(home):
                    "local extra"):
         assert needle in said, needle
     assert "Traceback" not in said
+
+
+def test_search_finds_earlier_turns_with_dates_in_either_language(home, fake_server):
+    for text in ("the deploy port is 8080, remember it", "我家的猫叫咪咪", "unrelated chatter"):
+        assert run(home, *flags(fake_server), "ask", text).returncode == 0
+    found = run(home, "search", "which deploy port did we pick?")
+    assert found.returncode == 0, found.stderr
+    blocks = [b for b in found.stdout.strip().split("\n\n") if b]
+    assert "the deploy port is 8080" in blocks[0]  # best first, the whole turn
+    assert " user: " in blocks[0] and " assistant: " in blocks[0]
+    assert re.search(r"#\d+ \d{4}-\d\d-\d\d \d\d:\d\d user", blocks[0])
+    zh = run(home, "search", "猫叫什么")
+    assert "我家的猫叫咪咪" in zh.stdout.split("\n\n")[0]
+    none = run(home, "search", "zebra")
+    assert none.returncode == 0 and "nothing in session 1 matches 'zebra'" in none.stdout
+    assert run(home, "search", "x", "--session", "9").returncode == 2

@@ -94,3 +94,19 @@ def recall(store: Store, conversation_id: int, messages: Sequence[Message], quer
     if not picked:
         return Recalled()
     return Recalled([turns[i] for i in sorted(picked)], used)
+
+
+def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
+                 limit: int = 10) -> list[list[Message]]:
+    """Whole turns of the conversation that match `query`, best first (for /recall and the
+    `search` command; unlike recall(), the ones still in the window too)."""
+    turns = turns_of([m for m in messages if m.id is not None])
+    turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
+    found: list[int] = []
+    for hit in store.search(conversation_id, query, limit=limit * 3):
+        index = turn_of.get(hit.message_id)
+        if index is not None and index not in found:
+            found.append(index)
+        if len(found) == limit:
+            break
+    return [turns[i] for i in found]
