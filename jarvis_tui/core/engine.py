@@ -142,8 +142,10 @@ class Engine:
         return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
 
     def history(self) -> list[Message]:
-        """What the request is built from: messages no summary covers, failed ones left out."""
-        return [m for m in self.messages if not m.covered and m.status != FAILED]
+        """What the request is built from: messages no summary covers, and covered ones the
+        user pinned back (from /recall); failed ones left out."""
+        return [m for m in self.messages
+                if (not m.covered or m.pinned) and m.status != FAILED]
 
     def usage(self, pending: str = "") -> BudgetUsage:
         """What the next request would need without windowing: what the gauge shows."""

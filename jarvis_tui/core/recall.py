@@ -68,7 +68,9 @@ def recall(store: Store, conversation_id: int, messages: Sequence[Message], quer
 
     Relevant means sharing at least two of the query's search terms (one when the query has
     only one): a single common word ("weather", "我们") is not enough to bring a turn back."""
-    covered = [m for m in messages if m.covered and m.status != FAILED and m.id is not None]
+    # Pinned ones are sent anyway: never recall what is already in the window.
+    covered = [m for m in messages
+               if m.covered and not m.pinned and m.status != FAILED and m.id is not None]
     wanted = {_stem(t) for t in query_terms(query)}
     if budget <= 0 or not covered or not wanted:
         return Recalled()

@@ -24,8 +24,8 @@ T = Texts(
         "already_compacting": "A compaction is already running.",
         "compact_while_sending": "A reply is on its way; /compact again when it has finished.",
         "nothing_to_pin": "There is no message to pin yet.",
-        "pin_covered": "That message is already in the summary; pin messages before they are "
-                       "compacted.",
+        "recall_usage": "Usage: /recall WORDS, for example /recall launch budget. It lists "
+                        "earlier turns that share those words; Enter pins one.",
         "pinned": "📌 Pinned: “{text}”. It is always sent verbatim and never summarised.",
         "unpinned": "Unpinned: “{text}”.",
         "exported": "Exported {n} messages to {path}",
@@ -73,7 +73,8 @@ T = Texts(
         "already_compacting": "压缩已在进行中。",
         "compact_while_sending": "回复仍在进行；请在回复结束后再执行 /compact。",
         "nothing_to_pin": "还没有可以固定的消息。",
-        "pin_covered": "这条消息已被摘要；请在压缩之前固定消息。",
+        "recall_usage": "用法：/recall 关键词，例如 /recall 发布预算。"
+                        "它会列出包含这些词的早期对话；按 Enter 固定其中一轮。",
         "pinned": "📌 已固定：“{text}”。它会始终原文发送，从不被摘要。",
         "unpinned": "已取消固定：“{text}”。",
         "exported": "已导出 {n} 条消息到 {path}",

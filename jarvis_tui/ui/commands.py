@@ -11,6 +11,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("compact", "[focus]"),
     ("new", ""),
     ("pin", ""),
+    ("recall", "QUERY"),
     ("export", "[path.md|path.json]"),
     ("copy", ""),
     ("help", ""),
@@ -20,6 +21,8 @@ T = Texts(
     en={"cmd_compact": "Summarise older turns now; an optional focus says what to keep in detail",
         "cmd_new": "Start a new session (the current one stays in the store)",
         "cmd_pin": "Pin (or unpin) the last message: always sent verbatim, never summarised",
+        "cmd_recall": "Find earlier turns by their words, with dates; Enter pins one so it is "
+                      "always sent, even from before the summary",
         "cmd_export": "Write the whole session, summaries included, to a Markdown or JSON file",
         "cmd_copy": "Copy the last reply to the clipboard",
         "cmd_help": "List every key and command",
@@ -28,6 +31,8 @@ T = Texts(
     zh={"cmd_compact": "立即摘要较早的对话；可选的 focus 指明需要详细保留的内容",
         "cmd_new": "开始新会话（当前会话仍保存在会话库中）",
         "cmd_pin": "固定（或取消固定）最后一条消息：始终原文发送，从不被摘要",
+        "cmd_recall": "按字词查找早期对话（附日期）；按 Enter 固定其中一轮，"
+                      "即使它已在摘要中也会始终发送",
         "cmd_export": "把整个会话（含摘要）导出为 Markdown 或 JSON 文件",
         "cmd_copy": "把最后一条回复复制到剪贴板",
         "cmd_help": "列出全部按键与命令",

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import replace
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
+from jarvis_tui.ui.screens.recall import RecallScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
 from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.engine_helpers import summarising_replies
+from tests.test_recall import FACT_EN, lossy
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -22,6 +25,7 @@ from tests.ui.app_helpers import (
     prompt,
     screen_text,
     send_and_wait,
+    talk_then_compact,
     type_and_send,
     views,
     wait_for,
@@ -277,3 +281,35 @@ def chinese_and_loaded(app, messages: int) -> bool:
     status = app.chat.query("#status")
     return bool(status) and str(status.first().content).startswith("Enter 发送") \
         and len(app.chat.query(MessageView)) == messages
+
+
+async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_server, tmp_path):
+
+    lossy(fake_server)
+    app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                   system_reserve=128, keep_recent_turns=1, summary_max_tokens=120,
+                   recall_budget=0.0)  # only the pin may bring it back
+    async with app.run_test(size=SIZE) as pilot:
+        await talk_then_compact(pilot, [FACT_EN, "tell me about windows", "and tokens"])
+        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        fact = next(m for m in app.chat.engine.messages if m.content == FACT_EN)
+        assert fact.covered and not fact.pinned
+        await type_and_send(pilot, "/recall")
+        await wait_for(pilot, lambda: any("Usage: /recall" in n for n in notices(app)),
+                       "the usage line")
+        await type_and_send(pilot, "/recall zebra crossing")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecallScreen), "the recall list")
+        assert "Nothing earlier in this session matches" in screen_text(app)
+        await pilot.press("escape")
+        await type_and_send(pilot, "/recall launch budget")
+        await wait_for(pilot, lambda: isinstance(app.screen, RecallScreen), "the recall list")
+        shown = screen_text(app)
+        assert "launch budget is 4,200 euros" in shown and "in the summary" in shown
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", shown)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is app.chat, "the chat screen")
+        assert fact.pinned and app.store.messages(app.chat.cid)[0].pinned
+        assert any(n.startswith("📌 Pinned") for n in notices(app))
+        await send_and_wait(pilot, "so what do we do next?")
+        sent = [m["content"] for m in fake_server.chat_requests[-1].body["messages"]]
+        assert FACT_EN in sent  # verbatim, as a message of its own, though summarised

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding
 
 from jarvis_tui.core.export import to_json, to_markdown
-from jarvis_tui.core.messages import FAILED
+from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.store import StoreError
 from jarvis_tui.ui.chat_texts import T
 from jarvis_tui.ui.commands import Command, command_help
@@ -38,6 +38,8 @@ class ChatCommands(_Base):
                 await self.action_new_session()
             case "pin":
                 await self.pin_last()
+            case "recall":
+                await self.recall(command.arg)
             case "export":
                 await self.export(command.arg)
             case "copy":
@@ -50,14 +52,33 @@ class ChatCommands(_Base):
         if not candidates:
             await self.say(T(self.lang, "nothing_to_pin"), "info")
             return
-        last = candidates[-1]
-        if last.covered:
-            await self.say(T(self.lang, "pin_covered"), "warning")
-            return
-        self.engine.set_pinned(last, not last.pinned)
+        await self.toggle_pin([candidates[-1]])
+
+    async def toggle_pin(self, messages: list[Message]) -> None:
+        """Pin the messages (or unpin them when all are pinned); a covered one pinned comes
+        back into every request, an unpinned one goes back to the summary."""
+        pin = not all(m.pinned for m in messages)
+        for msg in messages:
+            self.engine.set_pinned(msg, pin)
         self.query_one(Conversation).refresh_messages()
-        preview = " ".join(last.content.split())[:60]
-        await self.say(T(self.lang, "pinned" if last.pinned else "unpinned", text=preview))
+        self.update_gauge()
+        preview = " ".join(messages[0].content.split())[:60]
+        await self.say(T(self.lang, "pinned" if pin else "unpinned", text=preview))
+
+    async def recall(self, query: str) -> None:
+        from jarvis_tui.core.recall import search_turns
+        from jarvis_tui.ui.screens.recall import RecallScreen
+
+        if not query.strip():
+            await self.say(T(self.lang, "recall_usage"), "info")
+            return
+        turns = search_turns(self.engine.store, self.cid, self.engine.messages, query)
+
+        async def chosen(turn: list[Message] | None) -> None:
+            if turn:
+                await self.toggle_pin(turn)
+
+        self.app.push_screen(RecallScreen(query, turns), chosen)
 
     async def export(self, arg: str) -> None:
         path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
