@@ -77,3 +77,18 @@ async def test_recall_budget_zero_turns_it_off(fake_server, tmp_path):
     await send(engine, "How much was the launch budget Anna approved?")
     assert recalled_block(fake_server.chat_requests[-1]) == ""
     await engine.provider.aclose()
+
+
+async def test_the_gauge_counts_what_the_draft_would_recall(fake_server, tmp_path):
+    lossy(fake_server)
+    engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    await send(engine, FACT_EN)
+    for i in range(12):
+        await send(engine, FILLER.format(i=i))
+    assert engine.summary is not None
+    about = engine.usage(pending="how much was the launch budget Anna approved?")
+    unrelated = engine.usage(pending="what is the capital of Portugal?")
+    assert about.recalled > 0 and unrelated.recalled == 0
+    assert about.used - unrelated.used >= about.recalled - 5  # counted in what is used
+    await engine.provider.aclose()

@@ -71,7 +71,7 @@ class Budget:
         return out
 
     def usage(self, *, system: int, summary: int, history: int, pending: int,
-              source: str, window_source: str = "configured") -> BudgetUsage:
+              source: str, window_source: str = "configured", recalled: int = 0) -> BudgetUsage:
         return BudgetUsage(
             context_window=self.context_window,
             response_reserve=self.response_reserve,
@@ -84,6 +84,7 @@ class Budget:
             pending=pending,
             source=source,
             window_source=window_source,
+            recalled=recalled,
         )
 
 
@@ -104,6 +105,7 @@ class BudgetUsage:
     # Where the context window came from: "configured", "detected from the server", "learned
     # from the server", "known model" or "default" (a guess: the gauge says the limit is unknown).
     window_source: str = "configured"
+    recalled: int = 0  # earlier turns recall puts back for the message being typed or sent
 
     @property
     def system_overflow(self) -> int:
@@ -111,7 +113,8 @@ class BudgetUsage:
 
     @property
     def used(self) -> int:
-        return self.summary + self.history + self.pending + self.system_overflow
+        return (self.summary + self.recalled + self.history + self.pending
+                + self.system_overflow)
 
     @property
     def fraction(self) -> float:

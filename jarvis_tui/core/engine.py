@@ -12,6 +12,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
+from dataclasses import replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.anchor import Anchor
@@ -26,7 +27,7 @@ from jarvis_tui.core.providers.errors import (
     RetryableError,
     StreamCut,
 )
-from jarvis_tui.core.recall import recall
+from jarvis_tui.core.recall import Recalled, recall
 from jarvis_tui.core.store import Store, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
@@ -162,9 +163,15 @@ class Engine:
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         if pending and anchored is not None:
             pending_tokens += round(self.framing or 0.0)  # framed like the others
+        recalled = self._recall(pending).tokens if pending and summary else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
-                                 window_source=self.window_source)
+                                 window_source=self.window_source, recalled=recalled)
+
+    def _recall(self, text: str, shrink: float = 1.0) -> Recalled:
+        budget = int(self.context_window * self.settings.recall_budget * shrink)
+        return recall(self.store, self.conversation.id, self.messages, text, self.counter,
+                      budget)
 
     # ---- layer 2 -------------------------------------------------------------------------
 
@@ -268,9 +275,7 @@ class Engine:
             usage = self.usage()  # a pass over the history: once per attempt, not twice
             room = int(budget.tokens * shrink) - usage.system_overflow
             # Again on each attempt: an overflow's compaction may have covered more turns.
-            recalled = recall(self.store, self.conversation.id, self.messages, user.content,
-                              self.counter, int(self.context_window * self.settings.recall_budget
-                                                * shrink))
+            recalled = self._recall(user.content, shrink)
             ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
             if ids and ids not in told:
                 told.add(ids)
@@ -280,8 +285,8 @@ class Engine:
                 summary = f"{summary}\n\n{recalled.block}"
             fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
                                 system_prompt=self.settings.system_prompt, summary=summary)
-            yield ev.WindowFitted(usage, len(fitted.sent), fitted.dropped,
-                                  fitted.truncated)
+            yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
+                                  fitted.dropped, fitted.truncated)
             parts: list[str] = []
             self._counted = None
             done: list[str | None] = []

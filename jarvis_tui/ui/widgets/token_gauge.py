@@ -28,6 +28,7 @@ T = Texts(
         "used": "{used} / {budget} tokens",
         "system": "system over reserve",
         "summary": "summary",
+        "recalled": "recalled",
         "history": "history",
         "reply": "reply",
         "typing": "typing",
@@ -55,6 +56,7 @@ T = Texts(
         "used": "{used} / {budget} token",
         "system": "系统提示超出预留",
         "summary": "摘要",
+        "recalled": "找回",
         "history": "历史",
         "reply": "回复",
         "typing": "输入中",
@@ -227,17 +229,18 @@ class TokenGauge(Widget):
         used = self.used
         pct = round(used * 100 / u.budget) if u.budget > 0 else 100
         free = max(0, u.budget - used)
-        # (key, tokens, glyph, style); system overflow only appears when there is some.
+        # (key, tokens, glyph, style); system overflow and recalled turns only appear when
+        # there are some.
         segments = [
             ("system", u.system_overflow, "█", "$error"),
             ("summary", u.summary, "▓", "$secondary"),
+            ("recalled", u.recalled, "▓", "$accent"),
             ("history", u.history, "█", level_style),
             ("reply", self._reply, "▒", "$accent"),
             ("typing", u.pending, "▒", "$primary"),
             ("free", free, FREE_GLYPH, MUTED),
         ]
-        if not u.system_overflow:
-            segments = segments[1:]
+        segments = [s for s in segments if s[1] or s[0] not in ("system", "recalled")]
         cells = split_cells([s[1] for s in segments], width)
         bar: list[Part] = [(glyph * n, style)
                            for (_, _, glyph, style), n in zip(segments, cells, strict=True) if n]
