@@ -251,6 +251,11 @@ class Engine:
                 self._withdraw(user)
             raise
 
+    def pinned_usage(self) -> tuple[int, int]:
+        """(messages, tokens) pinned: always sent, so always taken from the budget."""
+        pinned = [m for m in self.history() if m.pinned]
+        return len(pinned), sum(self.counter.message(m) for m in pinned)
+
     def set_pinned(self, message: Message, pinned: bool = True) -> None:
         """A pinned message is always sent verbatim and never folded into a summary."""
         message.pinned = pinned

@@ -313,3 +313,7 @@ async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_s
         await send_and_wait(pilot, "so what do we do next?")
         sent = [m["content"] for m in fake_server.chat_requests[-1].body["messages"]]
         assert FACT_EN in sent  # verbatim, as a message of its own, though summarised
+        await pilot.press("f3")  # the settings say what pinned messages take
+        await wait_for(pilot, lambda: app.screen.query("#pinned"), "the settings")
+        pinned = str(app.screen.query_one("#pinned").render())
+        assert pinned.startswith("Pinned messages: 2, ") and "tokens" in pinned  # the turn

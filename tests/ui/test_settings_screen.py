@@ -21,11 +21,11 @@ THEMES = ["t-dark", "t-light", "not-registered"]
 
 class Host(App[None]):
     def __init__(self, settings: Settings, config_file: Path | None, language: str = "en",
-                 themes: list[str] | None = None) -> None:
+                 themes: list[str] | None = None, pinned: tuple[int, int] = (0, 0)) -> None:
         super().__init__()
         self.language = language
         self.screen_under_test = SettingsScreen(settings, config_file,
-                                                THEMES if themes is None else themes)
+                                                THEMES if themes is None else themes, pinned)
         self.results: list[Settings | None] = []
 
     def on_mount(self) -> None:
@@ -183,6 +183,36 @@ async def test_threshold_is_a_percentage(tmp_path: Path) -> None:
         await pilot.pause()
     assert tomllib.loads(path.read_text(encoding="utf-8"))["compact_threshold"] == 0.8
     assert app.results[0] is not None and app.results[0].compact_threshold == 0.8
+
+
+async def test_recall_budget_is_a_percentage_up_to_half(tmp_path: Path) -> None:
+    path = config_file(tmp_path)
+    app = host_for(path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        assert app.screen.query_one("#field-recall_budget", Input).value == "15"
+        for bad in ("60", "-1", "lots"):
+            await type_into(pilot, "recall_budget", bad)
+            assert text_of(app, "#error-recall_budget") == (
+                f"expected a percentage between 0 and 50 (15 means 0.15), got '{bad}'")
+            assert save_button(app).disabled
+        await type_into(pilot, "recall_budget", "0")  # off
+        assert app.screen_under_test.changes() == {"recall_budget": 0.0}
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["recall_budget"] == 0.0
+
+
+async def test_shows_what_pinned_messages_take(tmp_path: Path) -> None:
+    path = config_file(tmp_path)
+    app = Host(load_settings(path, env={}), path, pinned=(3, 1412))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        assert text_of(app, "#pinned") == ("Pinned messages: 3, 1,412 tokens, always sent in "
+                                           "full; they take their room from the budget.")
+    app = host_for(path, language="zh")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        assert text_of(app, "#pinned") == "已固定的消息：无（可用 /pin 或 /recall 固定）。"
 
 
 async def test_non_numbers_and_bad_text_fields_say_why(tmp_path: Path) -> None:

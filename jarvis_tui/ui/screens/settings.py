@@ -38,12 +38,16 @@ INPUT_KEYS = (
     "system_reserve",
     "compact_threshold",
     "keep_recent_turns",
+    "recall_budget",
     "model",
     "base_url",
     "summary_model",
 )
 SELECT_KEYS = ("theme", "language")
 _TEXT_KEYS = {"model", "base_url", "summary_model"}
+# Shown and typed as percentages: key -> (lowest, highest, message when out of range).
+_PERCENT_KEYS = {"compact_threshold": (10, 100, "bad_percent"),
+                 "recall_budget": (0, 50, "bad_recall")}
 
 T = Texts(
     en={
@@ -62,6 +66,9 @@ T = Texts(
                                   "10-100 (70 = 70%)",
         "label_keep_recent_turns": "Turns kept verbatim",
         "hint_keep_recent_turns": "the most recent turns are never summarised",
+        "label_recall_budget": "Recall budget (%)",
+        "hint_recall_budget": "room for earlier turns brought back when a message is about "
+                              "them; 0-50 (0 = off)",
         "label_model": "Model",
         "hint_model": "the model name the server knows",
         "label_base_url": "Base URL",
@@ -83,6 +90,10 @@ T = Texts(
         "need_base_url": "a URL starting with http:// or https://",
         "need_summary_model": "a model name (empty = same as model)",
         "bad_percent": "expected a percentage between 10 and 100 (70 means 0.70), got {got}",
+        "bad_recall": "expected a percentage between 0 and 50 (15 means 0.15), got {got}",
+        "pinned": "Pinned messages: {n}, {tokens} tokens, always sent in full; they take "
+                  "their room from the budget.",
+        "pinned_none": "Pinned messages: none (/pin or /recall pins one).",
         "too_small": "the reserves must leave a positive budget: {window} − {response} − "
                      "{system} = {tokens} tokens; at least {min} are needed",
         "budget": "Budget: {window} − {response} − {system} = {tokens} tokens, "
@@ -112,6 +123,8 @@ T = Texts(
         "hint_compact_threshold": "预算用到这个比例时压缩较早的对话；10-100（70 即 70%）",
         "label_keep_recent_turns": "原文保留的轮数",
         "hint_keep_recent_turns": "最近的这些轮对话永远不会被摘要",
+        "label_recall_budget": "找回预算（%）",
+        "hint_recall_budget": "新消息提到早期内容时，为找回的原始对话留出的空间；0-50（0 = 关闭）",
         "label_model": "模型",
         "hint_model": "服务器识别的模型名称",
         "label_base_url": "接口地址（Base URL）",
@@ -132,6 +145,9 @@ T = Texts(
         "need_base_url": "以 http:// 或 https:// 开头的网址",
         "need_summary_model": "模型名称（留空 = 与模型相同）",
         "bad_percent": "应为 10 到 100 之间的百分数（70 即 0.70），当前为 {got}",
+        "bad_recall": "应为 0 到 50 之间的百分数（15 即 0.15），当前为 {got}",
+        "pinned": "已固定的消息：{n} 条，{tokens} 个 token，始终完整发送，占用上面的预算。",
+        "pinned_none": "已固定的消息：无（可用 /pin 或 /recall 固定）。",
         "too_small": "预留之后的预算必须为正：{window} − {response} − {system} = {tokens} "
                      "个 token；至少需要 {min} 个",
         "budget": "预算：{window} − {response} − {system} = {tokens} 个 token，"
@@ -154,7 +170,7 @@ def _num(n: int) -> str:
 
 def _shown(settings: Settings, key: str) -> str:
     value = getattr(settings, key)
-    if key == "compact_threshold":
+    if key in _PERCENT_KEYS:
         return f"{round(value * 100, 4):g}"
     return str(value)
 
@@ -195,13 +211,16 @@ class SettingsScreen(ModalScreen[Settings | None]):
     SettingsScreen .error { color: $error; height: auto; }
     SettingsScreen .error.-empty { display: none; }
     SettingsScreen #budget { color: $secondary; height: auto; }
+    SettingsScreen #pinned { color: $text-muted; height: auto; }
     SettingsScreen #status { color: $error; height: auto; }
     SettingsScreen #buttons { height: auto; align-horizontal: right; }
     SettingsScreen #buttons Button { margin-left: 2; }
     """
 
-    def __init__(self, settings: Settings, config_file: Path | None, themes: list[str]):
+    def __init__(self, settings: Settings, config_file: Path | None, themes: list[str],
+                 pinned: tuple[int, int] = (0, 0)):
         super().__init__()
+        self.pinned = pinned  # (messages, tokens) pinned in the open session
         self.settings = settings
         self.config_file = config_file
         self.themes = list(themes)
@@ -238,6 +257,9 @@ class SettingsScreen(ModalScreen[Settings | None]):
                     allow_blank=False, compact=True, id="field-language",
                 )
             yield Static("", id="budget", markup=False)
+            n, tokens = self.pinned
+            yield Static(self._t("pinned", n=n, tokens=f"{tokens:,}") if n
+                         else self._t("pinned_none"), id="pinned", markup=False)
             yield Static("", id="problems", classes="error -empty", markup=False)
             yield Static("", id="status", classes="-empty", markup=False)
             with Horizontal(id="buttons"):
@@ -259,14 +281,15 @@ class SettingsScreen(ModalScreen[Settings | None]):
         """The field's typed value, or the reason it is wrong (in the interface language)."""
         if text == self._shown[key]:
             return getattr(self.settings, key), None  # untouched: never a change, even rounded
-        if key == "compact_threshold":
+        if key in _PERCENT_KEYS:
+            lowest, highest, message = _PERCENT_KEYS[key]
             raw = text.strip().removesuffix("%").strip()
             try:
                 percent = float(raw)
             except ValueError:
                 percent = math.nan
-            if not (math.isfinite(percent) and 10 <= percent <= 100):
-                return None, self._t("bad_percent", got=repr(text.strip()))
+            if not (math.isfinite(percent) and lowest <= percent <= highest):
+                return None, self._t(message, got=repr(text.strip()))
             text = str(percent / 100)
         elif key in _TEXT_KEYS:
             text = text.strip()
