@@ -74,6 +74,10 @@ class ContextTruncated(EngineEvent):
     event: ev.ContextTruncated
 
 
+class TurnsRecalled(EngineEvent):
+    event: ev.Recalled
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -105,6 +109,7 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.Trimmed: WindowTrimmed,
     ev.WindowDetected: WindowDetected,
     ev.ContextTruncated: ContextTruncated,
+    ev.Recalled: TurnsRecalled,
 }
 
 

@@ -317,3 +317,17 @@ async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_s
         await wait_for(pilot, lambda: app.screen.query("#pinned"), "the settings")
         pinned = str(app.screen.query_one("#pinned").render())
         assert pinned.startswith("Pinned messages: 2, ") and "tokens" in pinned  # the turn
+
+
+async def test_a_question_about_a_summarised_fact_says_it_was_recalled(fake_server, tmp_path):
+    lossy(fake_server)
+    app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                   system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    async with app.run_test(size=SIZE) as pilot:
+        await talk_then_compact(pilot, [FACT_EN, "tell me about windows", "and tokens"])
+        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        await send_and_wait(pilot, "How much was the launch budget Anna approved?")
+        said = [n for n in notices(app) if n.startswith("↺ Recalled 1 earlier turn")]
+        assert len(said) == 1
+        system = fake_server.chat_requests[-1].body["messages"][0]["content"]
+        assert FACT_EN in system.split("Recalled from earlier in this conversation")[1]

@@ -394,6 +394,11 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._retry_timer = self.set_interval(0.1, self._tick_retry)
         self._tick_retry()
 
+    @on(ue.TurnsRecalled)
+    async def _recalled(self, message: ue.TurnsRecalled) -> None:
+        if self._current(message):
+            await self.say(describe(message.event, self.notice_language()) or "", "info")
+
     @on(ue.ContextLimitLearned)
     @on(ue.WindowTrimmed)
     @on(ue.WindowDetected)
