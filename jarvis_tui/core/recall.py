@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.messages import FAILED, Message, split_turns
 from jarvis_tui.core.recall_index import query_terms, terms
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
@@ -51,17 +51,6 @@ def _shared(query: set[str], text: str) -> int:
     return len(query & {_stem(t) for t in terms(text).split()})
 
 
-def turns_of(messages: Sequence[Message]) -> list[list[Message]]:
-    """Messages grouped into turns: a user message and what follows it until the next one."""
-    out: list[list[Message]] = []
-    for msg in messages:
-        if msg.role == "user" or not out:
-            out.append([msg])
-        else:
-            out[-1].append(msg)
-    return out
-
-
 def recall(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
            counter: TokenCounter, budget: int) -> Recalled:
     """The turns a summary covers that `query` is about, within `budget` tokens.
@@ -75,7 +64,7 @@ def recall(store: Store, conversation_id: int, messages: Sequence[Message], quer
     if budget <= 0 or not covered or not wanted:
         return Recalled()
     need = min(2, len(wanted))
-    turns = turns_of(covered)
+    turns = split_turns(covered)
     turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
     chosen: list[int] = []
     for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, among=set(turn_of)):
@@ -102,7 +91,7 @@ def search_turns(store: Store, conversation_id: int, messages: Sequence[Message]
                  limit: int = 10) -> list[list[Message]]:
     """Whole turns of the conversation that match `query`, best first (for /recall and the
     `search` command; unlike recall(), the ones still in the window too)."""
-    turns = turns_of([m for m in messages if m.id is not None])
+    turns = split_turns([m for m in messages if m.id is not None])
     turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
     found: list[int] = []
     for hit in store.search(conversation_id, query, limit=limit * 3):
