@@ -63,10 +63,14 @@ def test_the_index_follows_edits(store):
     assert [h.message_id for h in store.search(cid, "pelican")] == [msg.id]
 
 
-def test_among_limits_the_answer(store):
+def test_covered_only_finds_what_a_summary_covers_and_nothing_pinned_back(store):
     cid, msgs = fill(store, [f"note {i} about tokens" for i in range(5)])
-    allowed = {msgs[1].id, msgs[3].id}
-    assert {h.message_id for h in store.search(cid, "tokens", among=allowed)} == allowed
+    store.add_summary(cid, "notes about tokens", msgs[:3], kind="auto")
+    msgs[0].pinned = True
+    store.update_message(msgs[0])
+    found = {h.message_id for h in store.search(cid, "tokens", covered_only=True)}
+    assert found == {msgs[1].id, msgs[2].id}
+    assert len(store.search(cid, "tokens")) == 5
 
 
 @pytest.mark.parametrize("query", ['"', 'AND OR NOT', 'a* (b) NEAR(c d)', "x:y", "'; DROP",

@@ -67,8 +67,10 @@ def recall(store: Store, conversation_id: int, messages: Sequence[Message], quer
     turns = split_turns(covered)
     turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
     chosen: list[int] = []
-    for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, among=set(turn_of)):
-        index = turn_of[hit.message_id]
+    for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, covered_only=True):
+        index = turn_of.get(hit.message_id)
+        if index is None:  # covered in the store since this engine loaded: not in our list
+            continue
         if index in chosen:
             continue
         if _shared(wanted, " ".join(m.content for m in turns[index])) >= need:

@@ -102,18 +102,22 @@ class Hit:
 
 
 def search(db: sqlite3.Connection, conversation_id: int, text: str, *, limit: int = 10,
-           among: set[int] | None = None) -> list[Hit]:
-    """Messages of one conversation that share terms with `text`, best first; `among`
-    restricts the answer to those message ids."""
+           covered_only: bool = False) -> list[Hit]:
+    """Messages of one conversation that share terms with `text`, best first; `covered_only`
+    keeps to those a summary covers that are not pinned back into the window (what recall
+    may bring back), filtered in the same query so the best of them are found however many
+    others match."""
     wanted = query_terms(text)
     if not wanted:
         return []
     # Every term quoted: the user's words are never FTS5 syntax.
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted)
-    rows = db.execute(
-        f"SELECT rowid, bm25({TABLE}) FROM {TABLE} WHERE {TABLE} MATCH ? "
-        f"AND conversation_id = ? ORDER BY bm25({TABLE}) LIMIT ?",
-        (match, conversation_id, limit if among is None else max(limit * 20, 200)))
-    hits = [Hit(int(rowid), float(score)) for rowid, score in rows
-            if among is None or rowid in among]
-    return hits[:limit]
+    query = (f"SELECT {TABLE}.rowid, bm25({TABLE}) FROM {TABLE} "
+             f"JOIN messages ON messages.id = {TABLE}.rowid "
+             f"WHERE {TABLE} MATCH ? AND {TABLE}.conversation_id = ?")
+    if covered_only:
+        query += (" AND messages.summary_id IS NOT NULL AND messages.pinned = 0"
+                  " AND messages.status != 'failed'")
+    rows = db.execute(query + f" ORDER BY bm25({TABLE}) LIMIT ?",
+                      (match, conversation_id, limit))
+    return [Hit(int(rowid), float(score)) for rowid, score in rows]

@@ -367,11 +367,12 @@ class Store:
             self._touch(db, row[0])
 
     def search(self, conv_id: int, text: str, *, limit: int = 10,
-               among: set[int] | None = None) -> list[recall_index.Hit]:
+               covered_only: bool = False) -> list[recall_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
-        best first; `among` limits the answer to those message ids."""
+        best first; `covered_only`: only those a summary covers and nothing pinned back."""
         with self._guard("search"):
-            return recall_index.search(self._db, conv_id, text, limit=limit, among=among)
+            return recall_index.search(self._db, conv_id, text, limit=limit,
+                                       covered_only=covered_only)
 
     def messages(self, conv_id: int) -> list[Message]:
         with self._guard("read"):
