@@ -253,3 +253,14 @@ def test_search_finds_earlier_turns_with_dates_in_either_language(home, fake_ser
     none = run(home, "search", "zebra")
     assert none.returncode == 0 and "nothing in session 1 matches 'zebra'" in none.stdout
     assert run(home, "search", "x", "--session", "9").returncode == 2
+
+
+def test_ask_never_imports_textual(home, fake_server):
+    """`ask` is the scripting path: it must not pay for the full-screen UI's imports."""
+    code = ("import sys; from jarvis_tui.cli import main; rc = main(sys.argv[1:]); "
+            "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'textual'}); "
+            "print('UI MODULES:', loaded, file=sys.stderr); raise SystemExit(rc)")
+    done = subprocess.run([sys.executable, "-c", code, *flags(fake_server), "ask", "hello"],
+                          env=home, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "UI MODULES: []" in done.stderr
