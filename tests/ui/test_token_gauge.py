@@ -243,14 +243,15 @@ async def test_recalled_turns_are_a_segment_of_their_own_only_when_there_are_som
     app = Host()
     async with app.run_test(size=(100, 40)) as pilot:
         gauge = app.query_one(TokenGauge)
-        gauge.update_usage(usage(summary=1_000, history=2_000))
-        await pilot.pause()
-        assert not any("recalled" in line for line in lines(gauge))
-        with_recall = BUDGET.usage(system=0, summary=1_000, history=2_000, pending=100,
-                                   source="estimated", recalled=1_500)
-        gauge.update_usage(with_recall)
-        await pilot.pause()
-        assert row(gauge, "recalled").split()[-1] == "1,500"
-        assert gauge.used == 1_000 + 1_500 + 2_000 + 100
-        _, bar = bar_of(gauge)
-        assert "▓" * 8 in bar  # summary and recalled together: 2,500 of 10,000 in 32 cells
+        for recalled in (0, 1_500):
+            gauge.update_usage(BUDGET.usage(system=0, summary=1_000, history=2_000, pending=100,
+                                            source="estimated", recalled=recalled))
+            await pilot.pause()
+            rows = [line for line in lines(gauge) if "recalled" in line]
+            assert gauge.used == 1_000 + recalled + 2_000 + 100
+            if not recalled:
+                assert rows == []
+                continue
+            assert rows[0].split()[-1] == "1,500"
+            _, bar = bar_of(gauge)
+            assert "▓" * 8 in bar  # summary and recalled: 2,500 of 10,000 in 32 cells
