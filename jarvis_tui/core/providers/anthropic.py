@@ -142,7 +142,7 @@ class AnthropicProvider(HttpProvider):
                 self._url, payload, "text/event-stream", self._error,
                 lambda resp: self._sse_or_whole(
                     resp, self._sse_events,
-                    lambda body: _events_from_completion(self._completion(body)))):
+                    lambda body: self._completion(body).events())):
             yield event
 
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
@@ -223,9 +223,3 @@ class AnthropicProvider(HttpProvider):
                           finish_reason=_finish(data.get("stop_reason")))
 
 
-def _events_from_completion(done: Completion) -> list[ChatEvent]:
-    events: list[ChatEvent] = [ChatDelta(done.text)] if done.text else []
-    if done.prompt_tokens is not None:
-        events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
-    events.append(ChatDone(done.finish_reason))
-    return events

@@ -40,6 +40,14 @@ class Completion:
     completion_tokens: int | None
     finish_reason: str | None
 
+    def events(self) -> list[ChatEvent]:
+        """What a stream of this answer would have been (a server that ignored stream=true)."""
+        events: list[ChatEvent] = [ChatDelta(self.text)] if self.text else []
+        if self.prompt_tokens is not None:
+            events.append(ChatUsage(self.prompt_tokens, self.completion_tokens or 0))
+        events.append(ChatDone(self.finish_reason))
+        return events
+
 
 ChatEvent = ChatDelta | ChatUsage | ChatDone
 

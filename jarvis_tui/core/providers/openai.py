@@ -76,7 +76,7 @@ class OpenAIProvider(HttpProvider):
                         self._url, payload, "text/event-stream", self._status_error,
                         lambda resp: self._sse_or_whole(
                             resp, self._sse_events,
-                            lambda body: self._events_from_completion(self._completion(body)))):
+                            lambda body: self._completion(body).events())):
                     any_event = True
                     if isinstance(event, ChatDelta):
                         reply.append(event.text)
@@ -206,13 +206,6 @@ class OpenAIProvider(HttpProvider):
             completion_tokens=usage.completion_tokens if usage else None,
             finish_reason=str(finish) if finish else None)
 
-    @staticmethod
-    def _events_from_completion(done: Completion) -> list[ChatEvent]:
-        events: list[ChatEvent] = [ChatDelta(done.text)] if done.text else []
-        if done.prompt_tokens is not None:
-            events.append(ChatUsage(done.prompt_tokens, done.completion_tokens or 0))
-        events.append(ChatDone(done.finish_reason))
-        return events
 
 def chatml_prompt(messages: list[dict]) -> str:
     """The prompt text a chatml server builds from `messages`, as llama-cpp-python lays it out:
