@@ -15,7 +15,13 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakeserver import CHUNK_CHARS, ENCODING, FakeServer, RecordedRequest, count_tokens
+from tests.fakeserver import (
+    CHUNK_CHARS,
+    FakeServer,
+    RecordedRequest,
+    count_tokens,
+    fit_reply,
+)
 
 MESSAGE_OVERHEAD = 4  # tokens per message for role markers, like a chat template's
 PING_EVERY = 5  # a ping event after this many text deltas (the real API interleaves them)
@@ -138,14 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*refused)
             return
         body = rec.body
-        fault = rec.fault = fake._next_fault()
-        if fault and fault[0] == "delay":
-            if not fake._sleep(float(fault[1])):
-                return
-            fault = None
-        if fault and fault[0] == "status":
-            _, rec.status, extra, err = fault
-            self._send(rec.status, err, extra)
+        fault = fake.take_fault(rec, self._send)
+        if fault is False:
             return
         max_tokens = body["max_tokens"]
         too_long = overflow_message(fake.limit, rec.prompt_tokens, max_tokens)
@@ -154,7 +154,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, error_body("invalid_request_error", too_long))
             return
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
-        reply, stop = _fit_reply(reply, max_tokens)
+        reply, cut = fit_reply(reply, max_tokens)
+        stop = "max_tokens" if cut else "end_turn"
         rec.reply, rec.completion_tokens = reply, count_tokens(reply)
         if body.get("stream"):
             self._stream(rec, stop, fault)
@@ -283,15 +284,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
-
-
-def _fit_reply(reply: str, max_tokens: int) -> tuple[str, str]:
-    """Stop after max_tokens tokens; a character split by the cut is dropped, not half-sent."""
-    tokens = ENCODING.encode(reply, disallowed_special=())
-    if len(tokens) <= max_tokens:
-        return reply, "end_turn"
-    cut = ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore")
-    return cut, "max_tokens"
 
 
 def main(argv: list[str] | None = None) -> None:

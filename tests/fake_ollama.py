@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakeserver import CHUNK_CHARS, ENCODING, FakeServer, count_tokens
+from tests.fakeserver import CHUNK_CHARS, FakeServer, count_tokens, fit_reply
 
 MESSAGE_OVERHEAD = 4  # a chat template's role header and end-of-turn marker
 PRIMING = 3  # BOS and the open assistant header a template ends with
@@ -212,16 +212,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, rec: OllamaRequest, body: dict) -> None:
         fake = self.fake
-        fault = rec.fault = fake._next_fault()
         fake._record(rec)
-        if fault and fault[0] == "delay":
-            if not fake._sleep(float(fault[1])):
-                return
-            fault = None
-        if fault and fault[0] == "status":
-            _, code, extra, err_body = fault
-            rec.status = code
-            self._send(code, err_body, extra)
+        fault = fake.take_fault(rec, self._send)
+        if fault is False:
             return
         model = str(body.get("model") or "")
         if not fake.has_model(model):
@@ -246,7 +239,8 @@ class _Handler(BaseHTTPRequestHandler):
         rec.truncated = rec.evaluated < rec.sent_tokens
         seen = {**body, "messages": rec.kept}
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(seen)
-        reply, finish = _fit_reply(reply, int(options.get("num_predict") or -1))
+        reply, cut = fit_reply(reply, int(options.get("num_predict") or -1))
+        finish = "length" if cut else "stop"
         rec.reply, rec.completion_tokens = reply, count_tokens(reply)
         final = {"model": model, "created_at": _now(),
                  "message": {"role": "assistant", "content": ""}, "done": True,
@@ -314,14 +308,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self._raw(data)
-
-
-def _fit_reply(reply: str, num_predict: int) -> tuple[str, str]:
-    """Stop after num_predict tokens (<= 0 means no limit, as Ollama's -1)."""
-    tokens = ENCODING.encode(reply, disallowed_special=())
-    if num_predict <= 0 or len(tokens) <= num_predict:
-        return reply, "stop"
-    return ENCODING.decode_bytes(tokens[:num_predict]).decode("utf-8", errors="ignore"), "length"
 
 
 def _now() -> str:

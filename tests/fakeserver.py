@@ -243,6 +243,21 @@ class FakeServer:
         """Wait; False if the server is stopping (then answer nothing)."""
         return not self._stopping.wait(seconds)
 
+    def take_fault(self, rec: Any, send: Callable[[int, Any, dict], None]) -> tuple | None | bool:
+        """The next fault, noted on `rec`. A delay is waited out and a status fault answered
+        here (with `send`); False means the request is done with, else the fault (or None) is
+        the caller's to play."""
+        fault = rec.fault = self._next_fault()
+        if fault and fault[0] == "delay":
+            if not self._sleep(float(fault[1])):
+                return False
+            fault = None
+        if fault and fault[0] == "status":
+            _, rec.status, extra, body = fault
+            send(rec.status, body, extra)
+            return False
+        return fault
+
 
 class FakeProvider(FakeServer):
     """A fake provider. ``faults`` is consumed one entry per chat request:
@@ -346,17 +361,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": f"bad request: {exc}",
                                        "type": "invalid_request_error"}})
             return
-        fault = fake._next_fault()
-        rec = RecordedRequest(self.path, headers, body, prompt_tokens=prompt, fault=fault)
+        rec = RecordedRequest(self.path, headers, body, prompt_tokens=prompt)
         fake._record(rec)
-        if fault and fault[0] == "delay":
-            if not fake._sleep(float(fault[1])):
-                return
-            fault = None
-        if fault and fault[0] == "status":
-            _, code, extra, err_body = fault
-            rec.status = code
-            self._send(code, err_body, extra)
+        fault = fake.take_fault(rec, self._send)
+        if fault is False:
             return
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         refused = overflow_answer(fake.flavor, fake.limit, prompt, max_tokens)
@@ -375,7 +383,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(refused[0], refused[1])
             return
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
-        reply, finish = _fit_reply(reply, max_tokens)
+        reply, cut = fit_reply(reply, max_tokens)
+        finish = "length" if cut else "stop"
         rec.reply, rec.completion_tokens = reply, count_tokens(reply)
         if body.get("stream"):
             self._stream(body, rec, reply, finish, fault)
@@ -459,14 +468,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _fit_reply(reply: str, max_tokens: int) -> tuple[str, str]:
-    """Stop after max_tokens tokens, as a real server does; a character split by the cut is
-    dropped rather than sent half-made."""
+def fit_reply(reply: str, max_tokens: int) -> tuple[str, bool]:
+    """The reply stopped after `max_tokens` tokens (<= 0: no limit), as a real server stops,
+    and whether it was cut; a character split by the cut is dropped rather than sent half-made."""
     tokens = ENCODING.encode(reply, disallowed_special=())
     if max_tokens <= 0 or len(tokens) <= max_tokens:
-        return reply, "stop"
-    cut = ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore")
-    return cut, "length"
+        return reply, False
+    return ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore"), True
 
 
 def _usage(rec: RecordedRequest) -> dict[str, int]:
