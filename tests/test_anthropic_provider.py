@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import httpx
 import pytest
@@ -36,8 +37,10 @@ from jarvis_tui.core.window import SUMMARY_HEADER
 from tests.engine_helpers import BASE, Sleeps, final, send
 from tests.fake_anthropic import FakeAnthropic, count_input, error_body
 from tests.fakeserver import CHUNK_CHARS, count_tokens
+from tests.provider_helpers import huge, stream_events, text_of
 
 MODEL = "claude-fake"
+collect = partial(stream_events, model=MODEL)
 KEY = "sk-ant-api03-secret-0123456789"
 HELLO = [{"role": "system", "content": "You are terse."},
          {"role": "user", "content": "Tell me about context windows please"}]
@@ -58,20 +61,10 @@ def fake(make_fake: Callable[..., FakeAnthropic]) -> FakeAnthropic:
     return make_fake(api_key=KEY)
 
 
-async def collect(provider: AnthropicProvider, messages: list[dict], max_tokens: int = 256,
-                  sink: list | None = None) -> list:
-    events = sink if sink is not None else []
-    async for event in provider.stream_chat(messages, model=MODEL, max_tokens=max_tokens):
-        events.append(event)
-    return events
 
 
-def text_of(events: list) -> str:
-    return "".join(e.text for e in events if isinstance(e, ChatDelta))
 
 
-def huge(n_words: int) -> list[dict]:
-    return [{"role": "user", "content": " ".join(f"word{i}" for i in range(n_words))}]
 
 
 # --- streaming ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from functools import partial
 
 import httpx
 import pytest
@@ -23,8 +24,10 @@ from jarvis_tui.core.providers.ollama import (
 )
 from tests.fake_ollama import CHUNK_CHARS, FakeOllama, count_ollama_prompt
 from tests.fakeserver import count_tokens
+from tests.provider_helpers import stream_events, text_of
 
 MODEL = "llama3.2"
+collect = partial(stream_events, model=MODEL)
 HELLO = [{"role": "system", "content": "You are terse."},
          {"role": "user", "content": "Tell me about context windows please"}]
 
@@ -39,18 +42,8 @@ def ollama(make_ollama: Callable[..., FakeOllama]) -> FakeOllama:
     return make_ollama()
 
 
-async def collect(provider: OllamaProvider, messages: list[dict], *, max_tokens: int = 256,
-                  context_window: int | None = None, model: str = MODEL,
-                  sink: list | None = None) -> list:
-    events = sink if sink is not None else []
-    async for event in provider.stream_chat(messages, model=model, max_tokens=max_tokens,
-                                            context_window=context_window):
-        events.append(event)
-    return events
 
 
-def text_of(events: list) -> str:
-    return "".join(e.text for e in events if isinstance(e, ChatDelta))
 
 
 def free_port() -> int:

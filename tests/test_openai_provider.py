@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 
@@ -20,26 +21,18 @@ from jarvis_tui.core.providers.errors import (
 )
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from tests.fakeserver import CHUNK_CHARS, FLAVORS, FakeProvider, count_tokens
+from tests.provider_helpers import huge, stream_events, text_of
 
 MODEL = "fake-model"
+collect = partial(stream_events, model=MODEL)
 HELLO = [{"role": "system", "content": "You are terse."},
          {"role": "user", "content": "Tell me about context windows please"}]
 
 
-async def collect(provider: OpenAIProvider, messages: list[dict], max_tokens: int = 256,
-                  sink: list | None = None) -> list:
-    events = sink if sink is not None else []
-    async for event in provider.stream_chat(messages, model=MODEL, max_tokens=max_tokens):
-        events.append(event)
-    return events
 
 
-def text_of(events: list) -> str:
-    return "".join(e.text for e in events if isinstance(e, ChatDelta))
 
 
-def huge(n_words: int) -> list[dict]:
-    return [{"role": "user", "content": " ".join(f"word{i}" for i in range(n_words))}]
 
 
 async def test_stream_deltas_join_into_the_reply_and_usage_matches(fake_server: FakeProvider):
