@@ -19,6 +19,7 @@ from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
 from jarvis_tui.core.compaction import Summarizer, SummaryError, plan_compaction
 from jarvis_tui.core.config import Settings
+from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
@@ -62,7 +63,8 @@ class Engine:
         if conv is None:
             raise ValueError(f"there is no session {conversation_id}")
         self.conversation = conv
-        self.messages: list[Message] = store.messages(conv.id)
+        self._history = History(store.messages(conv.id))
+        self.messages: list[Message] = self._history.all
         self.summary: Summary | None = store.latest_summary(conv.id)
         self._resolve_window()
         self.counter = counter or self._make_counter()
@@ -144,22 +146,21 @@ class Engine:
 
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, and covered ones the
-        user pinned back (from /recall); failed ones left out."""
-        return [m for m in self.messages
-                if (not m.covered or m.pinned) and m.status != FAILED]
+        user pinned back (from /recall); failed ones left out. Kept up to date, not rebuilt:
+        the caller must not change the list."""
+        return self._history.active
 
     def usage(self, pending: str = "") -> BudgetUsage:
         """What the next request would need without windowing: what the gauge shows."""
         c = self.counter
         summary = self.summary.content if self.summary else None
         sys_tokens = c.text(self.settings.system_prompt)
-        summary_tokens = c.text(system_text(self.settings.system_prompt, summary)) - sys_tokens \
-            if summary else 0
-        history_msgs = self.history()
-        anchored = self.anchor.total(system_text(self.settings.system_prompt, summary),
-                                     history_msgs, c, self.framing or 0.0) if self.anchor else None
+        sys_text = system_text(self.settings.system_prompt, summary)
+        summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
+        anchored = (self.anchor.total(sys_text, self.history(), c, self.framing or 0.0)
+                    if self.anchor else None)
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
-                   else sum(c.message(m) for m in history_msgs))
+                   else self._history.tokens(c))
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         if pending and anchored is not None:
             pending_tokens += round(self.framing or 0.0)  # framed like the others
@@ -170,7 +171,7 @@ class Engine:
 
     def _recall(self, text: str, shrink: float = 1.0) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
-        return recall(self.store, self.conversation.id, self.messages, text, self.counter,
+        return recall(self.store, self.conversation.id, self._history, text, self.counter,
                       budget)
 
     # ---- layer 2 -------------------------------------------------------------------------
@@ -218,6 +219,7 @@ class Engine:
         self.summary = self.store.add_summary(
             self.conversation.id, text, plan.evict, kind=kind, focus=focus,
             model=summarizer.model)
+        self._history.changed()
         yield ev.CompactionFinished(self.summary.id, len(plan.evict), before,
                                     self.usage().used, reason)
 
@@ -235,7 +237,7 @@ class Engine:
         A Message may be passed so the caller's record (already on screen) is the stored one."""
         user = user_text if isinstance(user_text, Message) else Message("user", user_text)
         user = self.store.add_message(self.conversation.id, user)
-        self.messages.append(user)
+        self._history.append(user)
         try:
             async with self._lock:  # a background compaction finishes before the request
                 pass
@@ -253,13 +255,15 @@ class Engine:
 
     def pinned_usage(self) -> tuple[int, int]:
         """(messages, tokens) pinned: always sent, so always taken from the budget."""
-        pinned = [m for m in self.history() if m.pinned]
+        active = self.history()
+        pinned = [active[i] for i in self._history.pinned]
         return len(pinned), sum(self.counter.message(m) for m in pinned)
 
     def set_pinned(self, message: Message, pinned: bool = True) -> None:
         """A pinned message is always sent verbatim and never folded into a summary."""
         message.pinned = pinned
         self.store.update_message(message)
+        self._history.changed()
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
         self.streaming_reply = None
@@ -289,7 +293,8 @@ class Engine:
             if summary and recalled.block:
                 summary = f"{summary}\n\n{recalled.block}"
             fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
-                                system_prompt=self.settings.system_prompt, summary=summary)
+                                system_prompt=self.settings.system_prompt, summary=summary,
+                                pinned=self._history.pinned)
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
             parts: list[str] = []
@@ -410,7 +415,7 @@ class Engine:
         if self.streaming_reply is None:
             self.streaming_reply = self.store.add_message(
                 self.conversation.id, Message("assistant", "".join(parts), status=PARTIAL))
-            self.messages.append(self.streaming_reply)
+            self._history.append(self.streaming_reply)
             self._flushed_at = now
         elif now - self._flushed_at >= FLUSH_S:
             self.streaming_reply.content = "".join(parts)
@@ -467,7 +472,7 @@ class Engine:
         if reply is None:  # an empty reply: no delta ever created the record
             reply = self.store.add_message(self.conversation.id,
                                            Message("assistant", text, status=status))
-            self.messages.append(reply)
+            self._history.append(reply)
             return reply
         reply.content, reply.status = text, status
         self.store.update_message(reply)
@@ -484,3 +489,4 @@ class Engine:
     def _withdraw(self, user: Message) -> None:
         user.status = FAILED
         self.store.update_message(user)
+        self._history.changed()

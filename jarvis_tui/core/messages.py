@@ -64,6 +64,18 @@ def split_turns(messages: list[Message]) -> list[list[Message]]:
     return turns
 
 
+def turn_span(messages: list[Message], index: int) -> tuple[int, int]:
+    """(start, stop) of the turn holding `messages[index]`: back to its user message, on to
+    the next one. Walks only that turn, so a search hit's context costs what the turn holds."""
+    start = index
+    while start > 0 and messages[start].role != "user":
+        start -= 1
+    stop = index + 1
+    while stop < len(messages) and messages[stop].role != "user":
+        stop += 1
+    return start, stop
+
+
 def split_groups(messages: list[Message]) -> list[list[Message]]:
     """Messages split into the atomic units the window keeps or drops whole, oldest first."""
     spans = list(group_spans(messages))
@@ -107,6 +119,8 @@ def group_of(messages: list[Message], index: int) -> tuple[int, int]:
 def sendable(group: list[Message]) -> list[Message]:
     """What of a group a provider accepts: tool results nobody asked for are left out, and a
     group with a tool call never answered (or nothing but stray results) is empty."""
+    if all(m.role != "tool" and not m.tool_calls for m in group):
+        return group  # plain talk, nearly every group: nothing to check
     asked = {c.get("id", "") for m in group if m.role == "assistant" for c in (m.tool_calls or [])}
     answered = {m.tool_call_id for m in group if m.role == "tool"}
     if not asked <= answered:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from jarvis_tui.core.messages import FAILED, Message, split_turns
+from jarvis_tui.core.history import History
+from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
 from jarvis_tui.core.recall_index import query_terms, terms
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
@@ -51,42 +52,46 @@ def _shared(query: set[str], text: str) -> int:
     return len(query & {_stem(t) for t in terms(text).split()})
 
 
-def recall(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
+def _recallable(msg: Message) -> bool:
+    # Pinned ones are sent anyway: never recall what is already in the window.
+    return msg.covered and not msg.pinned and msg.status != FAILED and msg.id is not None
+
+
+def recall(store: Store, conversation_id: int, history: History, query: str,
            counter: TokenCounter, budget: int) -> Recalled:
     """The turns a summary covers that `query` is about, within `budget` tokens.
 
     Relevant means sharing at least two of the query's search terms (one when the query has
-    only one): a single common word ("weather", "我们") is not enough to bring a turn back."""
-    # Pinned ones are sent anyway: never recall what is already in the window.
-    covered = [m for m in messages
-               if m.covered and not m.pinned and m.status != FAILED and m.id is not None]
+    only one): a single common word ("weather", "我们") is not enough to bring a turn back.
+    Only the hits' own turns are looked at, never the whole session: this runs as the user
+    types."""
     wanted = {_stem(t) for t in query_terms(query)}
-    if budget <= 0 or not covered or not wanted:
+    if budget <= 0 or not wanted:
         return Recalled()
     need = min(2, len(wanted))
-    turns = split_turns(covered)
-    turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
-    chosen: list[int] = []
+    chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
     for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, covered_only=True):
-        index = turn_of.get(hit.message_id)
-        if index is None:  # covered in the store since this engine loaded: not in our list
+        position = history.position(hit.message_id)
+        if position is None:  # stored since this engine loaded: not in our list
             continue
-        if index in chosen:
+        start, stop = turn_span(history.all, position)
+        if start in chosen:
             continue
-        if _shared(wanted, " ".join(m.content for m in turns[index])) >= need:
-            chosen.append(index)
+        turn = [m for m in history.all[start:stop] if _recallable(m)]
+        if turn and _shared(wanted, " ".join(m.content for m in turn)) >= need:
+            chosen[start] = turn
         if len(chosen) == MAX_TURNS:
             break
     picked: list[int] = []
     used = counter.text(RECALL_HEADER) if chosen else 0
-    for index in chosen:  # best first, each turn whole or not at all
-        cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turns[index])
+    for start, turn in chosen.items():  # best first, each turn whole or not at all
+        cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turn)
         if used + cost <= budget:
-            picked.append(index)
+            picked.append(start)
             used += cost
     if not picked:
         return Recalled()
-    return Recalled([turns[i] for i in sorted(picked)], used)
+    return Recalled([chosen[start] for start in sorted(picked)], used)
 
 
 def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,

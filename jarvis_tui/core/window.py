@@ -7,6 +7,8 @@ a message too big for the whole budget is cut in the middle in the request only.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter
@@ -89,13 +91,15 @@ def _fit_mandatory(group: list[Message], room: int, counter: TokenCounter,
 
 
 def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
-               system_prompt: str, summary: str | None = None) -> FittedWindow:
+               system_prompt: str, summary: str | None = None,
+               pinned: Sequence[int] | None = None) -> FittedWindow:
     """Choose what of `history` (the messages no summary covers) goes into the request.
 
     `budget` is the room for summary + history. The groups from the newest user message on are
     always sent (cut if they must be); pinned groups come next; then older groups, newest first,
-    until one does not fit. Only the groups visited are counted: the cost follows the window,
-    not the length of the history.
+    until one does not fit. Only the groups visited are counted, and `pinned` (the positions
+    of the pinned messages, ascending, when the caller keeps them) spares the one scan of the
+    older history for pinned flags: the cost follows the window, not the length of the history.
     """
     sys_text = system_text(system_prompt, summary)
     summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
@@ -114,10 +118,11 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     used = _fit_mandatory(mandatory, max(room, 64), counter, truncations) if mandatory else 0
     oldest = chosen[-1][0] if chosen else len(history)
 
-    # The one pass over older history: a C-level scan for pinned flags (compress + attrgetter).
-    flags = map(attrgetter("pinned"), islice(history, oldest))
-    pinned = {group_of(history, i) for i in compress(range(oldest), flags)}
-    for a, b in sorted(pinned, reverse=True):
+    if pinned is None:  # a C-level scan for pinned flags (compress + attrgetter)
+        flags = map(attrgetter("pinned"), islice(history, oldest))
+        pinned = list(compress(range(oldest), flags))
+    pinned_groups = {group_of(history, i) for i in pinned[:bisect_left(pinned, oldest)]}
+    for a, b in sorted(pinned_groups, reverse=True):
         group = sendable(history[a:b])
         size = _group_tokens(group, counter)
         if group and used + size <= room:
@@ -125,7 +130,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
             used += size
     for a, b in spans:  # continues below the current turn
         group = sendable(history[a:b])
-        if (a, b) in pinned or not group:
+        if (a, b) in pinned_groups or not group:
             continue
         size = _group_tokens(group, counter)
         if used + size > room:
