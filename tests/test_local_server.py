@@ -67,6 +67,17 @@ async def test_a_server_that_never_answers_is_stopped(tmp_path):
     assert not running(pid)
 
 
+async def test_what_a_running_server_prints_reaches_its_log_at_once(tmp_path):
+    # uvicorn prints its access log to stdout; held in a file buffer, a refusal the server had
+    # already answered was missing from the log (and from the e2e tests that read it).
+    script = "import time; print('POST /v1/chat/completions HTTP/1.1 400'); time.sleep(60)"
+    server = LocalServer([sys.executable, "-c", script], port=free_port(),
+                         log_path=tmp_path / "server.log", startup_timeout=1.0)
+    with pytest.raises(LocalServerError) as info:
+        await server.start()
+    assert "HTTP/1.1 400" in str(info.value)
+
+
 def test_the_child_dies_with_a_killed_parent(tmp_path):
     port = free_port()
     parent = textwrap.dedent(f"""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -73,9 +74,13 @@ class LocalServer:
         A plain Popen, not an asyncio subprocess: the server outlives the event loop that
         started it (the CLI starts it, then hands over to the app's own loop)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        # Unbuffered: uvicorn writes its access log to stdout, which a file would hold back in
+        # an 8 KB buffer, so the log's tail (quoted in errors, read by the e2e tests) would lag.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 self.command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         started = time.monotonic()
         async with httpx.AsyncClient(timeout=2.0) as client:
