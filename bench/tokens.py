@@ -21,20 +21,29 @@ they exist.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gzip
 import json
 import random
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from jarvis_tui.core.tokens import estimate, seed_estimate  # noqa: E402
+from jarvis_tui.core import events as ev  # noqa: E402
+from jarvis_tui.core.config import Settings  # noqa: E402
+from jarvis_tui.core.engine import Engine  # noqa: E402
+from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
+from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.tokens import TokenCounter, estimate, seed_estimate  # noqa: E402
+from tests.fakeserver import FakeProvider  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 CATEGORIES = ("english", "chinese", "code", "json", "mixed")
@@ -282,12 +291,47 @@ def accuracy_table(groups: dict[str, list[str]], count: Callable[[str], int], sp
         print(row)
 
 
+async def session_counts(turns: int) -> tuple[TokenCounter, int, int]:
+    """A real session: the engine over loopback against the fake OpenAI server (4,096-token
+    window, so it compacts), `turns` turns of Chinese, English and code. Returns the engine's
+    counter, how many messages were stored and how many compactions ran."""
+    settings = Settings(base_url="", model="bench", context_window=4096, response_reserve=512,
+                        system_reserve=256, max_retries=0)
+    rng = random.Random(3)
+    lines = [s for ts in corpus().values() for t in ts for s in t.splitlines() if s.strip()]
+    compactions = 0
+    with FakeProvider(limit=4096) as fake, tempfile.TemporaryDirectory() as tmp:
+        fake.reply_fn = lambda body: " ".join(rng.sample(lines, 3))[:1200]
+        async with OpenAIProvider(fake.base_url) as provider:
+            with Store(Path(tmp) / "s.db") as store:
+                engine = Engine(replace(settings, base_url=fake.base_url), store, provider)
+                for _ in range(turns):
+                    text = " ".join(rng.sample(lines, 2))[:800]
+                    engine.usage(text)  # the gauge while typing
+                    async for event in engine.stream_reply(text):
+                        compactions += isinstance(event, ev.CompactionFinished)
+                    engine.usage()
+                return engine.counter, len(engine.messages), compactions
+
+
+def cache_table(turns: int) -> None:
+    counter, stored, compactions = asyncio.run(session_counts(turns))
+    looked = counter.hits + counter.misses
+    print(f"\nCache: {turns} turns through the engine ({stored} messages, {compactions} "
+          "compactions); each request and gauge update asks for every message's count\n")
+    print(f"{'':<30}{'asked':>8}{'counted':>9}{'hit rate':>10}")
+    print(f"{'seed (no cache)':<30}{looked:>8}{looked:>9}{0:>9.1%}")
+    print(f"{'ours (count cached on message)':<30}{looked:>8}{counter.misses:>9}"
+          f"{counter.hits / max(looked, 1):>9.1%}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--system", action="store_true", help="also check on held-out texts found on this machine"
     )
     parser.add_argument("--mb", type=float, default=4.0, help="size of the throughput text")
+    parser.add_argument("--turns", type=int, default=200, help="turns of the cache session")
     args = parser.parse_args()
     try:
         import tiktoken
@@ -326,6 +370,7 @@ def main() -> int:
             f"{name:<10}{throughput(seed_estimate, blob):>9.1f}{throughput(estimate, blob):>9.1f}"
             f"{throughput(count, blob, rounds=1):>10.1f}"
         )
+    cache_table(args.turns)
     return 0
 
 

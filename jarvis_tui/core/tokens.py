@@ -306,6 +306,7 @@ class TokenCounter:
         )
         self.encoding: str | None = loaded[0] if loaded else None
         self._encoder = loaded[1] if loaded else None
+        self.hits = self.misses = 0  # message counts answered from the cache, and counted
 
     @property
     def source(self) -> str:
@@ -329,7 +330,9 @@ class TokenCounter:
     def raw_message(self, msg: Any) -> int:
         cached = msg._tokens
         if cached is not None and (cached[0] is msg.content or cached[0] == msg.content):
+            self.hits += 1
             return cached[1]
+        self.misses += 1
         count = MESSAGE_OVERHEAD + self.raw_text(msg.content or "")
         if msg.tool_calls:
             # The model reads tool calls as JSON; unescaped so Chinese arguments stay Chinese.
