@@ -152,6 +152,9 @@ def test_message_count_is_cached_and_invalidated() -> None:
     msg.content = CHINESE + "再加一句。"
     assert counter.raw_message(msg) == MESSAGE_OVERHEAD + estimate(msg.content)
     assert msg._tokens == (msg.content, counter.raw_message(msg))
+    # What bench/tokens.py reports as the hit rate: the first count and the changed text
+    # were counted, the other three answered from the cache.
+    assert (counter.hits, counter.misses) == (3, 2)
 
 
 def test_tool_calls_and_names_count() -> None:
