@@ -12,7 +12,7 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.recall import RecallScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
-from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, Conversation
+from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, PAGE, Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -127,11 +127,12 @@ async def test_long_sessions_mount_only_the_newest_views(fake_server, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         shown = views(app)
-        assert len(shown) == MAX_VIEWS and shown[-1].message.content == f"m{MAX_VIEWS + 49}"
-        assert any(n.startswith("… 50 earlier messages") for n in notices(app))
+        assert len(shown) == PAGE and shown[-1].message.content == f"m{MAX_VIEWS + 49}"
+        earlier = f"… {MAX_VIEWS + 50 - PAGE} earlier messages above; scroll up to load them"
+        assert any(n.startswith(earlier) for n in notices(app))
         await send_and_wait(pilot, "one more")
-        assert len(views(app)) == MAX_VIEWS
-        assert any(n.startswith("… 52 earlier messages") for n in notices(app))
+        assert len(views(app)) == PAGE + 2 and views(app)[-2].message.content == "one more"
+        assert any(n.startswith(earlier) for n in notices(app))
 
 
 async def test_chinese_interface(fake_server, tmp_path):
@@ -224,7 +225,10 @@ async def test_scroll_keys_move_the_conversation_while_the_prompt_has_focus(fake
         bottom = conversation.scroll_y
         assert bottom == conversation.max_scroll_y > 0
         await pilot.press("shift+pageup")
-        await wait_for(pilot, lambda: conversation.scroll_y < bottom, "scrolling up")
+        # Away from the bottom (reaching the top may page older messages in above, which
+        # moves scroll_y itself on, not the view).
+        await wait_for(pilot, lambda: conversation.scroll_y < conversation.max_scroll_y,
+                       "scrolling up")
         assert app.focused is prompt(app)
         await pilot.press("ctrl+down", "ctrl+down", "ctrl+down")
         await wait_for(pilot, lambda: conversation.scroll_y == conversation.max_scroll_y,

@@ -55,6 +55,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         Binding("shift+pageup,ctrl+up", "page_up", "Scroll up", show=False, priority=True),
         Binding("shift+pagedown,ctrl+down", "page_down", "Scroll down", show=False,
                 priority=True),
+        Binding("ctrl+home", "oldest", "First message", show=False, priority=True),
+        Binding("ctrl+end", "newest", "Newest message", show=False, priority=True),
     ]
 
     def __init__(self, engine: Engine, draft: str = "") -> None:
@@ -279,10 +281,16 @@ class ChatScreen(ChatCommands, Screen[None]):
         sidebar.display = not sidebar.display
 
     def action_page_up(self) -> None:
-        self.query_one(Conversation).scroll_page_up()  # releases the anchor, as the wheel does
+        self.query_one(Conversation).page_up()
 
     def action_page_down(self) -> None:
-        self.query_one(Conversation).scroll_page_down()
+        self.query_one(Conversation).page_down()
+
+    async def action_oldest(self) -> None:
+        await self.query_one(Conversation).oldest()
+
+    async def action_newest(self) -> None:
+        await self.query_one(Conversation).newest()
 
     def action_stop(self) -> None:
         if self.sending is not None:
