@@ -3,13 +3,17 @@ through Markdown.get_stream so a long reply is never re-rendered whole for every
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.i18n import Texts, ui_language
 
 T = Texts(
@@ -25,6 +29,12 @@ T = Texts(
         "link": "链接（未打开，已复制到剪贴板）：{href}"},
 )
 
+
+# Each batch of text handed to the Markdown widget costs a relayout of the whole screen (40-100 ms
+# on a 2-core VM once a reply has a few dozen blocks, bench/ui.py), and a key typed meanwhile
+# waits for it. Chunks arrive up to a few hundred times a second; the document takes what came in
+# at most this often (the first chunk at once), so typing stays quick while a reply streams.
+STREAM_FLUSH_S = 0.2
 
 class MessageView(Vertical):
     DEFAULT_CSS = """
@@ -49,6 +59,10 @@ class MessageView(Vertical):
         self._stream: MarkdownStream | None = None
         self._safe = SafeStream()
         self.streaming = False
+        self._unsent: list[str] = []  # streamed text the Markdown widget has not been given yet
+        self._sent_at = 0.0  # when it was last given some
+        self._flush_timer: Timer | None = None
+        self._holds_gc = False
 
     def compose(self) -> ComposeResult:
         yield Static(self._label_text(), markup=False, classes="label")
@@ -103,23 +117,59 @@ class MessageView(Vertical):
     def start_stream(self) -> None:
         self.streaming = True
         self._stream = Markdown.get_stream(self.query_one(Markdown))
+        if not self._holds_gc:
+            self._holds_gc = True
+            full_gc.hold()
         self.refresh_state()
 
     async def write(self, chunk: str) -> None:
         text = self._safe.feed(chunk)
         self.message.content += text
-        if self._stream is not None and text:
-            await self._stream.write(text)
+        if self._stream is None or not text:
+            return
+        self._unsent.append(text)
+        if self._flush_timer is not None:
+            return  # a flush is due; it takes this text too
+        wait = self._sent_at + STREAM_FLUSH_S - time.monotonic()
+        if wait <= 0:
+            await self._flush()
+        else:
+            self._flush_timer = self.set_timer(wait, self._flush)
+
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        if self._stream is None or not self._unsent:
+            return
+        text = "".join(self._unsent)
+        self._unsent.clear()
+        self._sent_at = time.monotonic()
+        await self._stream.write(text)
 
     async def finish(self, final: Message | None) -> None:
         """The stream ended; `final` is the stored message (None when nothing was kept)."""
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
         tail = self._safe.flush()
         if self._stream is not None:
             if tail:
-                await self._stream.write(tail)
+                self._unsent.append(tail)
+            await self._flush()
             await self._stream.stop()
             self._stream = None
+        self._unsent.clear()
         self.streaming = False
         if final is not None:
             self.message = final
         self.refresh_state()
+        if self._holds_gc:
+            # The put-off collection runs once the whole reply is on the screen.
+            self.call_after_refresh(self._release_gc)
+
+    def _release_gc(self) -> None:
+        if self._holds_gc:
+            self._holds_gc = False
+            full_gc.release()
+
+    def on_unmount(self) -> None:
+        self._release_gc()  # removed while streaming (a session switched, the view pruned)

@@ -1,0 +1,71 @@
+"""What keeps typing quick while a long reply streams: the Markdown document takes the streamed
+text in batches (one relayout per batch, not per chunk), and full garbage collections wait
+until the reply is drawn. Behaviour pinned here; the timings are bench/ui.py's."""
+
+from __future__ import annotations
+
+import gc
+
+from textual.widgets import Markdown
+
+from jarvis_tui.ui import full_gc
+from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S
+from tests.fakeserver import CHUNK_CHARS
+from tests.ui.app_helpers import SIZE, make_app, prompt, views, wait_for
+
+CHUNKS = 120
+DELAY_S = 0.01  # 120 chunks over about 1.2 s
+
+
+def submit(app, text: str) -> None:  # type: ignore[no-untyped-def]
+    # Not pilot.press("enter"): that waits for the app to be idle, which is after the stream.
+    box = prompt(app)
+    box.load_text(text)
+    box.action_submit()
+
+
+async def test_the_document_takes_streamed_text_in_batches(fake_server, tmp_path):
+    reply = "".join(f"{i:0{CHUNK_CHARS - 1}d} " for i in range(CHUNKS))  # a chunk each
+    fake_server.reply_fn = lambda body: reply
+    fake_server.chunk_delay = DELAY_S
+    app = make_app(fake_server, tmp_path)
+    batches: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "count to a hundred")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        view = app.chat.reply_view
+        stream = view._stream
+        real_write = stream.write
+
+        async def counting_write(text: str) -> None:
+            batches.append(text)
+            await real_write(text)
+
+        stream.write = counting_write  # type: ignore[method-assign]
+        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        assert views(app)[-1].query_one(Markdown).source == reply  # nothing lost on the way
+    streamed_s = CHUNKS * DELAY_S
+    assert len(batches) >= 2  # it did stream, in more than one piece
+    assert len(batches) <= streamed_s / STREAM_FLUSH_S + 3  # about one per interval
+    assert len(batches) < CHUNKS // 4  # not one relayout per chunk
+    assert "".join(batches) in reply
+
+
+async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path):
+    before = gc.get_threshold()
+    fake_server.reply_fn = lambda body: "token " * 200
+    fake_server.chunk_delay = 0.01
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "say a lot")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        assert gc.get_threshold() == (before[0], before[1], full_gc.PUT_OFF)
+        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: gc.get_threshold() == before, "the collections resume")
+        # A reply removed while it streams (a new session) gives its hold back too.
+        fake_server.reply_fn = lambda body: "token " * 5000
+        submit(app, "say even more")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        assert gc.get_threshold()[2] == full_gc.PUT_OFF
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: gc.get_threshold() == before, "the hold given back")
