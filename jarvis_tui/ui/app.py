@@ -51,19 +51,25 @@ class JarvisApp(App[None]):
         # The demo model's server, not started yet: the app starts it so its loading shows.
         self.local = LocalModel(local_server) if local_server is not None else None
         self._first_run = first_run
+        self._theme_problems: list[str] = []
 
     @property
     def chat(self) -> ChatScreen:
         assert self._chat is not None, "the chat screen exists once the app is mounted"
         return self._chat
 
+    def on_load(self) -> None:
+        # The theme before any screen: setting it restyles every widget there is, so set after
+        # the chat screen (and a page of a long session) had mounted, it cost a second restyle.
+        self._theme_problems = register_themes(self, self._theme_dirs)
+        self.use_theme(self.settings.theme)
+
     async def on_mount(self) -> None:
         for line in self._warnings:
             self.notify(line, severity="warning", markup=False, timeout=15)
-        for problem in register_themes(self, self._theme_dirs):
+        for problem in self._theme_problems:
             self.notify(problem, title=T(self.language, "theme_problem"), severity="warning",
                         markup=False, timeout=10)
-        self.use_theme(self.settings.theme)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         latest = self.store.latest_conversation()
         engine = self._engine(latest.id if latest else None)
