@@ -49,7 +49,13 @@ sys.path.insert(0, str(ROOT))
 
 from ui_startup import measure_startup, report_startup  # noqa: E402 - bench/ is on sys.path
 
-from tests.fakeserver import ENCODING, FakeProvider, _Handler, _usage  # noqa: E402
+from tests.fakeserver import (  # noqa: E402
+    ENCODING,
+    FakeProvider,
+    _Handler,
+    _usage,
+    start_event_stream,
+)
 
 SIZE = (120, 40)
 RATE = 200.0  # tokens per second, as the issue says
@@ -193,11 +199,7 @@ class _RateHandler(_Handler):
 
     def _stream(self, body: dict, rec: Any, reply: str, finish: str, fault: Any) -> None:
         fake = self.fake
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+        start_event_stream(self)
         base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk",
                 "created": int(time.time()), "model": body.get("model", fake.model)}
 

@@ -21,6 +21,7 @@ from tests.fakeserver import (
     RecordedRequest,
     count_tokens,
     fit_reply,
+    start_event_stream,
 )
 
 MESSAGE_OVERHEAD = 4  # tokens per message for role markers, like a chat template's
@@ -210,11 +211,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, rec: RecordedRequest, stop: str, fault: tuple | None) -> None:
         fake = self.fake
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+        start_event_stream(self)
         self._event("message_start", {"type": "message_start",
                                       "message": self._message(rec, None)})
         index = 0

@@ -303,6 +303,15 @@ class FakeProvider(FakeServer):
         return f"Reply {len(self.chat_requests)}: {words}"
 
 
+def start_event_stream(handler: BaseHTTPRequestHandler) -> None:
+    """A 200 whose body is server-sent events, as every provider's streaming answer starts."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -399,11 +408,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, body: dict, rec: RecordedRequest, reply: str, finish: str,
                 fault: tuple | None) -> None:
         fake = self.fake
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+        start_event_stream(self)
         base = {"id": f"chatcmpl-fake-{len(fake.requests)}", "object": "chat.completion.chunk",
                 "created": int(time.time()), "model": body.get("model", fake.model)}
 

@@ -102,6 +102,12 @@ async def opened(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def to_the_first(pilot: Pilot) -> None:
+    app: JarvisApp = pilot.app  # type: ignore[assignment]
+    await pilot.press("ctrl+home")
+    await wait_for(pilot, lambda: ids(app)[0] == 1, "the first message")
+
+
 def at_bottom(app: JarvisApp) -> bool:
     conv = conversation(app)
     return conv.scroll_y == conv.max_scroll_y
@@ -179,8 +185,7 @@ async def test_sending_far_from_the_newest_returns_to_them(fake_server, tmp_path
     app = long_app(fake_server, tmp_path, store)
     async with app.run_test(size=SIZE) as pilot:
         await opened(pilot)
-        await pilot.press("ctrl+home")
-        await wait_for(pilot, lambda: ids(app)[0] == 1, "the first message")
+        await to_the_first(pilot)
         await send_and_wait(pilot, "back to the present")
         shown = views(app)
         assert [v.message.role for v in shown[-2:]] == ["user", "assistant"]
@@ -228,8 +233,7 @@ async def test_the_summary_divider_follows_the_mounted_slice(fake_server, tmp_pa
                    for n in notices(app))
         await page_up(pilot)
         assert divider_follows() == [COVERED]
-        await pilot.press("ctrl+home")  # all covered, the run's end not mounted: no divider
-        await wait_for(pilot, lambda: ids(app)[0] == 1, "the first message")
+        await to_the_first(pilot)  # all covered, the run's end not mounted: no divider
         assert divider_follows() == []
 
 
@@ -267,8 +271,7 @@ async def test_notices_while_away_wait_for_the_newest(fake_server, tmp_path, sto
     app = long_app(fake_server, tmp_path, store)
     async with app.run_test(size=SIZE) as pilot:
         await opened(pilot)
-        await pilot.press("ctrl+home")
-        await wait_for(pilot, lambda: ids(app)[0] == 1, "the first message")
+        await to_the_first(pilot)
         await type_and_send(pilot, "/pin")  # pins the newest message and says so
         await pilot.pause()
         assert not any(n.startswith("📌 Pinned") for n in notices(app))  # not among the first
