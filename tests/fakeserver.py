@@ -256,6 +256,10 @@ class FakeServer:
             _, rec.status, extra, body = fault
             send(rec.status, body, extra)
             return False
+        if fault and fault[0] == "hangup":
+            # Closed without a word, as a keep-alive connection the server was dropping.
+            rec.status = 0
+            return False
         return fault
 
 

@@ -112,6 +112,21 @@ async def test_llama_cpp_python_streamed_overflow_is_an_empty_200(
     assert caught.value.limit == 300 and caught.value.requested == streamed.prompt_tokens
 
 
+async def test_the_refusal_probe_survives_a_connection_dropped_under_it(
+        make_fake_server: Callable[..., FakeProvider]):
+    """Found against the real server: the probe went out on a pooled connection the server was
+    closing, failed as a network error, and the overflow was retried as a cut stream until the
+    round failed. The probe is asked again on a fresh connection."""
+    fake = make_fake_server(limit=300, flavor="llama_cpp_python")
+    fake.faults.extend([None, ("hangup",)])  # the stream as usual, then the probe dropped
+    async with OpenAIProvider(fake.base_url) as provider:
+        with pytest.raises(ContextOverflow) as caught:
+            await collect(provider, huge(400), max_tokens=64)
+    assert [(r.body["stream"], r.status) for r in fake.chat_requests] == [
+        (True, 200), (False, 0), (False, 400)]
+    assert caught.value.limit == 300
+
+
 async def test_a_stream_cut_before_its_first_event_stays_a_cut_when_it_fits(
         fake_server: FakeProvider):
     fake_server.faults.append(("cut", 0))

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from jarvis_tui.core.config import Settings
 from jarvis_tui.core.local_server import (
     LocalServer,
     LocalServerError,
@@ -22,6 +23,10 @@ from jarvis_tui.core.local_server import (
 )
 
 N_CTX = 2048
+# The app's own timeouts, not the fake server tests' 10 s: a 2-core machine takes about 12 s to
+# read a full 2k prompt, and a request the client gave up on keeps the server busy.
+REAL_TIMEOUTS = {"request_timeout": Settings().request_timeout,
+                 "connect_timeout": Settings().connect_timeout}
 
 
 @pytest.fixture(scope="session")

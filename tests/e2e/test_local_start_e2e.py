@@ -9,7 +9,7 @@ import pytest
 
 from jarvis_tui.core.local_server import LocalServer, demo_model_path, free_port, llama_cpp_command
 from jarvis_tui.core.messages import COMPLETE
-from tests.e2e.conftest import N_CTX
+from tests.e2e.conftest import N_CTX, REAL_TIMEOUTS
 from tests.ui.app_helpers import SIZE, make_app, notices, send_and_wait, views, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +36,8 @@ async def test_the_app_loads_the_model_on_screen_then_answers(tmp_path):
     server = LocalServer(llama_cpp_command(demo_model_path(), N_CTX, "127.0.0.1", port),
                          port=port, log_path=tmp_path / "server.log")
     app = make_app(server.base_url, tmp_path, local_server=server, model="gemma-3-270m",
-                   context_window=N_CTX, response_reserve=64, system_reserve=128)
+                   context_window=N_CTX, response_reserve=64, system_reserve=128,
+                   **REAL_TIMEOUTS)
     seen: list[str] = []
 
     def ready() -> bool:

@@ -9,7 +9,7 @@ from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.messages import COMPLETE, FAILED
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
-from tests.e2e.conftest import N_CTX, log_text
+from tests.e2e.conftest import N_CTX, REAL_TIMEOUTS, log_text
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -40,7 +40,7 @@ def refusals(server: LocalServer) -> int:
 async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_server):
     app = make_app(llama_server.base_url, tmp_path, model="gemma-3-270m", context_window=N_CTX,
                    response_reserve=64, system_reserve=128, keep_recent_turns=1,
-                   summary_max_tokens=120)
+                   summary_max_tokens=120, **REAL_TIMEOUTS)
     streamed: set[int] = set()  # replies seen on screen while they were still streaming
 
     def round_over() -> bool:
@@ -78,14 +78,16 @@ async def test_told_8192_while_the_server_has_2048(tmp_path, llama_server):
     and the user sees no error."""
     app = make_app(llama_server.base_url, tmp_path, model="gemma-3-270m", context_window=8192,
                    response_reserve=64, system_reserve=128, keep_recent_turns=1,
-                   summary_max_tokens=120)
+                   summary_max_tokens=120, **REAL_TIMEOUTS)
     refused_before = refusals(llama_server)
     async with app.run_test(size=SIZE) as pilot:
         long_turns = [f"Part {i} of my notes. " + "The window is full, keep the notes. " * 100
                       for i in range(3)]
         for text in long_turns:
             await send_and_wait(pilot, text, SLOW_S)
-        assert refusals(llama_server) > refused_before, "the server never refused: no test"
+        assert refusals(llama_server) > refused_before, (
+            "the server never refused: no test. App notices: "
+            f"{notices(app)[-4:]}; server log ends: {log_text(llama_server)[-1500:]}")
         assert app.chat.engine.context_window <= N_CTX
         assert any(f"context window is {N_CTX} tokens" in n for n in notices(app))
         refused_after_learning = refusals(llama_server)

@@ -14,6 +14,7 @@ import httpx
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
+    NetworkError,
     ProviderError,
     StreamCut,
     classify,
@@ -103,12 +104,18 @@ class OpenAIProvider(HttpProvider):
         a ContextOverflow from that is raised; anything else leaves the cut stream as it was."""
         probe = {k: v for k, v in payload.items() if k != "stream_options"}
         probe.update(stream=False, max_tokens=1)
-        try:
-            await self._post(self._url, probe, classify)
-        except ContextOverflow:
-            raise
-        except ProviderError:
-            pass
+        for _ in range(3):
+            try:
+                await self._post(self._url, probe, classify)
+            except ContextOverflow:
+                raise
+            except NetworkError:
+                # The pool handed out a keep-alive connection the server was closing (the
+                # broken stream's own, back in the pool before the server's FIN arrived).
+                continue
+            except ProviderError:
+                pass
+            return
 
     async def _server_count(self, messages: list[dict], reply: str) -> ChatUsage | None:
         """The prompt and reply counted by the server's own tokenizer, where it offers that
