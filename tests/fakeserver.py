@@ -183,6 +183,11 @@ class FakeServer:
         self.reply_fn: Callable[[dict], str] | None = None
         self.faults: deque[tuple | None] = deque()
         self.chunk_delay = 0.0  # seconds between streamed pieces, to act like a slow model
+        # A model that stalls mid-reply: the stream stops before piece `stall_at` (set `held`)
+        # until `resume` is set.
+        self.stall_at: int | None = None
+        self.held = threading.Event()
+        self.resume = threading.Event()
         self.requests: list[Any] = []
         self._host, self._port = host, port
         self._lock = threading.Lock()
@@ -427,6 +432,11 @@ class _Handler(BaseHTTPRequestHandler):
         for n, piece in enumerate(pieces):
             if kind in ("cut", "stream_error") and n == fault[1]:
                 break
+            if n == fake.stall_at:
+                fake.held.set()
+                while not fake.resume.wait(0.05):
+                    if fake._stopping.is_set():
+                        return
             self._event(chunk({"content": piece}))
             if fake.chunk_delay and not fake._sleep(fake.chunk_delay):
                 return

@@ -15,6 +15,7 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, PAGE, Conversation, Notice
+from jarvis_tui.ui.widgets.folding import Folded
 from jarvis_tui.ui.widgets.message_view import MessageView
 from tests.fakeserver import FakeProvider
 from tests.ui.app_helpers import (
@@ -246,6 +247,10 @@ async def test_a_streaming_reply_is_never_unmounted(fake_server, tmp_path, store
         await type_and_send(pilot, "a long answer, please")
         await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply streaming")
         reply = app.chat.reply_view
+        # The page above the reply folds away while it streams, and comes back on scrolling up.
+        await wait_for(pilot, lambda: conversation(app).query_children(Folded), "folded")
+        await pilot.press("shift+pageup")
+        await wait_for(pilot, lambda: not conversation(app).query_children(Folded), "unfolded")
         while len(views(app)) < MAX_VIEWS:
             await page_up(pilot)
         assert views(app)[-1] is reply and reply.streaming

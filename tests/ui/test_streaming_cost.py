@@ -5,11 +5,12 @@ until the reply is drawn. Behaviour pinned here; the timings are bench/ui.py's."
 from __future__ import annotations
 
 import gc
+import time
 
 from textual.widgets import Markdown
 
 from jarvis_tui.ui import full_gc
-from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S
+from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S, TYPING_FLUSH_S, TYPING_IDLE_S
 from tests.fakeserver import CHUNK_CHARS
 from tests.ui.app_helpers import SIZE, make_app, prompt, views, wait_for
 
@@ -69,3 +70,42 @@ async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path
         assert gc.get_threshold()[2] == full_gc.PUT_OFF
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the hold given back")
+
+
+async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server, tmp_path):
+    """Typing comes first: while keys arrive, streamed text goes to the document right after a
+    keystroke at most every TYPING_FLUSH_S (never starved), and all of it once the keys pause."""
+    reply = "".join(f"{i:0{CHUNK_CHARS - 1}d} " for i in range(600))
+    fake_server.reply_fn = lambda body: reply
+    fake_server.chunk_delay = 0.008  # about 5 s of streaming
+    app = make_app(fake_server, tmp_path, context_window=32768, response_reserve=8192)
+    fake_server.limit = 65536
+    writes: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "count slowly")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        view = app.chat.reply_view
+        real_write = view._stream.write
+
+        async def timed_write(text: str) -> None:
+            writes.append(time.monotonic())
+            await real_write(text)
+
+        view._stream.write = timed_write  # type: ignore[method-assign]
+        box = prompt(app)
+        box.focus()
+        typed = "typing comes first " * 3
+        started = time.monotonic()
+        for ch in typed[:40]:  # a key every 60 ms for 2.4 s
+            box.insert(ch)
+            await pilot.pause(0.06)
+        stopped = time.monotonic()
+        during = [t for t in writes if started <= t <= stopped]
+        assert 1 <= len(during) <= (stopped - started) / TYPING_FLUSH_S + 1
+        # The keys paused: the clock takes over again, and what arrived meanwhile goes in.
+        await pilot.pause(TYPING_IDLE_S + STREAM_FLUSH_S + 0.3)
+        assert app.chat.sending is not None  # still streaming: this is the clock, not the end
+        assert any(stopped < t for t in writes)
+        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        assert views(app)[-1].query_one(Markdown).source == reply
+        assert box.text == typed[:40]

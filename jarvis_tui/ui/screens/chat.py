@@ -180,6 +180,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)
+        if self.reply_view is not None:
+            self.reply_view.typing()
 
     def set_status(self, key: str | None = None, **values: object) -> None:
         if key is None:

@@ -21,7 +21,7 @@ T = Texts(
 
 class Conversation(MessageWindow):
     DEFAULT_CSS = """
-    Conversation { padding: 0 1; scrollbar-size-vertical: 1; }
+    Conversation { padding: 0 1; scrollbar-size-vertical: 1; scrollbar-gutter: stable; }
     """
 
     async def show(self, messages: list[Message]) -> None:

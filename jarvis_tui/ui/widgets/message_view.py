@@ -7,6 +7,7 @@ import time
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message as TextualMessage
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -15,6 +16,7 @@ from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.widgets import settled
 
 T = Texts(
     en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
@@ -30,13 +32,27 @@ T = Texts(
 )
 
 
-# Each batch of text handed to the Markdown widget costs a relayout of the whole screen (40-100 ms
-# on a 2-core VM once a reply has a few dozen blocks, bench/ui.py), and a key typed meanwhile
-# waits for it. Chunks arrive up to a few hundred times a second; the document takes what came in
-# at most this often (the first chunk at once), so typing stays quick while a reply streams.
+# Each batch of text handed to the Markdown widget costs a relayout of the screen (one to three
+# passes of 10-40 ms on a 2-core VM, bench/ui.py), and a key typed meanwhile waits for it. Chunks
+# arrive up to a few hundred times a second; the document takes what came in at most this often
+# (the first chunk at once).
 STREAM_FLUSH_S = 0.2
+# While the user types, the keys come first: streamed text goes to the document only just after a
+# keystroke has been drawn, and at most every TYPING_FLUSH_S, so the relayout falls in a pause
+# between keys and few keys ever meet one. Once no key has come for TYPING_IDLE_S, the clock
+# takes over again and the reply catches up.
+TYPING_FLUSH_S = 2.0
+TYPING_IDLE_S = 0.5
+
 
 class MessageView(Vertical):
+    class Flushed(TextualMessage):
+        """Streamed text went to the document."""
+
+        def __init__(self, view: MessageView) -> None:
+            super().__init__()
+            self.view = view
+
     DEFAULT_CSS = """
     MessageView { height: auto; margin: 0 0 1 0; padding: 0 1; }
     MessageView .label { color: $text-muted; text-style: bold; height: 1; }
@@ -62,7 +78,10 @@ class MessageView(Vertical):
         self._unsent: list[str] = []  # streamed text the Markdown widget has not been given yet
         self._sent_at = 0.0  # when it was last given some
         self._flush_timer: Timer | None = None
+        self._typed_at = -TYPING_IDLE_S  # when the user last typed in the prompt
+        self._flush_queued = False  # a flush is on its way (after a frame, or next in the loop)
         self._holds_gc = False
+        self._settles = True  # finished blocks are drawn once (widgets/settled.py)
 
     def compose(self) -> ComposeResult:
         yield Static(self._label_text(), markup=False, classes="label")
@@ -117,6 +136,8 @@ class MessageView(Vertical):
     def start_stream(self) -> None:
         self.streaming = True
         self._stream = Markdown.get_stream(self.query_one(Markdown))
+        # Drawn lines carry the theme's colours and the width they were drawn at.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         if not self._holds_gc:
             self._holds_gc = True
             full_gc.hold()
@@ -128,22 +149,68 @@ class MessageView(Vertical):
         if self._stream is None or not text:
             return
         self._unsent.append(text)
-        if self._flush_timer is not None:
-            return  # a flush is due; it takes this text too
-        wait = self._sent_at + STREAM_FLUSH_S - time.monotonic()
-        if wait <= 0:
-            await self._flush()
+        if self._flush_timer is None and not self._flush_queued:
+            self._arm_flush()
+
+    def typing(self) -> None:
+        """The user typed in the prompt: pace the document by the keys for a while."""
+        self._typed_at = now = time.monotonic()
+        if (self._unsent and not self._flush_queued
+                and now - self._sent_at >= TYPING_FLUSH_S):
+            self._flush_queued = True
+            self.call_after_refresh(self._flush)
+
+    def _arm_flush(self) -> None:
+        """Flush when due by the clock; while the user types, not before the keys pause."""
+        self._flush_timer = None
+        now = time.monotonic()
+        due = max(self._sent_at + STREAM_FLUSH_S, self._typed_at + TYPING_IDLE_S)
+        if due > now:
+            self._flush_timer = self.set_timer(due - now, self._arm_flush)
         else:
-            self._flush_timer = self.set_timer(wait, self._flush)
+            self._flush_queued = True
+            self.call_later(self._flush)
 
     async def _flush(self) -> None:
-        self._flush_timer = None
+        self._flush_queued = False
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
         if self._stream is None or not self._unsent:
             return
         text = "".join(self._unsent)
         self._unsent.clear()
         self._sent_at = time.monotonic()
+        await self._settle()
         await self._stream.write(text)
+        self.post_message(self.Flushed(self))
+
+    def on_resize(self) -> None:
+        md = self._stream.markdown_widget if self._stream is not None else None
+        if md is not None and any(image.drawn_width != md.outer_size.width
+                                  for image in md.query_children(settled.SettledImage)):
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Show the real blocks again; the next batches settle them anew."""
+        if self._stream is not None:
+            self.call_later(settled.unsettle, self._stream.markdown_widget)
+
+    async def _settle(self) -> None:
+        md = self._stream.markdown_widget if self._stream is not None else None
+        if md is None or not self._settles:
+            return
+        with self.app.batch_update():
+            try:
+                drawn = settled.settle(md)
+            except Exception:  # noqa: BLE001 - it leans on Textual's compositor; never fail a reply
+                self._settles = False
+                await settled.unsettle(md)
+                return
+            if drawn is not None:
+                image, replaced = drawn
+                await md.mount(image, before=settled.live_blocks(md)[0])
+                await md.remove_children(replaced)
 
     async def finish(self, final: Message | None) -> None:
         """The stream ended; `final` is the stored message (None when nothing was kept)."""
@@ -156,6 +223,7 @@ class MessageView(Vertical):
                 self._unsent.append(tail)
             await self._flush()
             await self._stream.stop()
+            await settled.unsettle(self._stream.markdown_widget)
             self._stream = None
         self._unsent.clear()
         self.streaming = False

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.notice import Notice
 
@@ -59,6 +60,12 @@ class MessageWindow(VerticalScroll):
     def at_tail(self) -> bool:
         return self.end == len(self.records)
 
+    @property
+    def following(self) -> bool:
+        """Kept at the bottom as content grows: anchored, and not scrolled away by the user
+        (Textual keeps the two apart)."""
+        return self.is_anchored and not self._anchor_released
+
     def views(self) -> list[MessageView]:
         return list(self.query_children(MessageView))
 
@@ -92,6 +99,7 @@ class MessageWindow(VerticalScroll):
 
     async def mount_slice(self, start: int, end: int) -> None:
         """Mount records[start:end] in place of everything (the caller holds the lock)."""
+        await folding.unfold(self)
         await self.remove_children()
         self.start, self.end = start, end
         widgets = self._build(start, end)
@@ -146,6 +154,7 @@ class MessageWindow(VerticalScroll):
         extra = len(views) - MAX_VIEWS
         if extra <= 0:
             return
+        await folding.unfold(self)
         self._sync()
         doomed: list[Widget] = []
         for child in self.children:
@@ -229,7 +238,10 @@ class MessageWindow(VerticalScroll):
         loaded = None
         try:
             async with self.lock:
-                if self.scroll_y <= 0 and self.start:
+                if await folding.unfold(self):
+                    # Where the unfolded views are is known after the refresh: page then.
+                    self.call_after_refresh(self.check_edges)
+                elif self.scroll_y <= 0 and self.start:
                     loaded = await self._load_older()
                 elif self.scroll_y >= self.max_scroll_y and not self.at_tail:
                     loaded = await self._load_newer()
@@ -246,10 +258,31 @@ class MessageWindow(VerticalScroll):
         self._paging = False
         self.check_edges()  # a page shorter than the screen: the edge is still in view
 
+    # -- folding what scrolled out above a streaming reply (widgets/folding.py) -------------------
+
+    async def on_message_view_flushed(self, event: MessageView.Flushed) -> None:
+        if not (event.view.streaming and self.following) or self._paging or self.lock.locked():
+            return
+        async with self.lock:
+            block = folding.fold_above(self, keep=event.view)
+            if block is not None:
+                await self.mount(block, before=block.widgets[0])
+
+    async def unfold(self) -> None:
+        async with self.lock:
+            await folding.unfold(self)
+
+    def on_resize(self) -> None:
+        if any(block.content_width != self.scrollable_content_region.width
+               for block in self.query_children(folding.Folded)):
+            self.call_later(self.unfold)
+
     # -- every way of scrolling ends up asking whether an edge was reached ---------------------
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if not self.following and self.query_children(folding.Folded):
+            self.call_later(self.unfold)  # the reader went up: show it all
         self.check_edges()
 
     def _then_check(self, scroll: Callable[[], None]) -> None:
