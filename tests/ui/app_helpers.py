@@ -74,6 +74,14 @@ async def type_and_send(pilot: Pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+def submit(app: JarvisApp, text: str) -> None:
+    """Send `text` as Enter would, without waiting. (pilot.press("enter") waits for the app to
+    be idle, which it is not until a streaming reply ends.)"""
+    box = prompt(app)
+    box.load_text(text)
+    box.action_submit()
+
+
 async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
     """Send one message and wait until its round is over (reply or error)."""
     app: JarvisApp = pilot.app  # type: ignore[assignment]

@@ -12,17 +12,10 @@ from textual.widgets import Markdown
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S, TYPING_FLUSH_S, TYPING_IDLE_S
 from tests.fakeserver import CHUNK_CHARS
-from tests.ui.app_helpers import SIZE, make_app, prompt, views, wait_for
+from tests.ui.app_helpers import SIZE, make_app, prompt, submit, views, wait_for
 
 CHUNKS = 120
 DELAY_S = 0.01  # 120 chunks over about 1.2 s
-
-
-def submit(app, text: str) -> None:  # type: ignore[no-untyped-def]
-    # Not pilot.press("enter"): that waits for the app to be idle, which is after the stream.
-    box = prompt(app)
-    box.load_text(text)
-    box.action_submit()
 
 
 async def test_the_document_takes_streamed_text_in_batches(fake_server, tmp_path):

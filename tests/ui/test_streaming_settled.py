@@ -6,16 +6,19 @@ changes. The timings are bench/ui.py's."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.widgets import folding, settled
-from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.conversation import PAGE, Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from tests.fakeserver import CHUNK_CHARS
-from tests.ui.app_helpers import SIZE, make_app, prompt, screen_text, views, wait_for
+from tests.ui.app_helpers import SIZE, make_app, screen_text, submit, views, wait_for
 
 SECTION = """## Step {k}: 保持窗口 in budget
 
@@ -44,13 +47,6 @@ def long_reply_app(fake, tmp_path, **changes):  # type: ignore[no-untyped-def]
     # Room for the whole reply: the fake server cuts a reply at the request's max_tokens.
     fake.limit = 65536
     return make_app(fake, tmp_path, context_window=32768, response_reserve=8192, **changes)
-
-
-def submit(app, text: str) -> None:  # type: ignore[no-untyped-def]
-    # Not pilot.press("enter"): that waits for the app to be idle, which is after the stream.
-    box = prompt(app)
-    box.load_text(text)
-    box.action_submit()
 
 
 def stall_at(fake, fraction: float) -> None:  # type: ignore[no-untyped-def]
@@ -82,16 +78,25 @@ def drawn(view: MessageView) -> tuple[int, int]:
     return images, hidden
 
 
-async def stalled_reply(pilot, fake) -> MessageView:  # type: ignore[no-untyped-def]
-    app = pilot.app
-    submit(app, "write the long answer")
-    await wait_for(pilot, fake.held.is_set, "the server stalls mid-reply")
-    view = app.chat.reply_view
-    await wait_for(pilot, lambda: not view._unsent and not view._flush_queued
-                   and view._flush_timer is None, "the streamed text is in the document")
-    await pilot.pause(0.3)
-    await pilot.pause()
-    return view
+@asynccontextmanager
+async def stalled(fake, tmp_path, fraction: float = 0.8,  # type: ignore[no-untyped-def]
+                  **changes) -> AsyncIterator:  # type: ignore[type-arg]
+    """The app with the long reply streaming in and stalled at `fraction` of it, all that came
+    in drawn; (pilot, the reply's view). On leaving, the reply goes on to its end."""
+    stall_at(fake, fraction)
+    app = long_reply_app(fake, tmp_path, **changes)
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "write the long answer")
+        await wait_for(pilot, fake.held.is_set, "the server stalls mid-reply")
+        view = app.chat.reply_view
+        await wait_for(pilot, lambda: not view._unsent and not view._flush_queued
+                       and view._flush_timer is None, "the streamed text is in the document")
+        await pilot.pause(0.3)
+        await pilot.pause()
+        yield pilot, view
+        fake.stall_at = None
+        fake.resume.set()
+        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
 
 
 async def screens(pilot, conversation) -> list:  # type: ignore[no-untyped-def,type-arg]
@@ -106,71 +111,55 @@ async def screens(pilot, conversation) -> list:  # type: ignore[no-untyped-def,t
 
 
 async def test_a_settled_reply_looks_exactly_like_its_real_blocks(fake_server, tmp_path):
-    stall_at(fake_server, 0.8)
-    app = long_reply_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        view = await stalled_reply(pilot, fake_server)
+    async with stalled(fake_server, tmp_path) as (pilot, view):
         images, hidden = drawn(view)
         assert images >= 1 and hidden >= 20  # most of the reply is drawn, not laid out
         shown = [b for b in view.query_one(Markdown).children if b.display]
         assert len(shown) <= settled.MAX_IMAGES + 6  # whatever the reply's length
-        conversation = app.chat.query_one(Conversation)
+        conversation = pilot.app.chat.query_one(Conversation)
         seen = await screens(pilot, conversation)
         # The same reply with the real blocks shown again, from its first line to its last.
         await settled.unsettle(view.query_one(Markdown))
         await pilot.pause()
         assert drawn(view) == (0, 0)
         assert await screens(pilot, conversation) == seen
-        fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
 
 
 async def test_the_whole_reply_comes_back_as_real_blocks_when_it_ends(fake_server, tmp_path):
-    stall_at(fake_server, 0.5)
-    app = long_reply_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        view = await stalled_reply(pilot, fake_server)
+    async with stalled(fake_server, tmp_path, 0.5) as (pilot, view):
         assert drawn(view)[0] >= 1
         fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: pilot.app.chat.sending is None, "the reply ends")
         await pilot.pause()
-        md = views(app)[-1].query_one(Markdown)
-        assert drawn(views(app)[-1]) == (0, 0)
+        md = views(pilot.app)[-1].query_one(Markdown)
+        assert drawn(views(pilot.app)[-1]) == (0, 0)
         assert md.source == REPLY
         assert all(block.display for block in md.children)
-        # Every heading is a real, mounted block again (the table of contents sees them all).
-        assert [h for h in md.children if type(h).__name__ == "MarkdownH2"] and \
-            len([h for h in md.children if type(h).__name__ == "MarkdownH2"]) == 8
+        # Every heading is a real block again (the table of contents sees them all).
+        assert sum(type(b).__name__ == "MarkdownH2" for b in md.children) == 8
 
 
 async def test_a_width_change_mid_reply_redraws_at_the_new_width(fake_server, tmp_path):
-    stall_at(fake_server, 0.6)
-    app = long_reply_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        view = await stalled_reply(pilot, fake_server)
+    async with stalled(fake_server, tmp_path, 0.6) as (pilot, view):
         old = [img.drawn_width for img in view.query(settled.SettledImage)]
         assert old
         await pilot.resize_terminal(SIZE[0] - 24, SIZE[1])
         await wait_for(pilot, lambda: drawn(view) == (0, 0), "the drawing is dropped")
         fake_server.stall_at = None
         fake_server.resume.set()
-        # Drawn again as the reply goes on, at the new width, and still exact.
+        # Drawn again as the reply goes on, at the new width.
         await wait_for(pilot, lambda: drawn(view)[0] >= 1, "drawn again")
         assert all(img.drawn_width < min(old) for img in view.query(settled.SettledImage))
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
-        assert views(app)[-1].query_one(Markdown).source == REPLY
+        await wait_for(pilot, lambda: pilot.app.chat.sending is None, "the reply ends")
+        assert views(pilot.app)[-1].query_one(Markdown).source == REPLY
 
 
 async def test_a_theme_change_mid_reply_drops_the_drawing(fake_server, tmp_path):
-    stall_at(fake_server, 0.6)
-    app = long_reply_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        view = await stalled_reply(pilot, fake_server)
+    async with stalled(fake_server, tmp_path, 0.6) as (pilot, view):
         assert drawn(view)[0] >= 1
+        app = pilot.app
         app.theme = "jarvis-light" if app.theme != "jarvis-light" else "jarvis-dark"
         await wait_for(pilot, lambda: drawn(view) == (0, 0), "the drawing is dropped")
-        fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
 
 
 def long_store(tmp_path, n: int = 30) -> Store:  # type: ignore[no-untyped-def]
@@ -189,36 +178,26 @@ def folded(conversation: Conversation) -> list:  # type: ignore[type-arg]
 
 async def test_messages_above_a_streaming_reply_fold_away_without_a_visible_change(
         fake_server, tmp_path):
-    stall_at(fake_server, 0.8)
-    app = long_reply_app(fake_server, tmp_path, store=long_store(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        conversation = app.chat.query_one(Conversation)
-        before = len(views(app))
-        await stalled_reply(pilot, fake_server)
-        blocks = folded(conversation)
-        assert blocks, "nothing folded"
-        hidden = [v for v in views(app) if not v.display]
-        assert len(hidden) >= before - 2  # the page above, all but the question just sent
-        assert len(views(app)) == before + 2  # folded, not unmounted
-        assert all(not v.streaming for v in hidden)
-        seen, top, bottom = cells(app, conversation), conversation.max_scroll_y, \
-            conversation.scroll_y
+    async with stalled(fake_server, tmp_path, store=long_store(tmp_path)) as (pilot, view):
+        conversation = pilot.app.chat.query_one(Conversation)
+        assert folded(conversation), "nothing folded"
+        hidden = [v for v in views(pilot.app) if not v.display]
+        assert len(hidden) >= PAGE - 1  # the page above, all but the question just sent
+        assert view.display and view not in hidden
+        seen = cells(pilot.app, conversation)
+        where = (conversation.max_scroll_y, conversation.scroll_y)
         await conversation.unfold()
         await pilot.pause()
         await pilot.pause()
-        assert not folded(conversation) and all(v.display for v in views(app))
-        assert (conversation.max_scroll_y, conversation.scroll_y) == (top, bottom)
-        assert cells(app, conversation) == seen
-        fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        assert not folded(conversation) and all(v.display for v in views(pilot.app))
+        assert (conversation.max_scroll_y, conversation.scroll_y) == where
+        assert cells(pilot.app, conversation) == seen
 
 
 async def test_folded_messages_come_back_when_the_reader_scrolls_up(fake_server, tmp_path):
-    stall_at(fake_server, 0.8)
-    app = long_reply_app(fake_server, tmp_path, store=long_store(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
+    async with stalled(fake_server, tmp_path, store=long_store(tmp_path)) as (pilot, view):
+        app = pilot.app
         conversation = app.chat.query_one(Conversation)
-        await stalled_reply(pilot, fake_server)
         fake_server.resume.set()
         await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
         # They stay folded after the reply (no relayout of them all for nothing)...
@@ -232,14 +211,9 @@ async def test_folded_messages_come_back_when_the_reader_scrolls_up(fake_server,
 
 
 async def test_a_width_change_unfolds(fake_server, tmp_path):
-    stall_at(fake_server, 0.8)
-    app = long_reply_app(fake_server, tmp_path, store=long_store(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        conversation = app.chat.query_one(Conversation)
-        await stalled_reply(pilot, fake_server)
+    async with stalled(fake_server, tmp_path, store=long_store(tmp_path)) as (pilot, view):
+        conversation = pilot.app.chat.query_one(Conversation)
         assert folded(conversation)
         await pilot.resize_terminal(SIZE[0] - 20, SIZE[1])
         await wait_for(pilot, lambda: not folded(conversation), "unfolded")
-        assert all(v.display for v in views(app))
-        fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        assert all(v.display for v in views(pilot.app))
