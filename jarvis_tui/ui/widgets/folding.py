@@ -21,36 +21,43 @@ class Folded(Widget):
 
     DEFAULT_CSS = "Folded { height: auto; }"
 
-    def __init__(self, widgets: list[Widget], width: int) -> None:
+    def __init__(self, widgets: list[Widget], rows: int, margin: tuple[int, int],
+                 width: int) -> None:
         super().__init__()
         self.widgets = widgets
         self.content_width = width  # the heights hold at this width of the window's content
-        first, last = widgets[0], widgets[-1]
-        self.rows = last.virtual_region.bottom - first.virtual_region.y
-        self.styles.height = self.rows
-        self.styles.margin = (first.styles.margin.top, 0, last.styles.margin.bottom, 0)
+        self.styles.height = rows
+        self.styles.margin = (margin[0], 0, margin[1], 0)
 
 
-def fold_above(window: ScrollableContainer, keep: Widget) -> Folded | None:
+def fold_above(window: ScrollableContainer, keep: Widget) -> tuple[Folded, list[Folded]] | None:
     """Hide the displayed children that end above the viewport (never `keep`, nor anything after
-    it), and return the block to mount in their place, or None when there are none."""
+    it). Returns one block standing in for them and for the blocks already folded above (to mount
+    before the first of them, and to remove), or None when nothing new is above."""
     top = window.scroll_y
-    run: list[Widget] = []
+    above: list[Widget] = []  # folded blocks and views, top to bottom, all above the viewport
     for child in window.children:
         if child is keep:
             break
-        if isinstance(child, Folded) or not child.display:
+        if not child.display:
             continue
         region = child.virtual_region
         if not region or region.bottom >= top:
             break
-        run.append(child)
-    if not run:
+        above.append(child)
+    fresh = [child for child in above if not isinstance(child, Folded)]
+    if not fresh:
         return None
-    block = Folded(run, window.scrollable_content_region.width)
-    for child in run:
+    old = [child for child in above if isinstance(child, Folded)]
+    first, last = above[0], above[-1]
+    widgets = [w for child in above
+               for w in (child.widgets if isinstance(child, Folded) else [child])]
+    block = Folded(widgets, last.virtual_region.bottom - first.virtual_region.y,
+                   (first.styles.margin.top, last.styles.margin.bottom),
+                   window.scrollable_content_region.width)
+    for child in fresh:
         child.display = False
-    return block
+    return block, old
 
 
 async def unfold(window: ScrollableContainer) -> bool:

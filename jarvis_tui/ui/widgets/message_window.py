@@ -264,9 +264,12 @@ class MessageWindow(VerticalScroll):
         if not (event.view.streaming and self.following) or self._paging or self.lock.locked():
             return
         async with self.lock:
-            block = folding.fold_above(self, keep=event.view)
-            if block is not None:
-                await self.mount(block, before=block.widgets[0])
+            folded = folding.fold_above(self, keep=event.view)
+            if folded is not None:
+                block, old = folded
+                with self.app.batch_update():
+                    await self.mount(block, before=old[0] if old else block.widgets[0])
+                    await self.remove_children(old)
 
     async def unfold(self) -> None:
         async with self.lock:
