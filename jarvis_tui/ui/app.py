@@ -16,6 +16,7 @@ from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.app_texts import T
 from jarvis_tui.ui.commands import Command
 from jarvis_tui.ui.i18n import resolve_language
@@ -215,6 +216,7 @@ class JarvisApp(App[None]):
         await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:
+        full_gc.give_back()
         if self.local is not None:
             self.local.stop()  # also on errors: the CLI stops it again, which is harmless
         await self.provider.aclose()

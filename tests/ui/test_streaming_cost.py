@@ -65,6 +65,32 @@ async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the hold given back")
 
 
+async def test_the_put_off_collection_waits_for_a_pause_in_typing(fake_server, tmp_path):
+    """The user types the next message as the reply ends: the put-off full collection (0.3-0.6 s
+    on a big heap) does not run under their keys, but once they pause for IDLE_S."""
+    before = gc.get_threshold()
+    fake_server.reply_fn = lambda body: "token " * 100
+    fake_server.chunk_delay = 0.01
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "say something")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        box = prompt(app)
+        box.focus()
+        full_collections = gc.get_stats()[2]["collections"]
+        typed_until = time.monotonic() + 1.5
+        while app.chat.sending is not None or time.monotonic() < typed_until:
+            box.insert("x")  # keys keep coming while the reply ends and after
+            await pilot.pause(0.1)
+            assert full_gc.pending() and gc.get_threshold()[2] == full_gc.PUT_OFF
+        assert gc.get_stats()[2]["collections"] == full_collections  # none under the keys
+        paused = time.monotonic()
+        await wait_for(pilot, lambda: not full_gc.pending(), "the collection after the pause")
+        assert time.monotonic() - paused >= full_gc.IDLE_S - 0.1
+        assert gc.get_stats()[2]["collections"] > full_collections
+        assert gc.get_threshold() == before
+
+
 async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server, tmp_path):
     """Typing comes first: while keys arrive, streamed text goes to the document right after a
     keystroke at most every TYPING_FLUSH_S (never starved), and all of it once the keys pause."""

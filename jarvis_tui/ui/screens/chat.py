@@ -25,6 +25,7 @@ from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
+from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
@@ -177,6 +178,7 @@ class ChatScreen(ChatCommands, Screen[None]):
 
     @on(PromptInput.Changed)
     def _typed(self) -> None:
+        full_gc.keyed()
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)

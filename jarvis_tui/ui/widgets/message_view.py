@@ -231,13 +231,13 @@ class MessageView(Vertical):
             self.message = final
         self.refresh_state()
         if self._holds_gc:
-            # The put-off collection runs once the whole reply is on the screen.
+            # The put-off collection may run once the whole reply is on the screen.
             self.call_after_refresh(self._release_gc)
 
     def _release_gc(self) -> None:
         if self._holds_gc:
             self._holds_gc = False
-            full_gc.release()
+            full_gc.release(self.app.set_timer)
 
     def on_unmount(self) -> None:
         self._release_gc()  # removed while streaming (a session switched, the view pruned)
