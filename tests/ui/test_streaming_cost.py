@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from textual.widgets import Markdown
 
@@ -45,14 +47,21 @@ async def test_the_document_takes_streamed_text_in_batches(fake_server, tmp_path
     assert "".join(batches) in reply
 
 
+@asynccontextmanager
+async def replying(fake, tmp_path, words: int) -> AsyncIterator:  # type: ignore[no-untyped-def,type-arg]
+    """The app with a reply of `words` words streaming in (10 ms a chunk); (pilot, app)."""
+    fake.reply_fn = lambda body: "token " * words
+    fake.chunk_delay = 0.01
+    app = make_app(fake, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        submit(app, "say something")
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        yield pilot, app
+
+
 async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path):
     before = gc.get_threshold()
-    fake_server.reply_fn = lambda body: "token " * 200
-    fake_server.chunk_delay = 0.01
-    app = make_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        submit(app, "say a lot")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+    async with replying(fake_server, tmp_path, 200) as (pilot, app):
         assert gc.get_threshold() == (before[0], before[1], full_gc.PUT_OFF)
         await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the collections resume")
@@ -69,12 +78,7 @@ async def test_the_put_off_collection_waits_for_a_pause_in_typing(fake_server, t
     """The user types the next message as the reply ends: the put-off full collection (0.3-0.6 s
     on a big heap) does not run under their keys, but once they pause for IDLE_S."""
     before = gc.get_threshold()
-    fake_server.reply_fn = lambda body: "token " * 100
-    fake_server.chunk_delay = 0.01
-    app = make_app(fake_server, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        submit(app, "say something")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+    async with replying(fake_server, tmp_path, 100) as (pilot, app):
         box = prompt(app)
         box.focus()
         full_collections = gc.get_stats()[2]["collections"]
