@@ -1,0 +1,154 @@
+"""The hostile half of the fault matrix: each case runs `jarvis-tui` as real processes, with real
+config and data directories, against a loopback server (the fake provider or tests.hostile_server),
+and counts what a user would hold against us: replies and messages lost, tracebacks printed,
+secrets printed.
+
+A case builds a Trial, runs commands through it, states what must hold (`expect`), and returns
+`trial.outcome(...)`. Shared by tests/test_fault_matrix.py (asserting every row) and
+bench/faults.py (printing them).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store import Store
+
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@dataclass
+class ProcOutcome:
+    item: int  # the item of issue 13 the case comes from
+    name: str
+    survived: bool
+    lost: int
+    tracebacks: int
+    secrets: int
+    seconds: float
+    result: str  # what the user saw, one line (or the first thing that did not hold)
+
+
+@dataclass
+class ProcCase:
+    item: int
+    name: str
+    run: Callable[[Path], ProcOutcome]
+
+
+@dataclass
+class Proc:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def home_env(tmp: Path) -> dict[str, str]:
+    """A user with empty config and data directories and no provider variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_", "OLLAMA_"))}
+    env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"),
+               PYTHONIOENCODING="utf-8")
+    return env
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "jarvis_tui", *args]
+
+
+@dataclass
+class Trial:
+    item: int
+    name: str
+    tmp: Path
+    secrets: list[str] = field(default_factory=list)  # none of these may ever be printed
+    procs: list[Proc] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    lost: int = 0
+
+    def __post_init__(self) -> None:
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.env = home_env(self.tmp)
+        self._start = time.monotonic()
+
+    @property
+    def db(self) -> Path:
+        return self.tmp / "data" / "jarvis-tui" / "sessions.db"
+
+    @property
+    def config(self) -> Path:
+        return self.tmp / "config" / "jarvis-tui" / "config.toml"
+
+    def run(self, *args: str, stdin: bytes | str | None = None, timeout: float = 60,
+            env: dict[str, str] | None = None) -> Proc:
+        """One command to its end; a command still running after `timeout` is killed and that
+        is a problem of its own (every fault must end in bounded time)."""
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        start = time.monotonic()
+        try:
+            done = subprocess.run(command(*args), env=env or self.env, input=data,
+                                  capture_output=True, timeout=timeout)
+            rc, out, err = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired as exc:
+            rc, out, err = -9, exc.stdout or b"", exc.stderr or b""
+            self.problems.append(f"still running after {timeout:g}s: {' '.join(args)[:60]}")
+        proc = Proc(list(args), rc, out.decode("utf-8", "replace"),
+                    err.decode("utf-8", "replace"), time.monotonic() - start)
+        self.procs.append(proc)
+        return proc
+
+    def add(self, proc: Proc) -> Proc:
+        """A process the case ran itself (in the background, or through a pipe)."""
+        self.procs.append(proc)
+        return proc
+
+    def expect(self, ok: object, problem: str) -> bool:
+        if not ok:
+            self.problems.append(problem)
+        return bool(ok)
+
+    def messages(self, conv_id: int | None = None) -> list[Message]:
+        """What the session store holds (the latest session by default)."""
+        if not self.db.exists():
+            return []
+        with Store(self.db) as store:
+            conv = store.get_conversation(conv_id) if conv_id else store.latest_conversation()
+            return store.messages(conv.id) if conv else []
+
+    def keeps(self, texts: Iterable[str], conv_id: int | None = None) -> int:
+        """Count each text no stored message holds as lost; returns how many were."""
+        stored = [m.content for m in self.messages(conv_id)]
+        missing = [t for t in texts if not any(t in s for s in stored)]
+        for text in missing:
+            self.problems.append(f"lost: {text[:40]!r}")
+        self.lost += len(missing)
+        return len(missing)
+
+    def outcome(self, result: str = "") -> ProcOutcome:
+        printed = [p.stdout + p.stderr for p in self.procs]
+        tracebacks = sum(text.count(TRACEBACK) for text in printed)
+        leaked = sum(text.count(s) for text in printed for s in self.secrets if s)
+        if tracebacks:
+            first = next(t for t in printed if TRACEBACK in t)
+            self.problems.append("traceback: " + first.strip().splitlines()[-1][:80])
+        if leaked:
+            self.problems.append(f"a secret was printed {leaked} times")
+        last = self.procs[-1] if self.procs else None
+        said = result or (one_line(last.stderr) if last else "")
+        shown = "; ".join(self.problems) if self.problems else said
+        return ProcOutcome(self.item, self.name, not self.problems, self.lost, tracebacks,
+                           leaked, time.monotonic() - self._start, shown)
+
+
+def one_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:120] if lines else ""
