@@ -84,3 +84,36 @@ class SafeStream:
     def flush(self) -> str:
         rest, self._held = self._held, ""
         return terminal_safe(rest)
+
+
+# -- text that is not valid Unicode --------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(text: str) -> str:
+    """`text` as valid Unicode: surrogate halves that pair up are joined into their character
+    (JSON's "\\ud83d\\ude00" is 😀), lone ones become U+FFFD. Such text cannot be encoded as
+    UTF-8, so it could be neither stored nor printed."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class SurrogateJoiner:
+    """`valid_unicode` for a reply that arrives in pieces: servers that stream per UTF-16 unit
+    send an emoji as two events, a high surrogate in one and the low one in the next, so a high
+    half at the end of a piece is held until the next piece completes it."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        text, self._held = self._held + text, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return valid_unicode(text)
+
+    def flush(self) -> str:
+        rest, self._held = self._held, ""
+        return valid_unicode(rest)

@@ -14,7 +14,9 @@ KEY_NEEDED = {"openai": ("api.openai.com", "OPENAI_API_KEY"),
 
 
 def make_provider(settings: Settings) -> Provider:
-    timeouts = {"timeout": settings.request_timeout, "connect_timeout": settings.connect_timeout}
+    timeouts = {"timeout": settings.request_timeout, "connect_timeout": settings.connect_timeout,
+                "first_token_timeout": settings.first_token_timeout,
+                "reply_timeout": settings.reply_timeout}
     if settings.provider == "anthropic":
         from jarvis_tui.core.providers.anthropic import AnthropicProvider
 

@@ -99,17 +99,15 @@ class AnthropicProvider(HttpProvider):
     name = "anthropic"
 
     def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str = "", *,
-                 timeout: float = 120.0, connect_timeout: float = 10.0,
                  transport: httpx.AsyncBaseTransport | None = None,
-                 version: str = API_VERSION) -> None:
+                 version: str = API_VERSION, **timeouts: float) -> None:
         headers = {"anthropic-version": version, "content-type": "application/json"}
         if api_key:
             headers["x-api-key"] = api_key
         root = base_url.rstrip("/")
         # Both ".../v1" (as OpenAI-style configs write it) and the bare host are accepted.
         root = root.removesuffix("/v1")
-        super().__init__(root, api_key, timeout=timeout, connect_timeout=connect_timeout,
-                         headers=headers, transport=transport)
+        super().__init__(root, api_key, headers=headers, transport=transport, **timeouts)
 
     @property
     def _url(self) -> str:

@@ -80,8 +80,18 @@ class NetworkError(RetryableError):
     """Connection refused, DNS failure, connect or read timeout."""
 
 
+class ReadTimedOut(NetworkError):
+    """Nothing came from the server for request_timeout seconds; worth one more try, not many
+    (a server that hung once usually hangs again)."""
+
+
 class StreamCut(RetryableError):
     """The stream ended before [DONE] or a finish_reason."""
+
+
+class TimedOut(ProviderError):
+    """An attempt ran past one of its deadlines (first_token_timeout, reply_timeout) while the
+    server kept the connection busy; asking again would wait as long again."""
 
 
 class AuthError(ProviderError):

@@ -3,6 +3,7 @@ into one clear ProviderError line that never carries the API key."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -11,13 +12,44 @@ from typing import Any
 
 import httpx
 
-from jarvis_tui.core.providers.base import ChatEvent
+from jarvis_tui.core.providers.base import ChatDelta, ChatEvent
 from jarvis_tui.core.providers.errors import (
     NetworkError,
     ProviderError,
+    ReadTimedOut,
     RequestError,
     StreamCut,
+    TimedOut,
 )
+from jarvis_tui.core.textsafe import SurrogateJoiner
+
+MAX_BODY = 1 << 20  # bytes of an error body or whole answer read before giving up on the rest
+
+
+class _Clock:
+    """The deadlines of one attempt, on the event loop's clock: the first reply text within
+    `first` seconds of sending (headers, queueing, the model reading the prompt), the whole
+    reply within `whole`."""
+
+    def __init__(self, first: float, whole: float) -> None:
+        self.first, self.whole = first, whole
+        self._start = asyncio.get_running_loop().time()
+        self._texted = False
+
+    def text_arrived(self) -> None:
+        self._texted = True
+
+    def limit(self) -> asyncio.Timeout:
+        wait = self.whole if self._texted else min(self.first, self.whole)
+        return asyncio.timeout_at(self._start + wait)
+
+    def error(self, where: str) -> TimedOut:
+        if self._texted:
+            return TimedOut(f"{where} was still sending the reply after {self.whole:g}s "
+                            "(reply_timeout); it was stopped there.")
+        return TimedOut(f"{where} sent no reply within {self.first:g}s (first_token_timeout): "
+                        "the server may be overloaded or stuck. Raise first_token_timeout for "
+                        "a model that thinks long before it answers.")
 
 
 class HttpProvider:
@@ -25,11 +57,14 @@ class HttpProvider:
     truncates_silently = False
 
     def __init__(self, base_url: str, api_key: str = "", *, timeout: float = 120.0,
-                 connect_timeout: float = 10.0, headers: dict[str, str] | None = None,
+                 connect_timeout: float = 10.0, first_token_timeout: float = 300.0,
+                 reply_timeout: float = 600.0, headers: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.connect_timeout = connect_timeout
+        self.first_token_timeout = first_token_timeout
+        self.reply_timeout = reply_timeout
         self._api_key = api_key
         # Shown in messages; credentials in the URL itself stay out of them.
         self._where = re.sub(r"//[^/@]*@", "//", self.base_url)
@@ -57,17 +92,48 @@ class HttpProvider:
                       events: Callable[[httpx.Response], AsyncIterator[ChatEvent]],
                       ) -> AsyncIterator[ChatEvent]:
         """POST and stream: a non-2xx answer becomes `status_error(...)`, the body goes
-        through `events`, and a connection that breaks after the first byte is a cut stream."""
+        through `events`, and a connection that breaks after the first byte is a cut stream.
+
+        The whole attempt is bounded, not only each read: a server that trickles its headers
+        a byte at a time or streams keep-alives without a token never lets a read time out.
+        Reply text is made valid Unicode here, where it arrives: an emoji split into its two
+        surrogate halves across events is joined, a lone half replaced."""
+        clock = _Clock(self.first_token_timeout, self.reply_timeout)
         received = False
+        request = self._client.build_request("POST", url, json=payload,
+                                             headers={"Accept": accept})
         try:
-            async with self._client.stream("POST", url, json=payload,
-                                           headers={"Accept": accept}) as resp:
+            async with clock.limit():
+                resp = await self._client.send(request, stream=True)
+            try:
                 if resp.status_code >= 300:
-                    body = await self._read_text(resp)
+                    async with clock.limit():
+                        body = await self._read_text(resp)
                     raise self._scrub(status_error(resp.status_code, body, resp.headers))
                 received = True
-                async for event in events(resp):
-                    yield event
+                joiner = SurrogateJoiner()
+                stream = aiter(events(resp))
+                try:
+                    while True:
+                        async with clock.limit():
+                            try:
+                                event = await anext(stream)
+                            except StopAsyncIteration:
+                                break
+                        if isinstance(event, ChatDelta):
+                            clock.text_arrived()
+                            if text := joiner.feed(event.text):
+                                yield ChatDelta(text)
+                            continue
+                        if rest := joiner.flush():
+                            yield ChatDelta(rest)
+                        yield event
+                finally:
+                    await stream.aclose()
+            finally:
+                await resp.aclose()
+        except TimeoutError:
+            raise self._scrub(clock.error(self._where)) from None
         except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
             if received:
                 raise StreamCut(f"The connection to {self._where} broke in the middle of the "
@@ -78,9 +144,14 @@ class HttpProvider:
 
     async def _post(self, url: str, payload: dict[str, Any],
                     status_error: Callable[[int, str, httpx.Headers], ProviderError]) -> str:
-        """One non-streaming POST; the body of a 2xx answer, else `status_error(...)`."""
+        """One non-streaming POST; the body of a 2xx answer, else `status_error(...)`. Bounded
+        as a whole by reply_timeout (the answer is the whole reply)."""
+        clock = _Clock(self.reply_timeout, self.reply_timeout)
         try:
-            resp = await self._client.post(url, json=payload)
+            async with clock.limit():
+                resp = await self._client.post(url, json=payload)
+        except TimeoutError:
+            raise self._scrub(clock.error(self._where)) from None
         except httpx.HTTPError as exc:
             raise self._network_error(exc) from exc
         if resp.status_code >= 300:
@@ -121,7 +192,14 @@ class HttpProvider:
 
     @staticmethod
     async def _read_text(resp: httpx.Response) -> str:
-        return (await resp.aread()).decode("utf-8", errors="replace")
+        """The body of an error or whole answer, up to MAX_BODY bytes: an error page has no
+        business being larger, and a server that sends one without end must not fill memory."""
+        data = bytearray()
+        async for piece in resp.aiter_bytes():
+            data += piece
+            if len(data) > MAX_BODY:
+                break
+        return bytes(data[:MAX_BODY]).decode("utf-8", errors="replace")
 
     def _scrub(self, err: ProviderError) -> ProviderError:
         err.redact(self._api_key)
@@ -132,7 +210,8 @@ class HttpProvider:
         if isinstance(exc, httpx.ConnectTimeout):
             msg = f"Timed out after {self.connect_timeout:g}s connecting to {where}."
         elif isinstance(exc, httpx.ReadTimeout):
-            msg = f"{where} sent nothing for {self.timeout:g}s (read timeout)."
+            return self._scrub(ReadTimedOut(
+                f"{where} sent nothing for {self.timeout:g}s (read timeout, request_timeout)."))
         elif isinstance(exc, httpx.TimeoutException):
             msg = f"Timed out talking to {where}."
         elif isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
@@ -168,15 +247,27 @@ _EOL = re.compile(r"\r\n|\r|\n")
 async def stream_lines(resp: httpx.Response) -> AsyncIterator[str]:
     """The lines of an SSE or NDJSON stream, which end only at CRLF, CR or LF. httpx's
     aiter_lines also splits at U+2028, U+2029, NEL and other separators that servers send raw
-    inside a JSON chunk, and the halves are then dropped as garbage."""
-    rest = ""
+    inside a JSON chunk, and the halves are then dropped as garbage.
+
+    Each piece of text is scanned once: a line that spans many pieces (one 40 MB event) is
+    kept as a list of them and joined when it ends, never searched again from its start."""
+    line: list[str] = []
+    after_cr = False  # the last piece ended in CR: an LF opening the next one belongs to it
     async for text in resp.aiter_text():
-        lines = _EOL.split(rest + text)
-        rest = lines.pop()
-        for line in lines:
-            yield line
-    if rest:
-        yield rest
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        after_cr = False
+        start = 0
+        for end in _EOL.finditer(text):
+            line.append(text[start:end.start()])
+            yield "".join(line)
+            line = []
+            start = end.end()
+            after_cr = end.group() == "\r" and start == len(text)
+        if start < len(text):
+            line.append(text[start:])
+    if line:
+        yield "".join(line)
 
 
 def json_or_none(line: str) -> dict[str, Any] | None:

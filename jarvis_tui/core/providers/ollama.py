@@ -48,12 +48,12 @@ class OllamaProvider(HttpProvider):
     truncates_silently = True
 
     def __init__(self, base_url: str = OLLAMA_DEFAULT_URL, api_key: str = "", *,
-                 timeout: float = 120.0, connect_timeout: float = 10.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 **timeouts: float) -> None:
         # Ollama itself has no keys; one matters when it sits behind an authenticating proxy.
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        super().__init__(normalize_base_url(base_url), api_key, timeout=timeout,
-                         connect_timeout=connect_timeout, headers=auth, transport=transport)
+        super().__init__(normalize_base_url(base_url), api_key, headers=auth,
+                         transport=transport, **timeouts)
 
     @property
     def _chat_url(self) -> str:

@@ -25,12 +25,12 @@ from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_li
 class OpenAIProvider(HttpProvider):
     name = "openai"
 
-    def __init__(self, base_url: str, api_key: str = "", *, timeout: float = 120.0,
-                 connect_timeout: float = 10.0, extra_headers: dict[str, str] | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, base_url: str, api_key: str = "", *,
+                 extra_headers: dict[str, str] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None, **timeouts: float) -> None:
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        super().__init__(base_url, api_key, timeout=timeout, connect_timeout=connect_timeout,
-                         headers={**auth, **(extra_headers or {})}, transport=transport)
+        super().__init__(base_url, api_key, headers={**auth, **(extra_headers or {})},
+                         transport=transport, **timeouts)
         # Some servers and proxies reject stream_options; once seen, stop sending it.
         self._send_stream_options = True
         # llama-cpp-python's server streams no usage but counts tokens at /extras/tokenize/count;
