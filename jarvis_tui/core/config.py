@@ -41,8 +41,10 @@ class Settings:
     keep_recent_turns: int = 3
     summary_max_tokens: int = 512
     recall_budget: float = 0.15  # share of the window for recalled turns; 0 = no recall
-    request_timeout: float = 120.0
+    request_timeout: float = 120.0  # seconds without a byte from the server
     connect_timeout: float = 10.0
+    first_token_timeout: float = 300.0  # seconds from sending to the first text of the reply
+    reply_timeout: float = 600.0  # seconds from sending to the end of the reply
     max_retries: int = 4
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
@@ -91,6 +93,8 @@ _CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
                       "a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
     "request_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
     "connect_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
+    "first_token_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
+    "reply_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
     "max_retries": (int, _between(0, 20), "a whole number between 0 and 20"),
     "retry_base_delay": (float, _between(0, 3600), "a number of seconds >= 0"),
     "retry_max_delay": (float, _between(0, 3600), "a number of seconds >= 0"),

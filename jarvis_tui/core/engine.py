@@ -8,6 +8,8 @@ full, layer 3 compacts (or trims) and retries the same round. Transient faults b
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,11 +27,12 @@ from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
+    ReadTimedOut,
     RetryableError,
     StreamCut,
 )
 from jarvis_tui.core.recall import Recalled, recall
-from jarvis_tui.core.store import Store, Summary
+from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
 
@@ -42,7 +45,21 @@ TRUNCATED_BELOW = 0.85
 TRUNCATION_POSSIBLE_FROM = 0.5
 SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller
 META_LIMIT = "context_limit"
+META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
 META_CALIBRATION = "calibration"
+# A learned limit this small, or this many times below the configured window, is more likely a
+# misbehaving proxy's error than the model's window: it is kept only once seen twice.
+SANE_LIMIT = 1024
+FAR_BELOW = 8
+MAX_TIMEOUT_RETRIES = 1  # a server that sent nothing for request_timeout is asked once more
+# A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
+RUNAWAY_FACTOR = 2
+RUNAWAY_SLACK = 256
+STREAM_SAVE_WAIT_S = 0.05  # a save while streaming waits this long for a lock, then tries later
+SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lock
+SAVE_POLL_S = 0.25
+SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
+SESSION_POLL_S = 0.2
 FRAMING_MAX = 64.0  # tokens a template may add per message; beyond that something else changed
 
 
@@ -50,7 +67,8 @@ class Engine:
     def __init__(self, settings: Settings, store: Store, provider: Provider,
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
                  sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-                 jitter: Callable[[], float] = random.random):
+                 jitter: Callable[[], float] = random.random,
+                 forget_learned_limit: bool = False):
         self.settings = settings
         self.store = store
         self.provider = provider
@@ -63,6 +81,11 @@ class Engine:
         if conv is None:
             raise ValueError(f"there is no session {conversation_id}")
         self.conversation = conv
+        if forget_learned_limit:
+            # The window was given on the command line: it says what the server has now.
+            self._forget_limit()
+        self._session = store.session_lock(conv.id)
+        self._unsaved: Message | None = None  # a reply the store could not take (a full disk)
         self._history = History(store.messages(conv.id))
         self.messages: list[Message] = self._history.all
         self.summary: Summary | None = store.latest_summary(conv.id)
@@ -71,6 +94,7 @@ class Engine:
         self._detected = False  # the server was asked for its window (setting 0) once
         self.streaming_reply: Message | None = None  # the reply being written, already stored
         self._flushed_at = 0.0
+        self._saved_parts = 0  # how many of the streaming reply's pieces the store holds
         self.anchor: Anchor | None = None  # the server's count of the last request
         self._counted: ChatUsage | None = None  # the count for the request in flight
         self.framing: float | None = None  # template tokens per message beyond our estimate
@@ -81,6 +105,31 @@ class Engine:
         learned = self.store.get_meta(self.conversation.id, META_LIMIT)
         if isinstance(learned, int) and 0 < learned < self.context_window:
             self.context_window, self.window_source = learned, "learned from the server"
+
+    def _forget_limit(self) -> None:
+        self._remember(META_LIMIT, None)
+        self._remember(META_SUSPECT, None)
+
+    def _remember(self, key: str, value: object) -> None:
+        """Keep something learned (a limit, a calibration) for later sessions. What is learned
+        holds in memory for this one anyway, so a database that is locked or full for now
+        neither stops the round nor holds up a streaming reply."""
+        with contextlib.suppress(StoreError):
+            self.store.set_meta(self.conversation.id, key, value, wait=STREAM_SAVE_WAIT_S)
+
+    def _learn_limit(self, limit: int) -> ev.ContextLimitLearned:
+        """Adopt a limit a server named or implied for this session; keep it for later ones
+        unless it looks wrong and has not been seen before."""
+        previous, self.context_window = self.context_window, limit
+        self.window_source = "learned from the server"
+        configured = self.settings.context_window
+        suspect = limit < SANE_LIMIT or (configured > 0 and limit * FAR_BELOW < configured)
+        if suspect and self.store.get_meta(self.conversation.id, META_SUSPECT) != limit:
+            self._remember(META_SUSPECT, limit)
+            return ev.ContextLimitLearned(limit, previous, suspect=True)
+        self._remember(META_LIMIT, limit)
+        self._remember(META_SUSPECT, None)
+        return ev.ContextLimitLearned(limit, previous)
 
     @property
     def _calibration_key(self) -> str:
@@ -119,7 +168,7 @@ class Engine:
         if settings.context_window != self.settings.context_window:
             # The user says what the window is now (a bigger server, a new model): a limit
             # learned from the old one's errors no longer holds.
-            self.store.set_meta(self.conversation.id, META_LIMIT, None)
+            self._forget_limit()
         self.settings = settings
         self._resolve_window()
         self._detected = False  # a new model or address may run with another window
@@ -180,9 +229,28 @@ class Engine:
                       keep_recent_turns: int | None = None) -> AsyncIterator[ev.Event]:
         """Fold older turns into the summary. Yields Started/Finished/Failed (or nothing when
         there is nothing to fold and the compaction was not asked for by the user)."""
-        async with self._lock, aclosing(self._compact(reason, focus, keep_recent_turns)) as it:
-            async for event in it:
-                yield event
+        took = not self._session.held
+        if took and not self._session.try_acquire():
+            # Another jarvis-tui is answering in this session; it compacts for itself.
+            if reason == "manual":
+                yield ev.CompactionFailed(self._busy_text(), reason)
+            return
+        try:
+            if took and (added := self.catch_up()):
+                yield ev.SessionChanged(added)
+            async with self._lock, aclosing(self._compact(reason, focus,
+                                                          keep_recent_turns)) as it:
+                async for event in it:
+                    yield event
+        finally:
+            if took:
+                self._session.release()
+
+    def _busy_text(self) -> str:
+        pid = self._session.holder()
+        who = f"another jarvis-tui (process {pid})" if pid else "another jarvis-tui"
+        return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
+                "when it is done")
 
     async def _compact(self, reason: str, focus: str | None,
                        keep_recent_turns: int | None) -> AsyncIterator[ev.Event]:
@@ -234,24 +302,102 @@ class Engine:
     async def stream_reply(self, user_text: str | Message) -> AsyncIterator[ev.Event]:
         """Answer one user message; the message is stored before any request leaves.
 
+        A round holds the session's lock (another jarvis-tui's round on it is waited for), so
+        each reply stays with its question; what another process added meanwhile is read first.
         A Message may be passed so the caller's record (already on screen) is the stored one."""
         user = user_text if isinstance(user_text, Message) else Message("user", user_text)
-        user = self.store.add_message(self.conversation.id, user)
-        self._history.append(user)
+        async with aclosing(self._waiting_for_session()) as waiting:
+            async for event in waiting:
+                yield event
+        if not self._session.held:
+            yield ev.Failed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)")
+            return
         try:
-            async with self._lock:  # a background compaction finishes before the request
-                pass
-            # aclosing: when the caller stops listening (Esc), the round is closed at once, so
-            # the partial reply is stored now rather than whenever the generator is collected.
-            async with aclosing(self._round(user)) as round_events:
-                async for event in round_events:
+            if added := self.catch_up():
+                yield ev.SessionChanged(added)
+            self._save_unsaved()
+            saved: list[Message] = []
+            async with aclosing(self._persisting(
+                    lambda: self.store.add_message(self.conversation.id, user,
+                                                   wait=STREAM_SAVE_WAIT_S), saved)) as saving:
+                async for event in saving:
                     yield event
-        except BaseException:
-            if self.messages[-1] is user and user.status != FAILED:
-                # Stopped before any reply text: like a failed round, the message stays in the
-                # store but is not sent again as if it had been answered.
-                self._withdraw(user)
-            raise
+            self._history.append(user)
+            try:
+                async with self._lock:  # a background compaction finishes before the request
+                    pass
+                # aclosing: when the caller stops listening (Esc), the round is closed at once,
+                # so the partial reply is stored now rather than whenever the generator is
+                # collected.
+                async with aclosing(self._round(user)) as round_events:
+                    async for event in round_events:
+                        yield event
+            except BaseException:
+                if self.messages[-1] is user and user.status != FAILED:
+                    # Stopped before any reply text: like a failed round, the message stays in
+                    # the store but is not sent again as if it had been answered.
+                    self._withdraw(user)
+                raise
+        finally:
+            self._session.release()
+
+    async def _waiting_for_session(self) -> AsyncIterator[ev.Event]:
+        if self._session.try_acquire():
+            return
+        yield ev.SessionBusy(self._session.holder())
+        end = time.monotonic() + SESSION_WAIT_S
+        while time.monotonic() < end:
+            await asyncio.sleep(SESSION_POLL_S)
+            if self._session.try_acquire():
+                return
+
+    def catch_up(self) -> int:
+        """Read the session again if another process added to it since it was loaded; how
+        many messages it added (0: nothing changed). Between rounds only: while another
+        process's round holds the session, its reply is still being written."""
+        if self._session.held:
+            return self._read_again()
+        if not self._session.try_acquire():
+            return 0
+        try:
+            return self._read_again()
+        finally:
+            self._session.release()
+
+    def _read_again(self) -> int:
+        count, newest, summary = self.store.stamp(self.conversation.id)
+        mine = self._history.all
+        if (count, newest, summary) == (len(mine), mine[-1].id if mine else 0,
+                                        self.summary.id if self.summary else 0):
+            return 0
+        self._history = History(self.store.messages(self.conversation.id))
+        self.messages = self._history.all
+        self.summary = self.store.latest_summary(self.conversation.id)
+        self.anchor = None  # another process's requests: our count of the last one is stale
+        return max(1, count - len(mine))
+
+    @property
+    def unsaved(self) -> Message | None:
+        """The last reply, when the store could not take it: only memory holds it."""
+        return self._unsaved
+
+    async def _persisting(self, save: Callable[[], Message],
+                          out: list[Message]) -> AsyncIterator[ev.Event]:
+        """Run `save` until the store takes it: while another program holds the database's
+        write lock, wait (saying so once) up to SAVE_WAIT_S. Other store errors are raised."""
+        told = False
+        end = time.monotonic() + SAVE_WAIT_S
+        while True:
+            try:
+                out.append(save())
+                return
+            except StoreLocked as err:
+                if time.monotonic() >= end:
+                    raise
+                if not told:
+                    told = True
+                    yield ev.SaveDelayed(str(err))
+                await asyncio.sleep(SAVE_POLL_S)
 
     def pinned_usage(self) -> tuple[int, int]:
         """(messages, tokens) pinned: always sent, so always taken from the budget."""
@@ -276,7 +422,7 @@ class Engine:
             async with aclosing(self.compact(reason="threshold")) as compaction:
                 async for event in compaction:
                     yield event
-        overflows = retries = 0
+        overflows = retries = timeouts = 0
         shrink = 1.0
         told: set[tuple[int, ...]] = set()
         while True:
@@ -317,7 +463,9 @@ class Engine:
                 continue
             except RetryableError as err:
                 retries += 1
-                if parts or retries > self.settings.max_retries:
+                timeouts += isinstance(err, ReadTimedOut)
+                if (parts or retries > self.settings.max_retries
+                        or timeouts > MAX_TIMEOUT_RETRIES):
                     why = err.message if not parts else f"the reply was cut off: {err.message}"
                     yield self._fail(user, parts, why)
                     return
@@ -331,9 +479,23 @@ class Engine:
             except BaseException:
                 # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
                 if parts:
-                    self._save_reply("".join(parts), PARTIAL)
+                    try:
+                        self._save_reply("".join(parts), PARTIAL, wait=None)
+                    except StoreError:  # kept in memory, saved before the next round
+                        self._unsaved, self.streaming_reply = self.streaming_reply, None
                 raise
-            reply = self._save_reply("".join(parts), COMPLETE)
+            saved: list[Message] = []
+            text = "".join(parts)
+            parts.clear()  # the reply is held once, not twice (a 30 MB reply is 30 MB more)
+            try:
+                async with aclosing(self._persisting(
+                        functools.partial(self._save_reply, text, COMPLETE), saved)) as saving:
+                    async for event in saving:
+                        yield event
+            except StoreError as err:
+                yield self._not_saved(err)
+                return
+            reply = saved[0]
             self._set_anchor(fitted, reply)
             if cut:
                 # Told before Finished: a caller that stops at Finished still compacts.
@@ -350,12 +512,22 @@ class Engine:
         stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
                                            max_tokens=budget.response_reserve,
                                            context_window=self.context_window)
+        # A server that ignores max_tokens would otherwise write until a deadline: counted
+        # piece by piece (the sum of the pieces' estimates is near enough).
+        runaway = budget.response_reserve * RUNAWAY_FACTOR + RUNAWAY_SLACK
+        written = 0
         async with aclosing(stream):
             async for chunk in stream:
                 if isinstance(chunk, ChatDelta):
                     parts.append(chunk.text)
                     self._flush(parts)
                     yield ev.Delta(chunk.text)
+                    written += self.counter.raw_text(chunk.text)
+                    if written > runaway:
+                        raise ProviderError(
+                            f"the server kept writing past the reply limit (max_tokens "
+                            f"{budget.response_reserve}; about {written} tokens so far), so the "
+                            "reply was stopped there")
                 elif isinstance(chunk, ChatUsage):
                     sent = int(fitted.estimated_raw * self.counter.factor)
                     if self._silently_cut(sent, chunk.prompt_tokens):
@@ -410,25 +582,36 @@ class Engine:
 
     def _flush(self, parts: list[str]) -> None:
         """Store the reply as it streams (status partial until it ends): a killed process
-        leaves the user's question and most of the answer in the session."""
+        leaves the user's question and most of the answer in the session. Only the new text is
+        written each time. A save the store cannot take now (another program's lock, a full
+        disk) is tried again at the next flush; the text waits in `parts`."""
         now = time.monotonic()
-        if self.streaming_reply is None:
-            self.streaming_reply = self.store.add_message(
-                self.conversation.id, Message("assistant", "".join(parts), status=PARTIAL))
-            self._history.append(self.streaming_reply)
-            self._flushed_at = now
-        elif now - self._flushed_at >= FLUSH_S:
-            self.streaming_reply.content = "".join(parts)
-            self.store.update_message(self.streaming_reply)
-            self._flushed_at = now
+        reply = self.streaming_reply
+        if reply is None:
+            reply = self.streaming_reply = Message("assistant", "", status=PARTIAL)
+            self._saved_parts = 0
+        elif now - self._flushed_at < FLUSH_S:
+            return
+        self._flushed_at = now
+        new = "".join(parts[self._saved_parts:])
+        try:
+            if reply.id is None:
+                reply.content = new
+                self.store.add_message(self.conversation.id, reply, wait=STREAM_SAVE_WAIT_S)
+                self._history.append(reply)
+            else:
+                self.store.append_text(reply, new, wait=STREAM_SAVE_WAIT_S)
+                reply.content += new
+        except StoreError:
+            if reply.id is None:
+                reply.content = ""
+            return
+        self._saved_parts = len(parts)
 
     async def _recover_overflow(self, err: ContextOverflow,
                                 fitted: FittedWindow) -> AsyncIterator[ev.Event]:
         if err.limit and err.limit < self.context_window:
-            previous, self.context_window = self.context_window, err.limit
-            self.window_source = "learned from the server"
-            self.store.set_meta(self.conversation.id, META_LIMIT, err.limit)
-            yield ev.ContextLimitLearned(err.limit, previous)
+            yield self._learn_limit(err.limit)
         elif err.requested and err.requested > 0:
             # The server counted more than we estimated: correct our counts.
             self._calibrate(fitted.estimated_raw, err.requested)
@@ -438,10 +621,7 @@ class Engine:
             sent = int(fitted.estimated_raw * self.counter.factor)
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
-                previous, self.context_window = self.context_window, bound
-                self.window_source = "learned from the server"
-                self.store.set_meta(self.conversation.id, META_LIMIT, bound)
-                yield ev.ContextLimitLearned(bound, previous)
+                yield self._learn_limit(bound)
         compacted = False
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
@@ -465,28 +645,64 @@ class Engine:
         self.counter.observe(estimated_raw, reported)
         factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
         factors[self._calibration_key] = self.counter.factor
-        self.store.set_meta(self.conversation.id, META_CALIBRATION, factors)
+        self._remember(META_CALIBRATION, factors)
 
-    def _save_reply(self, text: str, status: str) -> Message:
-        reply, self.streaming_reply = self.streaming_reply, None
-        if reply is None:  # an empty reply: no delta ever created the record
-            reply = self.store.add_message(self.conversation.id,
-                                           Message("assistant", text, status=status))
-            self._history.append(reply)
-            return reply
+    def _save_reply(self, text: str, status: str, *,
+                    wait: float | None = STREAM_SAVE_WAIT_S) -> Message:
+        """Store the reply whole; on a StoreError the reply stays `streaming_reply`, with the
+        whole text in memory, for the caller to try again or report."""
+        reply = self.streaming_reply
+        if reply is None:  # an empty reply, or no flush got it stored
+            reply = self.streaming_reply = Message("assistant", "", status=status)
         reply.content, reply.status = text, status
-        self.store.update_message(reply)
+        if reply.id is None:
+            self.store.add_message(self.conversation.id, reply, wait=wait)
+            self._history.append(reply)
+        else:
+            self.store.update_message(reply, wait=wait)
+        self.streaming_reply = None
         return reply
+
+    def _not_saved(self, err: StoreError) -> ev.Failed:
+        """The reply arrived but the store cannot take it (a full disk, a lock held for
+        minutes): it is kept in memory, tried again before the next round, and handed to the
+        caller, which shows it for copying."""
+        reply, self.streaming_reply = self.streaming_reply, None
+        self._unsaved = reply
+        return ev.Failed(f"the reply could not be saved: {err}", reply, saved=False)
+
+    def _save_unsaved(self) -> None:
+        """Before a new round: store a reply an earlier round could not (the disk has room
+        again), so the conversation stays in order; if it still cannot be, it stays here."""
+        reply = self._unsaved
+        if reply is None:
+            return
+        try:
+            if reply.id is None:
+                self.store.add_message(self.conversation.id, reply)
+                self._history.append(reply)
+            else:
+                self.store.update_message(reply)
+        except StoreError:
+            return
+        self._unsaved = None
 
     def _fail(self, user: Message, parts: list[str], why: str) -> ev.Failed:
         """A round that cannot finish: a partial reply is kept; with no reply at all the user
         message is marked failed so it is kept in the store but left out of later requests."""
         if parts:
-            return ev.Failed(why, self._save_reply("".join(parts), PARTIAL))
+            try:
+                return ev.Failed(why, self._save_reply("".join(parts), PARTIAL, wait=None))
+            except StoreError as err:
+                unsaved = self._not_saved(err)
+                return ev.Failed(f"{why}; and {unsaved.error}", unsaved.message, saved=False)
         self._withdraw(user)
         return ev.Failed(why)
 
     def _withdraw(self, user: Message) -> None:
         user.status = FAILED
-        self.store.update_message(user)
         self._history.changed()
+        # The store may be what failed; the message is left out of this session's requests
+        # in any case.
+        with contextlib.suppress(StoreError):
+            self.store.update_message(user)

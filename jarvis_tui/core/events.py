@@ -63,6 +63,31 @@ class Retrying:
 class ContextLimitLearned:
     tokens: int
     previous: int
+    # A limit that looks wrong (tiny, or far below the configured window): used for this
+    # session, kept for later ones only once a server says it again.
+    suspect: bool = False
+
+
+@dataclass(frozen=True)
+class SessionBusy:
+    """Another jarvis-tui is answering in this session; the round waits for it."""
+
+    pid: int | None
+
+
+@dataclass(frozen=True)
+class SessionChanged:
+    """Another jarvis-tui added to this session since it was loaded; it was read again."""
+
+    added: int
+
+
+@dataclass(frozen=True)
+class SaveDelayed:
+    """The session database is locked by another program; the reply is kept in memory and
+    saved once the lock frees."""
+
+    error: str
 
 
 @dataclass(frozen=True)
@@ -108,10 +133,11 @@ class Recalled:
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
+    saved: bool = True  # False: `message` could not be stored (a full disk); only this has it
 
 
 Event = (
     WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
     | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Recalled
-    | Finished | Failed
+    | SessionBusy | SessionChanged | SaveDelayed | Finished | Failed
 )

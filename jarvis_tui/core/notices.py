@@ -21,6 +21,14 @@ TEXTS = {
         "retrying": "↻ {reason}: retrying in {delay:.1f}s (attempt {attempt})",
         "limit": "ℹ The server's context window is {tokens} tokens (was {previous}); "
                  "using it from now on",
+        "limit_suspect": "ℹ The server says its context window is only {tokens} tokens (was "
+                         "{previous}), which looks wrong: using it for this session, and "
+                         "keeping it only if a server says so again",
+        "busy": "⏳ Another jarvis-tui{who} is answering in this session; waiting for it to "
+                "finish…",
+        "changed": "↻ Another jarvis-tui added {n} message(s) to this session; read them first",
+        "save_delayed": "⏳ The session database is locked by another program; the reply is "
+                        "kept and saved as soon as the lock frees",
         "manual_failed": "📦 Nothing compacted: {why}",
         "trimmed": "✂ Nothing left to compact; retrying with a smaller window ({budget} tokens)",
         "detected": "ℹ The server runs this model with a {tokens}-token context window",
@@ -39,6 +47,11 @@ TEXTS = {
         "compact_failed": "⚠ 压缩失败（{why}）；本轮按 token 窗口发送，历史记录完好",
         "retrying": "↻ {reason}：{delay:.1f} 秒后重试（第 {attempt} 次）",
         "limit": "ℹ 服务器的上下文窗口为 {tokens} tokens（原设置 {previous}），已采用",
+        "limit_suspect": "ℹ 服务器称其上下文窗口只有 {tokens} tokens（原设置 {previous}），"
+                         "这看起来不对：仅在本会话中使用，服务器再次这样说才会保留",
+        "busy": "⏳ 另一个 jarvis-tui{who}正在这个会话中回答；等待它完成…",
+        "changed": "↻ 另一个 jarvis-tui 向这个会话添加了 {n} 条消息；已先读取",
+        "save_delayed": "⏳ 会话数据库被另一个程序锁住；回复已保留，锁一释放就保存",
         "manual_failed": "📦 未压缩：{why}",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
         "detected": "ℹ 服务器以 {tokens} tokens 的上下文窗口运行此模型",
@@ -74,8 +87,16 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
         case ev.Retrying(reason=reason, attempt=attempt, delay_s=delay):
             # Provider messages end in a full stop; the notice continues after them.
             return t["retrying"].format(reason=reason.rstrip("."), attempt=attempt, delay=delay)
-        case ev.ContextLimitLearned(tokens=tokens, previous=previous):
-            return t["limit"].format(tokens=tokens, previous=previous)
+        case ev.ContextLimitLearned(tokens=tokens, previous=previous, suspect=suspect):
+            key = "limit_suspect" if suspect else "limit"
+            return t[key].format(tokens=tokens, previous=previous)
+        case ev.SessionBusy(pid=pid):
+            who = (f" (process {pid})" if language != "zh" else f"（进程 {pid}）") if pid else ""
+            return t["busy"].format(who=who)
+        case ev.SessionChanged(added=n):
+            return t["changed"].format(n=n)
+        case ev.SaveDelayed():
+            return t["save_delayed"]
         case ev.WindowDetected(tokens=tokens):
             return t["detected"].format(tokens=tokens)
         case ev.ContextTruncated(sent_tokens=sent, read_tokens=read):

@@ -21,6 +21,8 @@ import platformdirs
 
 from jarvis_tui.core import recall_index
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.session_lock import SessionLock
+from jarvis_tui.core.textsafe import valid_unicode
 
 APP_NAME = "jarvis-tui"
 DEFAULT_TIMEOUT = 5.0  # seconds to wait for another process's write lock
@@ -72,6 +74,17 @@ _MIGRATIONS: list[str] = [
     CREATE INDEX summaries_by_conversation ON summaries(conversation_id, id);
     CREATE INDEX conversations_by_update ON conversations(updated_at);
     """,
+    # A reply is saved while it streams by appending its new text here, so each save writes only
+    # what is new: rewriting (and re-indexing) the whole reply every half second made a 30 MB
+    # reply quadratic. The pieces are folded into messages.content when the reply is updated.
+    """
+    CREATE TABLE message_parts (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (message_id, seq)
+    ) WITHOUT ROWID;
+    """,
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -85,6 +98,10 @@ def default_db_path() -> Path:
 
 class StoreError(Exception):
     """A one-line, user-facing problem with the session database."""
+
+
+class StoreLocked(StoreError):
+    """Another program held the write lock for longer than we waited: worth waiting more."""
 
 
 @dataclass
@@ -225,7 +242,7 @@ class Store:
     def _error(self, action: str, e: sqlite3.Error) -> StoreError:
         text = str(e)
         if "locked" in text or "busy" in text:
-            return StoreError(
+            return StoreLocked(
                 f"{self.path}: could not {action} the session database: it is locked by another "
                 f"program (waited {self.timeout:g}s); close other jarvis-tui windows and retry."
             )
@@ -247,10 +264,19 @@ class Store:
                 raise self._error(action, e) from None
 
     @contextmanager
-    def _write(self, action: str = "write to") -> Iterator[sqlite3.Connection]:
-        """One committed transaction; IMMEDIATE takes the write lock up front (or times out)."""
+    def _write(self, action: str = "write to", *,
+               wait: float | None = None) -> Iterator[sqlite3.Connection]:
+        """One committed transaction; IMMEDIATE takes the write lock up front (or times out).
+        `wait` shortens the time to wait for another program's lock, for a save that must not
+        hold up a streaming reply (it is tried again later instead)."""
         with self._guard(action):
-            self._db.execute("BEGIN IMMEDIATE")
+            if wait is not None:
+                self._db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            finally:
+                if wait is not None:
+                    self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             try:
                 yield self._db
                 self._db.execute("COMMIT")
@@ -319,12 +345,15 @@ class Store:
 
     # -- messages -----------------------------------------------------------------------------
 
-    def add_message(self, conv_id: int, msg: Message) -> Message:
+    def add_message(self, conv_id: int, msg: Message, *, wait: float | None = None) -> Message:
         if msg.id is not None:
             raise ValueError(f"message {msg.id} is already stored")
         if msg.status not in STATUSES:
             raise ValueError(f"unknown message status {msg.status!r}")
-        with self._write("save a message to") as db:
+        # Text that is not valid Unicode cannot be encoded for SQLite; one bad character must
+        # not lose a message.
+        msg.content = valid_unicode(msg.content)
+        with self._write("save a message to", wait=wait) as db:
             self._require_conversation(db, conv_id)
             seq = db.execute(
                 "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?",
@@ -348,12 +377,14 @@ class Store:
         msg.id = cur.lastrowid
         return msg
 
-    def update_message(self, msg: Message) -> None:
+    def update_message(self, msg: Message, *, wait: float | None = None) -> None:
+        """Write the message as it is now; pieces appended while it streamed are folded in."""
         if msg.id is None:
             raise ValueError("message is not stored yet; use add_message")
         if msg.status not in STATUSES:
             raise ValueError(f"unknown message status {msg.status!r}")
-        with self._write("update a message in") as db:
+        msg.content = valid_unicode(msg.content)
+        with self._write("update a message in", wait=wait) as db:
             row = db.execute(
                 "SELECT conversation_id FROM messages WHERE id = ?", (msg.id,)
             ).fetchone()
@@ -364,7 +395,40 @@ class Store:
                 "WHERE id = ?",
                 (msg.content, msg.status, int(msg.pinned), msg.summary_id, msg.id),
             )
+            db.execute("DELETE FROM message_parts WHERE message_id = ?", (msg.id,))
             self._touch(db, row[0])
+
+    def append_text(self, msg: Message, text: str, *, wait: float | None = None) -> None:
+        """Add `text` to the end of a stored message, writing only `text` (a reply saved as
+        it streams); `msg.content` in memory is the caller's to extend."""
+        if msg.id is None:
+            raise ValueError("message is not stored yet; use add_message")
+        with self._write("save a reply to", wait=wait) as db:
+            row = db.execute(
+                "SELECT conversation_id FROM messages WHERE id = ?", (msg.id,)).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: message {msg.id} does not exist.")
+            db.execute(
+                "INSERT INTO message_parts (message_id, seq, text) VALUES (?, (SELECT "
+                "coalesce(max(seq), 0) + 1 FROM message_parts WHERE message_id = ?), ?)",
+                (msg.id, msg.id, valid_unicode(text)))
+            self._touch(db, row[0])
+
+    def session_lock(self, conv_id: int) -> SessionLock:
+        """The lock that keeps one round at a time on a session, across processes."""
+        return SessionLock(self.path, conv_id)
+
+    def stamp(self, conv_id: int) -> tuple[int, int, int]:
+        """(messages, newest message id, newest summary id) of a session: what changes when
+        anyone adds to it, so a process can tell another one did."""
+        with self._guard("read"):
+            count, newest = self._db.execute(
+                "SELECT count(*), coalesce(max(id), 0) FROM messages WHERE conversation_id = ?",
+                (conv_id,)).fetchone()
+            summary = self._db.execute(
+                "SELECT coalesce(max(id), 0) FROM summaries WHERE conversation_id = ?",
+                (conv_id,)).fetchone()[0]
+        return count, newest, summary
 
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[recall_index.Hit]:
@@ -381,6 +445,16 @@ class Store:
                 "summary_id, created_at FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conv_id,),
             ).fetchall()
+            # A reply still streaming, or cut off by a killed process, has pieces not yet folded.
+            parts: dict[int, list[str]] = {}
+            for mid, text in self._db.execute(
+                    "SELECT p.message_id, p.text FROM message_parts p JOIN messages m "
+                    "ON m.id = p.message_id WHERE m.conversation_id = ? "
+                    "ORDER BY p.message_id, p.seq", (conv_id,)):
+                parts.setdefault(mid, []).append(text)
+        if parts:
+            rows = [(mid, role, content + "".join(parts.get(mid, ())), *rest)
+                    for mid, role, content, *rest in rows]
         return [
             Message(
                 role=role, content=content, id=mid, tool_calls=_load(calls),
@@ -518,8 +592,9 @@ class Store:
         with self._guard("read"):
             return self._meta(self._db, conv_id).get(key, default)
 
-    def set_meta(self, conv_id: int, key: str, value: Any) -> None:
-        with self._write("save settings of a conversation to") as db:
+    def set_meta(self, conv_id: int, key: str, value: Any, *,
+                 wait: float | None = None) -> None:
+        with self._write("save settings of a conversation to", wait=wait) as db:
             meta = self._meta(db, conv_id)
             meta[key] = value
             db.execute(
