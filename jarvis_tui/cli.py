@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import aclosing
 from pathlib import Path
+from typing import TextIO
 
 from jarvis_tui import __version__
 from jarvis_tui.core import events as ev
@@ -45,6 +48,7 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
+EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
 
 
 class CliError(Exception):
@@ -164,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings = startup_warnings(args)
     for line in warnings:
-        print(f"jarvis-tui: warning: {terminal_safe(line)}", file=sys.stderr)
+        _say(f"jarvis-tui: warning: {terminal_safe(line)}")
     try:
         if args.command == "ask":
             return cmd_ask(args)
@@ -176,16 +180,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_search(args)
         return cmd_tui(args, warnings)
     except LocalServerError as err:
-        print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
+        _say(f"jarvis-tui: {terminal_safe(str(err))}")
         return EXIT_FAILED
     except (CliError, ConfigError, StoreError) as err:
         # These can quote a config key or a path, which are text from outside too.
-        print(f"jarvis-tui: {terminal_safe(str(err))}", file=sys.stderr)
+        _say(f"jarvis-tui: {terminal_safe(str(err))}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session",
-              file=sys.stderr)
+        _say("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session")
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): nothing more to say, to anyone.
+        _silence(sys.stdout)
+        return EXIT_PIPE
 
 
 def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
@@ -269,11 +276,32 @@ def _start_printing_progress(server: LocalServer, settings: Settings) -> None:
 
 
 def _read_text(text: str) -> str:
+    """The message: the argument, or standard input for "-". Bytes that are not UTF-8 (a Latin-1
+    file piped in, a stray byte in an argument) become U+FFFD, said once, before anything is
+    created: one bad byte must not cost the message or leave an empty session behind."""
     if text == "-":
-        text = sys.stdin.read()
+        data = sys.stdin.buffer.read()
+        where = "standard input"
+    else:
+        # Python hands undecodable argument bytes over as lone surrogates (surrogateescape).
+        data = text.encode("utf-8", "surrogateescape")
+        where = "the message"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        _say(f"jarvis-tui: {where} is not valid UTF-8 (first bad byte at offset {err.start}); "
+             "each bad byte was replaced by \ufffd")
+    text = text.removeprefix("\ufeff")  # a byte-order mark from a Windows editor
     if not text.strip():
         raise CliError("nothing to send: the message is empty")
     return text
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a closed stderr is no reason to stop."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _conversation_id(store: Store, args: argparse.Namespace, settings: Settings) -> int:
@@ -295,7 +323,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     _require_key(settings, nothing_chosen=how == "none")
     with open_store(args) as store, local_server(args, settings) as (settings, _):
         conv_id = _conversation_id(store, args, settings)
-        return asyncio.run(_ask(settings, store, conv_id, text))
+        return asyncio.run(_ask(settings, store, conv_id, text,
+                                forget_limit=getattr(args, "context_window", None) is not None))
 
 
 def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
@@ -313,38 +342,78 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
                    "--base-url at a local server (--provider ollama for Ollama)")
 
 
-async def _ask(settings: Settings, store: Store, conv_id: int, text: str) -> int:
+class _Output:
+    """Standard output for a streaming reply. When the reader goes away (`| head -c 5`), the
+    reply is still received to its end and stored; only the printing stops, quietly."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.open = True
+
+    def write(self, text: str) -> None:
+        if not self.open or not text:
+            return
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except BrokenPipeError:
+            self.open = False
+            _silence(self._stream)
+
+    def status(self, code: int) -> int:
+        return code if self.open else EXIT_PIPE
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a closed pipe's descriptor at /dev/null, so nothing written later (the
+    interpreter's last flush) raises BrokenPipeError again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
+async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
+               forget_limit: bool = False) -> int:
     from jarvis_tui.core.engine import Engine
 
     provider = make_provider(settings)
     language = pick_language(settings.language, text)
-    out, err = sys.stdout, sys.stderr
+    out = _Output(sys.stdout)
     safe = SafeStream()
     streamed = False
     try:
-        engine = Engine(settings, store, provider, conv_id)
-        async for event in engine.stream_reply(text):
-            if isinstance(event, ev.Delta):
-                out.write(safe.feed(event.text))
-                out.flush()
-                streamed = True
-                continue
-            if isinstance(event, ev.Finished) or streamed and isinstance(event, ev.Failed):
-                out.write(safe.flush() + "\n")
-                out.flush()
-            line = describe(event, language)
-            if line:
-                print(terminal_safe(line), file=err, flush=True)
-            if isinstance(event, ev.Finished):
-                return 0
-            if isinstance(event, ev.Failed):
-                if event.message is not None:  # a cut reply: worth asking again
-                    print("jarvis-tui: the partial reply was kept in the session; run the "
-                          "same command again to retry", file=err)
-                return EXIT_FAILED
+        engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
+        async with aclosing(engine.stream_reply(text)) as events:
+            async for event in events:
+                if isinstance(event, ev.Delta):
+                    out.write(safe.feed(event.text))
+                    streamed = True
+                    continue
+                if isinstance(event, ev.Finished) or streamed and isinstance(event, ev.Failed):
+                    out.write(safe.flush() + "\n")
+                line = describe(event, language)
+                if line:
+                    _say(terminal_safe(line))
+                if isinstance(event, ev.Finished):
+                    return out.status(0)
+                if isinstance(event, ev.Failed):
+                    _say_what_was_kept(event, printed=streamed and out.open)
+                    return out.status(EXIT_FAILED)
     finally:
         await provider.aclose()
-    return EXIT_FAILED
+    return out.status(EXIT_FAILED)
+
+
+def _say_what_was_kept(failed: ev.Failed, *, printed: bool) -> None:
+    if failed.message is None:
+        return
+    if failed.saved:  # a cut reply: worth asking again
+        _say("jarvis-tui: the partial reply was kept in the session; run the same command "
+             "again to retry")
+    elif printed:
+        _say("jarvis-tui: the reply above was not saved and this is its only copy: copy it "
+             "now, and make room where the session database lives before asking again")
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
