@@ -21,6 +21,10 @@ T = Texts(
         "stopped_partial": "■ Stopped. The partial reply is kept and marked.",
         "stopped_empty": "■ Stopped before the reply began; your message is back in the input.",
         "restored": "Your message is back in the input: edit it or press Enter to try again.",
+        "status_busy": "⏳ Another jarvis-tui is answering in this session; yours is sent when it "
+                       "is done. Esc stops",
+        "unsaved": "The reply above is not in the session database: F4 copies it. It is saved "
+                   "with your next message if there is room by then.",
         "already_compacting": "A compaction is already running.",
         "compact_while_sending": "A reply is on its way; /compact again when it has finished.",
         "nothing_to_pin": "There is no message to pin yet.",
@@ -72,6 +76,9 @@ T = Texts(
         "stopped_partial": "■ 已停止。不完整的回复已保留并标记。",
         "stopped_empty": "■ 回复开始前已停止；你的消息已放回输入框。",
         "restored": "你的消息已放回输入框：可以修改，或按 Enter 重试。",
+        "status_busy": "⏳ 另一个 jarvis-tui 正在这个会话中回答；它完成后发送你的消息。按 Esc 停止",
+        "unsaved": "上面的回复没有存入会话数据库：按 F4 复制。若届时有空间，"
+                   "会随你的下一条消息一起保存。",
         "already_compacting": "压缩已在进行中。",
         "compact_while_sending": "回复仍在进行；请在回复结束后再执行 /compact。",
         "nothing_to_pin": "还没有可以固定的消息。",

@@ -78,6 +78,18 @@ class TurnsRecalled(EngineEvent):
     event: ev.Recalled
 
 
+class SessionBusy(EngineEvent):
+    event: ev.SessionBusy
+
+
+class SessionChanged(EngineEvent):
+    event: ev.SessionChanged
+
+
+class SaveDelayed(EngineEvent):
+    event: ev.SaveDelayed
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -89,12 +101,14 @@ class ReplyFailed(EngineMessage):
     unexpected fault, or the user pressing Esc (`stopped`)."""
 
     def __init__(self, conversation_id: int, error: str, *, user_text: str,
-                 partial: ChatMessage | None = None, stopped: bool = False) -> None:
+                 partial: ChatMessage | None = None, stopped: bool = False,
+                 saved: bool = True) -> None:
         super().__init__(conversation_id)
         self.error = error
         self.user_text = user_text
         self.partial = partial
         self.stopped = stopped
+        self.saved = saved  # False: `partial` is the whole reply, which the store refused
 
 
 _WRAPPERS: dict[type, type[EngineEvent]] = {
@@ -110,6 +124,9 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.WindowDetected: WindowDetected,
     ev.ContextTruncated: ContextTruncated,
     ev.Recalled: TurnsRecalled,
+    ev.SessionBusy: SessionBusy,
+    ev.SessionChanged: SessionChanged,
+    ev.SaveDelayed: SaveDelayed,
 }
 
 

@@ -23,6 +23,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui import full_gc
@@ -39,6 +40,7 @@ from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 
 GAUGE_DEBOUNCE_S = 0.15  # typing: recount once the keys pause, not on every keystroke
 STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
+DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
 class ChatScreen(ChatCommands, Screen[None]):
@@ -103,6 +105,7 @@ class ChatScreen(ChatCommands, Screen[None]):
             prompt.load_text(self._draft)
             prompt.move_cursor(prompt.document.end)
         prompt.focus()
+        self.set_interval(DISK_WATCH_S, self._watch_disk)
 
     def relocalize_when_idle(self) -> None:
         """The language changed: the app swaps in a new chat screen, once no reply streams and
@@ -266,7 +269,7 @@ class ChatScreen(ChatCommands, Screen[None]):
                     self.post_message(ue.ReplyChunk(cid, event.text))
                 elif isinstance(event, ev.Failed):
                     self.post_message(ue.ReplyFailed(cid, event.error, user_text=user.content,
-                                                     partial=event.message))
+                                                     partial=event.message, saved=event.saved))
                 elif (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except asyncio.CancelledError:
@@ -376,6 +379,12 @@ class ChatScreen(ChatCommands, Screen[None]):
         if message.stopped and message.partial is not None:
             await self._end_reply(message.partial, (T(lang, "stopped_partial"), "warning"))
             return
+        if not message.saved:
+            # Asked and answered: only the store failed. The reply stays on screen to copy.
+            error = describe(ev.Failed(message.error), lang) or message.error
+            await self._end_reply(message.partial, (error, "error"), (T(lang, "unsaved"),
+                                                                      "warning"))
+            return
         self.query_one(PromptInput).restore(message.user_text)
         if message.stopped:
             await self._end_reply(None, (T(lang, "stopped_empty"), "warning"))
@@ -405,6 +414,45 @@ class ChatScreen(ChatCommands, Screen[None]):
             self._retry_timer.stop()
         self._retry_timer = self.set_interval(0.1, self._tick_retry)
         self._tick_retry()
+
+    @on(ue.SessionBusy)
+    async def _busy(self, message: ue.SessionBusy) -> None:
+        if self._current(message):
+            self.set_status("status_busy")
+            await self.say(describe(message.event, self.notice_language()) or "", "warning")
+
+    @on(ue.SessionChanged)
+    async def _changed(self, message: ue.SessionChanged) -> None:
+        if self._current(message):
+            await self.show_stored()
+            await self.say(describe(message.event, self.notice_language()) or "", "info")
+
+    @on(ue.SaveDelayed)
+    async def _save_delayed(self, message: ue.SaveDelayed) -> None:
+        if self._current(message):
+            await self.say(describe(message.event, self.notice_language()) or "", "warning")
+
+    async def show_stored(self) -> None:
+        """Show the session as the engine has it now (read again after another jarvis-tui
+        added to it), with the message being sent, which is stored only after that."""
+        engine = self.engine
+        shown = engine.messages + ([self.sending] if self.sending is not None
+                                   and self.sending not in engine.messages else [])
+        await self.query_one(Conversation).show(shown)
+        self.query_one(SummaryPanel).show_summary(engine.summary)
+        self.update_gauge()
+
+    def _watch_disk(self) -> None:
+        """Idle, look for turns another jarvis-tui added to this session (a cheap check of
+        the database's change counter first)."""
+        if self.sending is not None or self.compacting:
+            return
+        try:
+            added = self.engine.catch_up()
+        except StoreError:
+            return  # the next send says what is wrong with the store
+        if added:
+            self.post_message(ue.SessionChanged(self.cid, ev.SessionChanged(added)))
 
     @on(ue.TurnsRecalled)
     async def _recalled(self, message: ue.TurnsRecalled) -> None:

@@ -92,7 +92,9 @@ class ChatCommands(_Base):
         await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
 
     def action_copy_reply(self) -> None:
-        replies = [m for m in self.engine.messages if m.role == "assistant" and m.content]
+        unsaved = self.engine.unsaved  # shown, refused by the store: the one worth copying
+        replies = [unsaved] if unsaved is not None else [
+            m for m in self.engine.messages if m.role == "assistant" and m.content]
         if not replies:
             self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
             return
