@@ -82,7 +82,7 @@ class Trial:
 
     @property
     def db(self) -> Path:
-        return self.tmp / "data" / "jarvis-tui" / "sessions.db"
+        return Path(self.env["XDG_DATA_HOME"]) / "jarvis-tui" / "sessions.db"
 
     @property
     def config(self) -> Path:
@@ -90,21 +90,55 @@ class Trial:
 
     def run(self, *args: str, stdin: bytes | str | None = None, timeout: float = 60,
             env: dict[str, str] | None = None) -> Proc:
-        """One command to its end; a command still running after `timeout` is killed and that
-        is a problem of its own (every fault must end in bounded time)."""
+        """One jarvis-tui command to its end; a command still running after `timeout` is
+        killed and that is a problem of its own (every fault must end in bounded time)."""
+        return self._run(command(*args), env or self.env, stdin, timeout)
+
+    def shell(self, script: str, *, timeout: float = 60, namespace: bool = False) -> Proc:
+        """A bash script in the trial's environment, where "$JARVIS" runs jarvis-tui: for
+        pipes a plain command cannot make. `namespace`: in a user and mount namespace of its
+        own, where the script may mount a filesystem (a tiny tmpfs: a real full disk) without
+        any privilege, and the mount vanishes with it."""
+        env = {**self.env, "JARVIS": " ".join(command())}  # split by bash: no spaces inside
+        argv = ["bash", "-c", script]
+        return self._run(["unshare", "-rm", *argv] if namespace else argv, env, None, timeout)
+
+    def _run(self, argv: list[str], env: dict[str, str], stdin: bytes | str | None,
+             timeout: float) -> Proc:
         data = stdin.encode() if isinstance(stdin, str) else stdin
         start = time.monotonic()
         try:
-            done = subprocess.run(command(*args), env=env or self.env, input=data,
-                                  capture_output=True, timeout=timeout)
+            done = subprocess.run(argv, env=env, input=data, capture_output=True,
+                                  timeout=timeout)
             rc, out, err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as exc:
             rc, out, err = -9, exc.stdout or b"", exc.stderr or b""
-            self.problems.append(f"still running after {timeout:g}s: {' '.join(args)[:60]}")
-        proc = Proc(list(args), rc, out.decode("utf-8", "replace"),
-                    err.decode("utf-8", "replace"), time.monotonic() - start)
-        self.procs.append(proc)
-        return proc
+            self.problems.append(f"still running after {timeout:g}s: {' '.join(argv[-3:])[:60]}")
+        return self.add(Proc(argv, rc, out.decode("utf-8", "replace"),
+                             err.decode("utf-8", "replace"), time.monotonic() - start))
+
+    def start(self, *args: str) -> subprocess.Popen[bytes]:
+        """A jarvis-tui command in the background; `finish` collects it."""
+        return subprocess.Popen(command(*args), env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    def finish(self, child: subprocess.Popen[bytes], timeout: float = 60) -> Proc:
+        start = time.monotonic()
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+            self.problems.append(f"still running after {timeout:g}s: {child.args[-1]!s:.40}")
+        return self.add(Proc([str(a) for a in child.args], child.returncode,
+                             out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                             time.monotonic() - start))
+
+    def write_config(self, text: str) -> Path:
+        self.config.parent.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(text, encoding="utf-8")
+        self.config.chmod(0o600)
+        return self.config
 
     def add(self, proc: Proc) -> Proc:
         """A process the case ran itself (in the background, or through a pipe)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.faults import ProcCase, ProcOutcome, Trial
 from tests.fakeserver import FakeProvider
+from tests.faults import ProcCase, ProcOutcome, Trial
 from tests.hostile_server import HostileServer, split_emoji
 
 
