@@ -11,15 +11,18 @@ import math
 import os
 import tempfile
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import platformdirs
 import tomli_w
 
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 
 APP_NAME = "jarvis-tui"
 PROVIDERS = ("openai", "anthropic", "ollama")
@@ -99,20 +102,26 @@ _CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
 }
 
 
-def _show(value: object) -> str:
+def _show(value: object, key: str = "") -> str:
+    """The value as quoted in a message: never an API key (not even one of the wrong type), and
+    a base URL without the credentials it may carry."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
         return "an array"
+    if key == "api_key":
+        return "a string" if isinstance(value, str) else "a number"
+    if key == "base_url" and isinstance(value, str):
+        return repr(hide_url_secrets(value))
     return repr(value)
 
 
 def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | None]:
     """(the value as the field's type, None) or (None, the problem). `parse` reads strings."""
     kind, ok, expected = _CHECKS[key]
-    got = f"expected {expected}, got {_show(value)}"
+    got = f"expected {expected}, got {_show(value, key)}"
     if parse and isinstance(value, str) and kind is not str:
         try:
             value = int(value.strip()) if kind is int else float(value.strip())
@@ -121,6 +130,11 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
     if kind is str:
         if not isinstance(value, str):
             return None, got
+        if key in _ONE_WORD:
+            value = value.strip()
+            problem = _stray_character(key, value)
+            if problem:
+                return None, problem
     elif isinstance(value, bool) or not isinstance(value, int | float):
         return None, got
     elif kind is int:
@@ -128,7 +142,49 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
             return None, got
     else:
         value = float(value)
-    return (value, None) if ok(value) else (None, got)
+    if not ok(value):
+        return None, f"expected {expected}, got {_show(value, key)}"
+    problem = _address_problem(value) if key == "base_url" else None
+    return (None, problem) if problem else (value, None)
+
+
+# A key or an address copied from a file saved on Windows, a web page or a terminal brings the
+# line break or spaces around it along; inside it, any such character means a bad copy.
+_ONE_WORD = {"api_key": ("the API key", " (the value is not shown); copy the key again"),
+             "base_url": ("the base URL", "; write the address on one line, without spaces")}
+
+
+def _stray_character(key: str, value: str) -> str | None:
+    """What is wrong with a key or address holding a character it cannot hold; never the value:
+    HTTP headers take ASCII only, and URLs no spaces or control characters."""
+    what, fix = _ONE_WORD[key]
+    for ch in value:
+        if ch in "\r\n":
+            found = "a line break inside it"
+        elif ch in " \t":
+            found = "a space" if ch == " " else "a tab"
+        elif ch.isspace():
+            found = f"a space-like character (U+{ord(ch):04X})"
+        elif unicodedata.category(ch) == "Cc":
+            found = f"a control character (U+{ord(ch):04X})"
+        elif unicodedata.category(ch).startswith("C"):
+            found = f"an invisible character (U+{ord(ch):04X})"
+        elif key == "api_key" and not ch.isascii():
+            found = f"a character that is not ASCII (U+{ord(ch):04X})"
+        else:
+            continue
+        return f"{what} contains {found}{fix}"
+    return None
+
+
+def _address_problem(url: str) -> str | None:
+    """Why the HTTP client could not use this address (a bad international host name, a bad
+    port), or None. Checked here so it stops the app with one line, not a traceback later."""
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as e:
+        return f"the base URL {_show(url, 'base_url')} is not usable: {hide_url_secrets(str(e))}"
+    return None
 
 
 def _unknown(key: str) -> str:
@@ -154,6 +210,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: TOML syntax error: {e}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read; no setting "
+                          "needs more than one level") from None
 
 
 _ENV_KEYS: dict[str, str] = {
@@ -229,7 +288,7 @@ def load_settings(
             if raw == "" or key in skip:  # an empty variable counts as unset
                 continue
             if var == "OLLAMA_HOST" and "://" not in raw:
-                raw = f"http://{raw}"  # Ollama's own variable is usually host:port
+                raw = f"http://{raw.strip()}"  # Ollama's own variable is usually host:port
             value, problem = _check(key, raw, parse=True)
             if problem:
                 raise ConfigError(f"environment variable {var}: {problem}")
@@ -406,7 +465,7 @@ def config_warnings(path: Path | None = None) -> list[str]:
     except ConfigError:  # not readable as TOML, yet it may hold a key all the same
         data = {"api_key": True}
     url = data.get("base_url")
-    in_url = isinstance(url, str) and "@" in url.partition("://")[2].split("/")[0]
+    in_url = isinstance(url, str) and bool(url_secrets(url))
     if not data.get("api_key") and not in_url:
         return []
     return [f"{path} can be read by other users (mode {mode:04o}) and may hold an API key; "
