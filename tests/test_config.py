@@ -10,7 +10,6 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-import tomli_w
 
 from jarvis_tui.core.config import (
     ConfigError,
@@ -227,7 +226,7 @@ def test_save_replaces_existing_file_and_keeps_its_key(cfg: Path) -> None:
     inode = cfg.stat().st_ino
     save_settings(Settings(model="new", api_key="sk-from-env"), cfg)
     assert cfg.stat().st_ino != inode  # replaced by rename, not rewritten in place
-    assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cfg.stat().st_mode) == 0o644  # the user's own choice of mode stays
     loaded = load_settings(cfg, env={})
     assert (loaded.model, loaded.api_key) == ("new", "sk-in-file")
 
@@ -254,7 +253,7 @@ def test_failed_write_leaves_old_file(cfg: Path, monkeypatch) -> None:
     def boom(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(tomli_w, "dump", boom)
+    monkeypatch.setattr(os, "fsync", boom)  # the disk refuses the new file's bytes
     with pytest.raises(OSError, match="disk full"):
         save_settings(Settings(model="second"), cfg)
     assert cfg.read_bytes() == before
@@ -282,6 +281,7 @@ def test_config_path_honours_xdg_config_home(tmp_path: Path, monkeypatch) -> Non
 
 def test_update_file_changes_only_the_given_keys(cfg: Path) -> None:
     cfg.write_text('model = "qwen"\napi_key = "sk-file"\n# a comment the user wrote\n')
+    cfg.chmod(0o600)
     update_settings_file(cfg, {"response_reserve": 2048, "theme": "jarvis-light"})
     data = tomllib.loads(cfg.read_text())
     # env/CLI values and defaults are not pinned to disk; the user's key stays.
@@ -455,6 +455,67 @@ def test_deeply_nested_toml_is_one_line(cfg: Path, toml: str) -> None:
     assert one_line(err).startswith(f"{cfg}: ")
     with pytest.raises(ConfigError, match="not saved"):
         update_settings_file(cfg, {"theme": "x"})
+
+
+# -- saving edits the file: comments, order, line ends, symlinks and modes stay ---------------
+
+COMMENTED = """# My jarvis settings. Keep the key out of git!
+model = "qwen2.5:7b"   # the one that fits my GPU
+
+# budget
+compact_threshold = 0.70
+theme = "jarvis-dark"  # dark at night
+api_key = "sk-in-file"
+"""
+
+
+def test_update_keeps_comments_blank_lines_and_order(cfg: Path) -> None:
+    write(cfg, COMMENTED)
+    update_settings_file(cfg, {"theme": "jarvis-light", "response_reserve": 2048,
+                               "compact_threshold": 0.7})
+    assert cfg.read_text(encoding="utf-8") == COMMENTED.replace(
+        '"jarvis-dark"  # dark', '"jarvis-light"  # dark') + "response_reserve = 2048\n"
+
+
+def test_save_settings_keeps_comments_and_appends_the_rest(cfg: Path) -> None:
+    write(cfg, COMMENTED)
+    save_settings(with_overrides(load_settings(cfg, env={}), model="llama3"), cfg)
+    text = cfg.read_text(encoding="utf-8")
+    assert text.startswith(COMMENTED.replace('"qwen2.5:7b"   #', '"llama3"   #'))
+    assert load_settings(cfg, env={}) == with_overrides(load_settings(cfg, env={}),
+                                                          model="llama3")
+    assert set(tomllib.loads(text)) == set(field_names())
+
+
+def test_update_keeps_windows_line_ends(cfg: Path) -> None:
+    cfg.write_bytes(b'model = "m"\r\n# note\r\ntheme = "a"\r\n')
+    update_settings_file(cfg, {"theme": "b"})
+    assert cfg.read_bytes() == b'model = "m"\r\n# note\r\ntheme = "b"\r\n'
+
+
+def test_update_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "jarvis.toml"
+    dotfiles.parent.mkdir()
+    write(dotfiles, COMMENTED)
+    dotfiles.chmod(0o640)
+    link = tmp_path / "config" / "config.toml"
+    link.parent.mkdir()
+    link.symlink_to(Path("..") / "dotfiles" / "jarvis.toml")
+    update_settings_file(link, {"theme": "jarvis-light"})
+    assert link.is_symlink() and os.readlink(link) == os.path.join("..", "dotfiles",
+                                                                   "jarvis.toml")
+    assert load_settings(link, env={}).theme == "jarvis-light"
+    assert "# dark at night" in dotfiles.read_text(encoding="utf-8")
+    assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o640
+    assert sorted(p.name for p in dotfiles.parent.iterdir()) == ["jarvis.toml"]  # no temp left
+    assert sorted(p.name for p in link.parent.iterdir()) == ["config.toml"]
+
+
+def test_a_new_config_file_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "config.toml"
+    update_settings_file(path, {"theme": "jarvis-light"})
+    assert path.read_text(encoding="utf-8") == 'theme = "jarvis-light"\n'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 def test_a_key_in_the_base_url_of_a_readable_file_is_warned_about(cfg: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import stat
 import tempfile
 import tomllib
 import unicodedata
@@ -19,7 +20,8 @@ from typing import Any
 
 import httpx
 import platformdirs
-import tomli_w
+import tomlkit
+from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
@@ -354,7 +356,7 @@ def validate(settings: Settings) -> list[str]:
 def save_settings(
     settings: Settings, path: Path | None = None, *, include_api_key: bool = False
 ) -> Path:
-    """Write every setting to TOML atomically with mode 0600.
+    """Write every setting into the config file, keeping its comments, order and other keys.
 
     The API key is written only with `include_api_key=True`; otherwise a key already in the file
     is kept as it was, so a key taken from the environment never lands on disk by accident and a
@@ -364,60 +366,86 @@ def save_settings(
     problems = validate(settings)
     if problems:
         raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
-    data = {k: getattr(settings, k) for k in field_names() if k != "api_key"}
+    doc = _edit_file(path)
+    for key in field_names():
+        if key != "api_key":
+            _set(doc, key, getattr(settings, key))
     if include_api_key:
         if settings.api_key:
-            data["api_key"] = settings.api_key
-    else:
-        try:
-            existing = _read_file(path)
-        except ConfigError as e:
-            raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
-        if isinstance(existing.get("api_key"), str) and existing["api_key"]:
-            data["api_key"] = existing["api_key"]
-
-    _write_toml(path, data)
+            _set(doc, "api_key", settings.api_key)
+        else:
+            doc.pop("api_key", None)
+    _write_toml(path, doc)
     return path
 
 
-def _write_toml(path: Path, data: dict[str, Any]) -> None:
-    """Atomically, mode 0600: a crash mid-write never leaves a half-written config behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o600)  # mkstemp already uses 0600; be explicit about it
-            tomli_w.dump(data, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
 def update_settings_file(path: Path | None, changes: Mapping[str, object]) -> Path:
-    """Change some keys in the config file and keep the rest of it as it was.
+    """Change some keys in the config file and keep the rest of it as it was, comments too.
 
-    Only keys already in the file and the changed ones are written: values that came from the
-    environment or the command line stay out of it, and defaults stay defaults.
+    Only the changed keys are written: values that came from the environment or the command
+    line stay out of it, and defaults stay defaults.
     """
     path = config_path() if path is None else Path(path)
     if "api_key" in changes:
         raise ConfigError("the API key is not saved from here; put it in the environment")
     try:
         file_settings = load_settings(path, env={})  # the file's own values, checked
-        on_disk = _read_file(path)
     except ConfigError as e:
         raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
     updated = with_overrides(file_settings, **changes)
     problems = validate(updated)
     if problems:
         raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
-    data = {k: getattr(updated, k) for k in field_names() if k in on_disk or k in changes}
-    _write_toml(path, data)
+    doc = _edit_file(path)
+    for key in changes:
+        _set(doc, key, getattr(updated, key))
+    _write_toml(path, doc)
     return path
+
+
+def _edit_file(path: Path) -> tomlkit.TOMLDocument:
+    """The config file as an editable document that writes back its comments, blank lines and
+    key order unchanged; an empty one if there is no file yet."""
+    try:
+        _read_file(path)  # one line for a file that cannot be read, is not UTF-8 or not TOML
+        return tomlkit.parse(path.read_bytes().decode("utf-8"))  # CRLF line ends stay too
+    except FileNotFoundError:
+        return tomlkit.document()
+    except (TOMLEditError, RecursionError) as e:
+        raise ConfigError(f"{path}: not saved, its TOML could not be edited ({e}); fix or "
+                          "remove the file first") from None
+    except ConfigError as e:
+        raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
+
+
+def _set(doc: tomlkit.TOMLDocument, key: str, value: object) -> None:
+    # A value the file already holds is left as written (0.70 stays 0.70, not 0.7).
+    if key not in doc or doc[key] != value:
+        doc[key] = value
+
+
+def _write_toml(path: Path, doc: tomlkit.TOMLDocument) -> None:
+    """Atomically: a crash mid-write never leaves a half-written config behind. A symlinked
+    config (dotfiles) is written at its target, so the link stays a link; the file keeps its
+    permission bits, and a new one is private (0600) since it may come to hold a key."""
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(tomlkit.dumps(doc).encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
 
 
 def _fsync_dir(directory: Path) -> None:
