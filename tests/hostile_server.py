@@ -1,7 +1,7 @@
 """A small misbehaving HTTP server on a loopback socket, for the faults a well-behaved fake cannot
 make: headers trickled a byte at a time, a request accepted and never answered, a stream that
 never ends, an emoji split into two stream events, a single 40 MB line, a reply that ignores
-max_tokens, an error that echoes the request's headers.
+max_tokens, an error that echoes the request's headers or its whole head.
 
 Raw sockets, so every byte is the test's to choose. One behaviour per server (`play`), called
 with the parsed request and a writer; a stopping server wakes every sleeping behaviour.
@@ -174,10 +174,18 @@ def echo_headers(req: Request, w: Wire) -> None:
                             "type": "invalid_request_error", "code": "invalid_api_key"}})
 
 
+def echo_request(req: Request, w: Wire) -> None:
+    """A 400 that quotes the whole request head back, the query string of its path included,
+    as some gateways and debugging proxies do."""
+    head = " ".join([req.method, req.path, *(f"{k}: {v}" for k, v in req.headers.items())])
+    w.whole(400, {"error": {"message": f"Bad request: {head}", "type": "bad_request"}})
+
+
 PLAYS: dict[str, Play] = {
     "silent": silent, "trickle_headers": trickle_headers, "endless": endless,
     "keepalive_forever": keepalive_forever, "split_emoji": split_emoji,
     "past_max_tokens": past_max_tokens, "echo_headers": echo_headers,
+    "echo_request": echo_request,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tomllib
@@ -9,12 +10,12 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-import tomli_w
 
 from jarvis_tui.core.config import (
     ConfigError,
     Settings,
     config_path,
+    config_warnings,
     field_names,
     load_settings,
     provider_chosen,
@@ -225,7 +226,7 @@ def test_save_replaces_existing_file_and_keeps_its_key(cfg: Path) -> None:
     inode = cfg.stat().st_ino
     save_settings(Settings(model="new", api_key="sk-from-env"), cfg)
     assert cfg.stat().st_ino != inode  # replaced by rename, not rewritten in place
-    assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cfg.stat().st_mode) == 0o644  # the user's own choice of mode stays
     loaded = load_settings(cfg, env={})
     assert (loaded.model, loaded.api_key) == ("new", "sk-in-file")
 
@@ -252,7 +253,7 @@ def test_failed_write_leaves_old_file(cfg: Path, monkeypatch) -> None:
     def boom(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(tomli_w, "dump", boom)
+    monkeypatch.setattr(os, "fsync", boom)  # the disk refuses the new file's bytes
     with pytest.raises(OSError, match="disk full"):
         save_settings(Settings(model="second"), cfg)
     assert cfg.read_bytes() == before
@@ -280,6 +281,7 @@ def test_config_path_honours_xdg_config_home(tmp_path: Path, monkeypatch) -> Non
 
 def test_update_file_changes_only_the_given_keys(cfg: Path) -> None:
     cfg.write_text('model = "qwen"\napi_key = "sk-file"\n# a comment the user wrote\n')
+    cfg.chmod(0o600)
     update_settings_file(cfg, {"response_reserve": 2048, "theme": "jarvis-light"})
     data = tomllib.loads(cfg.read_text())
     # env/CLI values and defaults are not pinned to disk; the user's key stays.
@@ -334,3 +336,190 @@ def test_provider_chosen(cfg: Path, file_text: str, env: dict, overrides: dict,
                          chosen: bool) -> None:
     cfg.write_text(file_text, encoding="utf-8")
     assert provider_chosen(cfg, env=env, overrides=overrides) is chosen
+
+
+# -- keys and addresses: trimmed, refused when broken inside, never quoted ---------------------
+
+KEY = "sk-abc-0123456789"
+
+
+@pytest.mark.parametrize("source", ["file", "JARVIS_API_KEY", "OPENAI_API_KEY",
+                                    "ANTHROPIC_API_KEY", "flag", "with_overrides"])
+@pytest.mark.parametrize("padding", ["\r\n", "\n", " ", "\t\r\n"])
+def test_a_key_with_a_line_end_or_spaces_around_it_is_trimmed(cfg: Path, source: str,
+                                                             padding: str) -> None:
+    raw = padding + KEY + padding if padding == " " else KEY + padding
+    provider = {"provider": "anthropic"} if source == "ANTHROPIC_API_KEY" else {}
+    if source == "file":
+        cfg.write_text(f"api_key = {toml_string(raw)}\n", encoding="utf-8")
+    env = {source: raw} if source.endswith("_API_KEY") else {}
+    overrides = {**provider, **({"api_key": raw} if source == "flag" else {})}
+    s = load_settings(cfg, env=env, overrides=overrides)
+    if source == "with_overrides":
+        s = with_overrides(s, api_key=raw)
+    assert s.api_key == KEY
+
+
+def toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string too
+
+
+@pytest.mark.parametrize(("inside", "said"), [
+    ("\n", "a line break inside it"),
+    ("\r\n", "a line break inside it"),
+    (" ", "a space"),
+    ("\t", "a tab"),
+    ("\x07", "a control character (U+0007)"),
+    ("\u200b", "an invisible character (U+200B)"),
+    ("\u00a0", "a space-like character (U+00A0)"),
+    ("\u201c", "a character that is not ASCII (U+201C)"),
+    ("é", "a character that is not ASCII (U+00E9)"),
+])
+def test_a_key_broken_inside_is_one_line_that_never_shows_it(cfg: Path, inside: str,
+                                                             said: str) -> None:
+    key = KEY[:8] + inside + KEY[8:]
+    expected = f"the API key contains {said} (the value is not shown); copy the key again"
+    cases = [
+        ({"OPENAI_API_KEY": key}, {}, f"environment variable OPENAI_API_KEY: {expected}"),
+        ({"JARVIS_API_KEY": key}, {}, f"environment variable JARVIS_API_KEY: {expected}"),
+        ({}, {"api_key": key}, f"command line option --api-key: {expected}"),
+    ]
+    for env, overrides, line in cases:
+        with pytest.raises(ConfigError) as err:
+            load_settings(cfg, env=env, overrides=overrides)
+        assert one_line(err) == line
+    cfg.write_text(f"api_key = {toml_string(key)}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert one_line(err) == f"{cfg}: key 'api_key': {expected}"
+    with pytest.raises(ConfigError) as err:
+        with_overrides(Settings(), api_key=key)
+    assert one_line(err) == f"key 'api_key': {expected}"
+    assert validate(Settings(api_key=key)) == [f"api_key: {expected}"]
+
+
+@pytest.mark.parametrize("toml", ["api_key = 123456789012", "api_key = 1.5e300",
+                                  "api_key = ['sk-abc-0123456789']"])
+def test_a_key_of_the_wrong_type_is_not_quoted(cfg: Path, toml: str) -> None:
+    write(cfg, toml + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    text = one_line(err)
+    assert text.startswith(f"{cfg}: key 'api_key': expected a string, got a")
+    assert "123456789012" not in text and "1.5e" not in text and "0123456789" not in text
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("http://127.0.0.1:8080/v1\nhttp://other", "a line break inside it"),
+    ("http://127.0.0.1:8080/my models", "a space"),
+    ("http://127.0.0.1:8080/v1\x00", "a control character (U+0000)"),
+    ("https://ex\u200bample.com/v1", "an invisible character (U+200B)"),
+])
+def test_a_base_url_broken_inside_is_one_line(cfg: Path, url: str, said: str) -> None:
+    expected = f"the base URL contains {said}; write the address on one line, without spaces"
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={"OPENAI_BASE_URL": url})
+    assert one_line(err) == f"environment variable OPENAI_BASE_URL: {expected}"
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={}, overrides={"base_url": url})
+    assert one_line(err) == f"command line option --base-url: {expected}"
+
+
+def test_a_base_url_is_trimmed_and_may_have_an_international_host(cfg: Path) -> None:
+    write(cfg, 'base_url = "  https://例子.测试/v1\\r\\n"\n')
+    assert load_settings(cfg, env={}).base_url == "https://例子.测试/v1"
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={}, overrides={"base_url": "https://☃.com/v1"})
+    assert one_line(err) == ("command line option --base-url: the base URL 'https://☃.com/v1' "
+                             "is not usable: Invalid IDNA hostname: '☃.com'")
+
+
+@pytest.mark.parametrize("url", ["localhost:8080/v1?key=sk-abc-0123456789",
+                                 "user:sk-abc-0123456789@localhost:8080/v1",
+                                 "http://u:sk-abc-0123456789@h:port/v1"])
+def test_a_bad_base_url_is_quoted_without_its_credentials(cfg: Path, url: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={}, overrides={"base_url": url})
+    text = one_line(err)
+    assert text.startswith("command line option --base-url: ") and KEY not in text
+
+
+@pytest.mark.parametrize("toml", [
+    "theme = " + "[" * 100_000 + "]" * 100_000,
+    "theme = " + "{ a = " * 5_000 + "1" + " }" * 5_000,
+])
+def test_deeply_nested_toml_is_one_line(cfg: Path, toml: str) -> None:
+    write(cfg, toml + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, env={})
+    assert one_line(err).startswith(f"{cfg}: ")
+    with pytest.raises(ConfigError, match="not saved"):
+        update_settings_file(cfg, {"theme": "x"})
+
+
+# -- saving edits the file: comments, order, line ends, symlinks and modes stay ---------------
+
+COMMENTED = """# My jarvis settings. Keep the key out of git!
+model = "qwen2.5:7b"   # the one that fits my GPU
+
+# budget
+compact_threshold = 0.70
+theme = "jarvis-dark"  # dark at night
+api_key = "sk-in-file"
+"""
+
+
+def test_update_keeps_comments_blank_lines_and_order(cfg: Path) -> None:
+    write(cfg, COMMENTED)
+    update_settings_file(cfg, {"theme": "jarvis-light", "response_reserve": 2048,
+                               "compact_threshold": 0.7})
+    assert cfg.read_text(encoding="utf-8") == COMMENTED.replace(
+        '"jarvis-dark"  # dark', '"jarvis-light"  # dark') + "response_reserve = 2048\n"
+
+
+def test_save_settings_keeps_comments_and_appends_the_rest(cfg: Path) -> None:
+    write(cfg, COMMENTED)
+    save_settings(with_overrides(load_settings(cfg, env={}), model="llama3"), cfg)
+    text = cfg.read_text(encoding="utf-8")
+    assert text.startswith(COMMENTED.replace('"qwen2.5:7b"   #', '"llama3"   #'))
+    assert load_settings(cfg, env={}) == with_overrides(load_settings(cfg, env={}),
+                                                          model="llama3")
+    assert set(tomllib.loads(text)) == set(field_names())
+
+
+def test_update_keeps_windows_line_ends(cfg: Path) -> None:
+    cfg.write_bytes(b'model = "m"\r\n# note\r\ntheme = "a"\r\n')
+    update_settings_file(cfg, {"theme": "b"})
+    assert cfg.read_bytes() == b'model = "m"\r\n# note\r\ntheme = "b"\r\n'
+
+
+def test_update_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "jarvis.toml"
+    dotfiles.parent.mkdir()
+    write(dotfiles, COMMENTED)
+    dotfiles.chmod(0o640)
+    link = tmp_path / "config" / "config.toml"
+    link.parent.mkdir()
+    link.symlink_to(Path("..") / "dotfiles" / "jarvis.toml")
+    update_settings_file(link, {"theme": "jarvis-light"})
+    assert link.is_symlink() and os.readlink(link) == os.path.join("..", "dotfiles",
+                                                                   "jarvis.toml")
+    assert load_settings(link, env={}).theme == "jarvis-light"
+    assert "# dark at night" in dotfiles.read_text(encoding="utf-8")
+    assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o640
+    assert sorted(p.name for p in dotfiles.parent.iterdir()) == ["jarvis.toml"]  # no temp left
+    assert sorted(p.name for p in link.parent.iterdir()) == ["config.toml"]
+
+
+def test_a_new_config_file_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "config.toml"
+    update_settings_file(path, {"theme": "jarvis-light"})
+    assert path.read_text(encoding="utf-8") == 'theme = "jarvis-light"\n'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_key_in_the_base_url_of_a_readable_file_is_warned_about(cfg: Path) -> None:
+    write(cfg, 'base_url = "https://gateway.example/v1?key=sk-abc-0123456789"\n')
+    cfg.chmod(0o644)
+    assert config_warnings(cfg) == [f"{cfg} can be read by other users (mode 0644) and may hold "
+                                    f"an API key; run: chmod 600 {cfg}"]

@@ -7,18 +7,29 @@ import json
 import os
 import pty
 import re
+import socket
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 
 from jarvis_tui.core.config import config_warnings
 from jarvis_tui.core.export import REDACTED, redact
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.providers.errors import (
+    NetworkError,
+    ProviderError,
+    RequestError,
+    RetryableError,
+)
+from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+from tests.hostile_server import HostileServer, echo_request
+from tests.provider_helpers import stream_events
 from tests.test_cli import flags, run
 
 # Console markup, a screen clear, a clipboard write (OSC 52), window titles (OSC 0, BEL- and
@@ -364,3 +375,79 @@ def test_other_secrets_in_a_readable_config_are_warned_about(home, text):
     assert config_warnings(config) == [
         f"{config} can be read by other users (mode 0604) and may hold an API key; "
         f"run: chmod 600 {config}"]
+
+
+# -- the provider's secrets: the key, and credentials in the base URL -------------------------
+
+GATEWAY = "gw-Zy9/Xw8+Vu7=Ts6"
+
+
+def test_the_address_shown_hides_credentials_and_secret_query_values():
+    url = (f"https://me:{quote(GATEWAY, safe='')}@gw.example/v1/?api-version=2024-06-01"
+           f"&key={quote(GATEWAY)}&X-Api-Key=abc&access_token=t0ken-t0ken&sig=s1gn4ture&model=m")
+    shown = repr(OpenAIProvider(url, KEY))
+    assert shown == ("OpenAIProvider('https://gw.example/v1?api-version=2024-06-01&key=***"
+                     "&X-Api-Key=***&access_token=***&sig=***&model=m')")
+
+
+async def test_a_key_in_the_query_goes_on_every_request_and_never_into_a_message():
+    encoded = quote(GATEWAY, safe="")
+    with HostileServer(echo_request) as server:
+        async with OpenAIProvider(f"{server.base_url}?key={encoded}&v=1", KEY) as provider:
+            with pytest.raises(RequestError) as err:
+                await stream_events(provider, [{"role": "user", "content": "hi"}], model="m")
+    assert server.requests[-1].path == f"/v1/chat/completions?key={encoded}&v=1"
+    said = err.value.message
+    assert said.startswith("The server refused the request (400): Bad request: POST ")
+    for printed in (GATEWAY, encoded, KEY):
+        assert printed not in said and printed not in err.value.body
+
+
+async def test_a_dead_gateway_is_named_without_its_key():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = (f"http://token-user:{quote(GATEWAY, safe='')}@127.0.0.1:{port}/v1"
+           f"?access_token={quote(GATEWAY)}")
+    async with OpenAIProvider(url) as provider:
+        with pytest.raises(NetworkError) as err:
+            await stream_events(provider, [{"role": "user", "content": "hi"}], model="m")
+    assert err.value.message == (f"Could not connect to http://127.0.0.1:{port}/v1?"
+                                 "access_token=***: connection refused (is the server running?).")
+
+
+async def test_a_header_the_client_cannot_send_is_one_final_line_without_the_key():
+    # A provider made without load_settings, which would have trimmed the key: h11 refuses the
+    # header and quotes it, escaped (b'Bearer sk-...\r\n'); that is no network fault to retry.
+    with HostileServer(echo_request) as server:
+        where = server.base_url
+        async with OpenAIProvider(where, KEY + "\r\n") as provider:
+            with pytest.raises(RequestError) as err:
+                await stream_events(provider, [{"role": "user", "content": "hi"}], model="m")
+    assert not isinstance(err.value, RetryableError)
+    assert err.value.message == (
+        f"The request to {where} was not sent: a request header holds a character "
+        "HTTP does not allow; check the API key for a stray line break or space.")
+    assert [r for r in server.requests if r.method == "POST"] == []
+
+
+@pytest.mark.parametrize(("secret", "printed"), [
+    (KEY, KEY),
+    (KEY + "\r\n", repr(KEY + "\r\n")[1:-1]),  # as str repr escapes it
+    (KEY + "\n", repr((KEY + "\n").encode())[2:-1]),  # as h11 quotes a header: b'...\n'
+    (GATEWAY, quote(GATEWAY, safe="")),  # in a URL
+    (GATEWAY, quote_plus(GATEWAY)),  # in a form-encoded query
+    ("é" + KEY, json.dumps("é" + KEY)[1:-1]),  # in JSON with ASCII escapes
+    ("sk-test-\n  SECRET-123456", "sk-test- SECRET-123456"),  # a message folded to one line
+])
+def test_redact_knows_the_printed_forms_of_a_secret(secret, printed):
+    err = ProviderError(f"echoed: {printed}.", body=f'{{"k": "{printed}"}}')
+    err.redact("", secret)
+    assert (err.message, err.body) == ("echoed: ***.", '{"k": "***"}')
+
+
+def test_values_too_short_to_be_secrets_are_not_scrubbed():
+    text = "Invalid API key x: expected sk-xxxx, got x (max 0x7f); abc1234 too"
+    err = ProviderError(text, body=text)
+    err.redact("x", "abc1234", "")
+    assert (err.message, err.body) == (text, text)

@@ -9,17 +9,22 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import stat
 import tempfile
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import platformdirs
-import tomli_w
+import tomlkit
+from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 
 APP_NAME = "jarvis-tui"
 PROVIDERS = ("openai", "anthropic", "ollama")
@@ -103,20 +108,26 @@ _CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
 }
 
 
-def _show(value: object) -> str:
+def _show(value: object, key: str = "") -> str:
+    """The value as quoted in a message: never an API key (not even one of the wrong type), and
+    a base URL without the credentials it may carry."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
         return "an array"
+    if key == "api_key":
+        return "a string" if isinstance(value, str) else "a number"
+    if key == "base_url" and isinstance(value, str):
+        return repr(hide_url_secrets(value))
     return repr(value)
 
 
 def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | None]:
     """(the value as the field's type, None) or (None, the problem). `parse` reads strings."""
     kind, ok, expected = _CHECKS[key]
-    got = f"expected {expected}, got {_show(value)}"
+    got = f"expected {expected}, got {_show(value, key)}"
     if parse and isinstance(value, str) and kind is not str:
         try:
             value = int(value.strip()) if kind is int else float(value.strip())
@@ -125,6 +136,11 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
     if kind is str:
         if not isinstance(value, str):
             return None, got
+        if key in _ONE_WORD:
+            value = value.strip()
+            problem = _stray_character(key, value)
+            if problem:
+                return None, problem
     elif isinstance(value, bool) or not isinstance(value, int | float):
         return None, got
     elif kind is int:
@@ -132,7 +148,49 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
             return None, got
     else:
         value = float(value)
-    return (value, None) if ok(value) else (None, got)
+    if not ok(value):
+        return None, f"expected {expected}, got {_show(value, key)}"
+    problem = _address_problem(value) if key == "base_url" else None
+    return (None, problem) if problem else (value, None)
+
+
+# A key or an address copied from a file saved on Windows, a web page or a terminal brings the
+# line break or spaces around it along; inside it, any such character means a bad copy.
+_ONE_WORD = {"api_key": ("the API key", " (the value is not shown); copy the key again"),
+             "base_url": ("the base URL", "; write the address on one line, without spaces")}
+
+
+def _stray_character(key: str, value: str) -> str | None:
+    """What is wrong with a key or address holding a character it cannot hold; never the value:
+    HTTP headers take ASCII only, and URLs no spaces or control characters."""
+    what, fix = _ONE_WORD[key]
+    for ch in value:
+        if ch in "\r\n":
+            found = "a line break inside it"
+        elif ch in " \t":
+            found = "a space" if ch == " " else "a tab"
+        elif ch.isspace():
+            found = f"a space-like character (U+{ord(ch):04X})"
+        elif unicodedata.category(ch) == "Cc":
+            found = f"a control character (U+{ord(ch):04X})"
+        elif unicodedata.category(ch).startswith("C"):
+            found = f"an invisible character (U+{ord(ch):04X})"
+        elif key == "api_key" and not ch.isascii():
+            found = f"a character that is not ASCII (U+{ord(ch):04X})"
+        else:
+            continue
+        return f"{what} contains {found}{fix}"
+    return None
+
+
+def _address_problem(url: str) -> str | None:
+    """Why the HTTP client could not use this address (a bad international host name, a bad
+    port), or None. Checked here so it stops the app with one line, not a traceback later."""
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as e:
+        return f"the base URL {_show(url, 'base_url')} is not usable: {hide_url_secrets(str(e))}"
+    return None
 
 
 def _unknown(key: str) -> str:
@@ -158,6 +216,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: TOML syntax error: {e}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(f"{path}: arrays or tables nested too deeply to read; no setting "
+                          "needs more than one level") from None
 
 
 _ENV_KEYS: dict[str, str] = {
@@ -233,7 +294,7 @@ def load_settings(
             if raw == "" or key in skip:  # an empty variable counts as unset
                 continue
             if var == "OLLAMA_HOST" and "://" not in raw:
-                raw = f"http://{raw}"  # Ollama's own variable is usually host:port
+                raw = f"http://{raw.strip()}"  # Ollama's own variable is usually host:port
             value, problem = _check(key, raw, parse=True)
             if problem:
                 raise ConfigError(f"environment variable {var}: {problem}")
@@ -299,7 +360,7 @@ def validate(settings: Settings) -> list[str]:
 def save_settings(
     settings: Settings, path: Path | None = None, *, include_api_key: bool = False
 ) -> Path:
-    """Write every setting to TOML atomically with mode 0600.
+    """Write every setting into the config file, keeping its comments, order and other keys.
 
     The API key is written only with `include_api_key=True`; otherwise a key already in the file
     is kept as it was, so a key taken from the environment never lands on disk by accident and a
@@ -309,60 +370,86 @@ def save_settings(
     problems = validate(settings)
     if problems:
         raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
-    data = {k: getattr(settings, k) for k in field_names() if k != "api_key"}
+    doc = _edit_file(path)
+    for key in field_names():
+        if key != "api_key":
+            _set(doc, key, getattr(settings, key))
     if include_api_key:
         if settings.api_key:
-            data["api_key"] = settings.api_key
-    else:
-        try:
-            existing = _read_file(path)
-        except ConfigError as e:
-            raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
-        if isinstance(existing.get("api_key"), str) and existing["api_key"]:
-            data["api_key"] = existing["api_key"]
-
-    _write_toml(path, data)
+            _set(doc, "api_key", settings.api_key)
+        else:
+            doc.pop("api_key", None)
+    _write_toml(path, doc)
     return path
 
 
-def _write_toml(path: Path, data: dict[str, Any]) -> None:
-    """Atomically, mode 0600: a crash mid-write never leaves a half-written config behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o600)  # mkstemp already uses 0600; be explicit about it
-            tomli_w.dump(data, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
 def update_settings_file(path: Path | None, changes: Mapping[str, object]) -> Path:
-    """Change some keys in the config file and keep the rest of it as it was.
+    """Change some keys in the config file and keep the rest of it as it was, comments too.
 
-    Only keys already in the file and the changed ones are written: values that came from the
-    environment or the command line stay out of it, and defaults stay defaults.
+    Only the changed keys are written: values that came from the environment or the command
+    line stay out of it, and defaults stay defaults.
     """
     path = config_path() if path is None else Path(path)
     if "api_key" in changes:
         raise ConfigError("the API key is not saved from here; put it in the environment")
     try:
         file_settings = load_settings(path, env={})  # the file's own values, checked
-        on_disk = _read_file(path)
     except ConfigError as e:
         raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
     updated = with_overrides(file_settings, **changes)
     problems = validate(updated)
     if problems:
         raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
-    data = {k: getattr(updated, k) for k in field_names() if k in on_disk or k in changes}
-    _write_toml(path, data)
+    doc = _edit_file(path)
+    for key in changes:
+        _set(doc, key, getattr(updated, key))
+    _write_toml(path, doc)
     return path
+
+
+def _edit_file(path: Path) -> tomlkit.TOMLDocument:
+    """The config file as an editable document that writes back its comments, blank lines and
+    key order unchanged; an empty one if there is no file yet."""
+    try:
+        _read_file(path)  # one line for a file that cannot be read, is not UTF-8 or not TOML
+        return tomlkit.parse(path.read_bytes().decode("utf-8"))  # CRLF line ends stay too
+    except FileNotFoundError:
+        return tomlkit.document()
+    except (TOMLEditError, RecursionError) as e:
+        raise ConfigError(f"{path}: not saved, its TOML could not be edited ({e}); fix or "
+                          "remove the file first") from None
+    except ConfigError as e:
+        raise ConfigError(f"{e}; not saved, fix or remove the file first") from None
+
+
+def _set(doc: tomlkit.TOMLDocument, key: str, value: object) -> None:
+    # A value the file already holds is left as written (0.70 stays 0.70, not 0.7).
+    if key not in doc or doc[key] != value:
+        doc[key] = value
+
+
+def _write_toml(path: Path, doc: tomlkit.TOMLDocument) -> None:
+    """Atomically: a crash mid-write never leaves a half-written config behind. A symlinked
+    config (dotfiles) is written at its target, so the link stays a link; the file keeps its
+    permission bits, and a new one is private (0600) since it may come to hold a key."""
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(tomlkit.dumps(doc).encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -410,7 +497,7 @@ def config_warnings(path: Path | None = None) -> list[str]:
     except ConfigError:  # not readable as TOML, yet it may hold a key all the same
         data = {"api_key": True}
     url = data.get("base_url")
-    in_url = isinstance(url, str) and "@" in url.partition("://")[2].split("/")[0]
+    in_url = isinstance(url, str) and bool(url_secrets(url))
     if not data.get("api_key") and not in_url:
         return []
     return [f"{path} can be read by other users (mode {mode:04o}) and may hold an API key; "

@@ -152,6 +152,31 @@ async def test_save_writes_only_changed_keys_and_dismisses(tmp_path: Path) -> No
     assert load_settings(path, env={}) == result
 
 
+COMMENTED = """# my settings, kept in my dotfiles
+model = "gpt-4o"  # the one I pay for
+
+context_window = 4096
+theme = "t-dark"  # dark at night
+"""
+
+
+async def test_save_keeps_the_files_comments_and_its_symlink(tmp_path: Path) -> None:
+    (tmp_path / "dotfiles").mkdir()
+    dotfile = config_file(tmp_path / "dotfiles", COMMENTED)
+    link = tmp_path / "config.toml"
+    link.symlink_to(dotfile)
+    app = host_for(link)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await choose_theme(pilot, "t-light")
+        await type_into(pilot, "response_reserve", "2000")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, SettingsScreen)
+    assert link.is_symlink() and link.resolve() == dotfile
+    assert dotfile.read_text(encoding="utf-8") == COMMENTED.replace(
+        '"t-dark"  # dark', '"t-light"  # dark') + "response_reserve = 2000\n"
+
+
 async def test_ctrl_s_saves_from_the_keyboard(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     app = host_for(path)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 MAX_MESSAGE_CHARS = 300
 
@@ -30,18 +31,35 @@ class ProviderError(Exception):
         self.status = status
         self.body = body
 
-    def redact(self, secret: str) -> None:
-        """Scrub a secret (the API key) in case a server or proxy echoed it back."""
-        if not secret:
-            return
-        self.message = self.message.replace(secret, "***")
+    def redact(self, *secrets: str) -> None:
+        """Scrub secrets (the API key, credentials in the base URL) in case a server, a proxy or
+        httpx echoed one back, in any form it takes when printed. Values shorter than
+        MIN_SECRET_CHARS are left alone: hiding "x" would turn every x in the text into ***."""
+        forms = sorted({form for secret in secrets if len(secret.strip()) >= MIN_SECRET_CHARS
+                        for form in _printed_forms(secret)}, key=len, reverse=True)
+        for form in forms:
+            self.message = self.message.replace(form, "***")
+            self.body = self.body.replace(form, "***")
         # The one-line message is cut at MAX_MESSAGE_CHARS: the cut may fall inside the key.
-        for n in range(len(secret) - 1, 5, -1):
-            if secret[:n] + "…" in self.message:
-                self.message = self.message.replace(secret[:n] + "…", "***…")
-                break
-        self.body = self.body.replace(secret, "***")
+        for form in forms:
+            for n in range(len(form) - 1, 5, -1):
+                if form[:n] + "…" in self.message:
+                    self.message = self.message.replace(form[:n] + "…", "***…")
+                    break
         self.args = (self.message,)
+
+
+MIN_SECRET_CHARS = 8
+
+
+def _printed_forms(secret: str) -> set[str]:
+    """The secret as written, trimmed, on one line, escaped by repr (str and bytes) and JSON,
+    and percent-encoded."""
+    forms = {secret, secret.strip(), " ".join(secret.split()), repr(secret)[1:-1],
+             repr(secret.encode("utf-8"))[2:-1], json.dumps(secret)[1:-1],
+             json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe=""),
+             quote(secret), quote_plus(secret)}
+    return {form for form in forms if form}
 
 
 class ContextOverflow(ProviderError):

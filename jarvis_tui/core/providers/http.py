@@ -9,6 +9,7 @@ import re
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import unquote_plus
 
 import httpx
 
@@ -60,16 +61,23 @@ class HttpProvider:
                  connect_timeout: float = 10.0, first_token_timeout: float = 300.0,
                  reply_timeout: float = 600.0, headers: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
+        # A gateway that wants its key in the query (?key=...) wants it on every request URL,
+        # not glued in front of the path a provider appends.
+        address, _, query = base_url.partition("?")
+        query = query.partition("#")[0]
+        self.base_url = address.rstrip("/")
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.first_token_timeout = first_token_timeout
         self.reply_timeout = reply_timeout
         self._api_key = api_key
+        # Everything a server or an httpx error could print back: never shown.
+        self._secrets = [api_key, *url_secrets(base_url)]
         # Shown in messages; credentials in the URL itself stay out of them.
-        self._where = re.sub(r"//[^/@]*@", "//", self.base_url)
+        self._where = hide_url_secrets(self.base_url + (f"?{query}" if query else ""))
         self._client = httpx.AsyncClient(
             headers={"Accept": "application/json", **(headers or {})}, transport=transport,
+            params=httpx.QueryParams(query),
             timeout=httpx.Timeout(timeout, connect=connect_timeout))
 
     def __repr__(self) -> str:
@@ -202,7 +210,7 @@ class HttpProvider:
         return bytes(data[:MAX_BODY]).decode("utf-8", errors="replace")
 
     def _scrub(self, err: ProviderError) -> ProviderError:
-        err.redact(self._api_key)
+        err.redact(*self._secrets)
         return err
 
     def _network_error(self, exc: Exception) -> ProviderError:
@@ -222,10 +230,24 @@ class HttpProvider:
             msg = f"Could not connect to {where}: {_reason(exc)}."
         elif isinstance(exc, httpx.RemoteProtocolError):
             msg = f"{where} closed the connection without an answer."
+        elif isinstance(exc, httpx.LocalProtocolError):
+            # The request itself is malformed (a header with a line break in it): this client's
+            # fault, so not worth a retry, and the header it would quote may be the API key.
+            return self._scrub(RequestError(f"The request to {where} was not sent: "
+                                            f"{_local_reason(exc)}."))
         else:
             msg = f"Network error talking to {where}: {_reason(exc)}."
         return self._scrub(NetworkError(msg))
 
+
+def _local_reason(exc: BaseException) -> str:
+    text = str(exc)
+    if "header" in text.lower():
+        return ("a request header holds a character HTTP does not allow; check the API key "
+                "for a stray line break or space")
+    # Whatever h11 quotes after its words (b'...') is the offending data: left out.
+    said = re.split(r"\s*b?['\"]", text, maxsplit=1)[0].strip().rstrip(":.")
+    return f"it is not valid HTTP ({said or type(exc).__name__})"
 
 
 def _reason(exc: BaseException) -> str:
@@ -239,6 +261,37 @@ def _reason(exc: BaseException) -> str:
         seen = seen.__cause__ or seen.__context__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return re.sub(r"^\[Errno -?\d+\]\s*", "", text).rstrip(".")
+
+
+# Query parameters whose values are credentials, as gateways name them: ?key=, ?api_key=,
+# ?access_token=, Azure's ?sig= and ?code=, ?password=... (any prefix: x-api-key, client_secret).
+_SECRET_PARAM = re.compile(r"[\w.~-]*?(key|token|secret|sig|signature|password|passwd|pwd|auth|"
+                           r"authorization|code|credentials?)", re.IGNORECASE)
+_QUERY_PAIR = re.compile(r"([?&;])([^=&;#?]*)=([^&;#]*)")
+_USERINFO = re.compile(r"^([^/?#@]*//)?([^/?#@]*)@")
+
+
+def _secret_param(name: str) -> bool:
+    return bool(_SECRET_PARAM.fullmatch(unquote_plus(name)))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL carries, as written and percent-decoded: the user and password
+    before the host, and the values of query parameters named like secrets."""
+    found = []
+    user = _USERINFO.match(url)
+    if user:
+        found += user[2].split(":", 1)
+    found += [value for _, name, value in _QUERY_PAIR.findall(url) if _secret_param(name)]
+    return [form for value in found for form in dict.fromkeys((value, unquote_plus(value)))
+            if form]
+
+
+def hide_url_secrets(url: str) -> str:
+    """The URL to show: no user or password, and *** for each secret query value."""
+    url = _USERINFO.sub(lambda m: m[1] or "", url, count=1)
+    return _QUERY_PAIR.sub(
+        lambda m: f"{m[1]}{m[2]}=***" if _secret_param(m[2]) else m[0], url)
 
 
 _EOL = re.compile(r"\r\n|\r|\n")

@@ -1,0 +1,76 @@
+"""`jarvis-tui` as the user starts it (cli.main: its arguments, config file and session store), with
+the full-screen app under Textual's Pilot instead of a terminal, changing the theme the way a
+user does: Ctrl+P, "theme", Enter, the theme's name, Enter. Then it quits like Ctrl+Q.
+
+    python -m tests.faults.tui_driver THEME [jarvis-tui arguments...]
+
+Exit status: cli.main's, or 3 if the palette never offered what was typed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+
+from textual.command import CommandList
+from textual.pilot import Pilot
+
+from jarvis_tui import cli
+from jarvis_tui.ui.app import JarvisApp
+
+STEPS = 400  # pauses of 0.05 s at most per wait: a stuck palette ends the run, not the test
+
+
+class NotOffered(Exception):
+    pass
+
+
+async def until(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
+    for _ in range(STEPS):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise NotOffered(what)
+
+
+def offered(app: JarvisApp) -> int:
+    found = app.screen.query(CommandList)
+    return found.first().option_count if found else 0
+
+
+async def choose_in_palette(pilot: Pilot, text: str) -> None:
+    await pilot.press(*text)
+    await until(pilot, lambda: offered(pilot.app), f"the palette offering {text!r}")
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def change_theme(app: JarvisApp, theme: str) -> None:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await choose_in_palette(pilot, "theme")
+        await choose_in_palette(pilot, theme)
+        await until(pilot, lambda: app.theme == theme, f"the theme becoming {theme}")
+        for note in app._notifications:  # what the user would have read, e.g. "not saved"
+            print(f"notice: {note.message}", file=sys.stderr)
+        await pilot.press("ctrl+q")
+
+
+def main(argv: list[str]) -> int:
+    theme, *args = argv
+
+    def run_under_pilot(app: JarvisApp, *_args: object, **_kwargs: object) -> None:
+        asyncio.run(change_theme(app, theme))
+
+    JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
+    try:
+        return cli.main(args)
+    except NotOffered as gone:
+        print(f"tui_driver: never saw {gone}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
