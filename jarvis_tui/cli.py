@@ -204,7 +204,8 @@ def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
     with open_store(args) as store, \
             local_server(args, settings, start=False) as (settings, server):
         JarvisApp(settings, store, config_file=getattr(args, "config", None),
-                  warnings=list(warnings), local_server=server, first_run=how == "none").run()
+                  warnings=list(warnings), local_server=server, first_run=how == "none",
+                  window_given=getattr(args, "context_window", None) is not None).run()
     return 0
 
 

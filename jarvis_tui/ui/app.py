@@ -37,7 +37,8 @@ class JarvisApp(App[None]):
     def __init__(self, settings: Settings, store: Store, *, config_file: Path | None = None,
                  provider_factory: ProviderFactory = make_provider,
                  theme_dirs: list[Path] | None = None, warnings: list[str] | None = None,
-                 local_server: LocalServer | None = None, first_run: bool = False) -> None:
+                 local_server: LocalServer | None = None, first_run: bool = False,
+                 window_given: bool = False) -> None:
         super().__init__()
         self.settings = settings
         self.store = store
@@ -52,6 +53,9 @@ class JarvisApp(App[None]):
         # The demo model's server, not started yet: the app starts it so its loading shows.
         self.local = LocalModel(local_server) if local_server is not None else None
         self._first_run = first_run
+        # --context-window on the command line says what the server has now: a limit learned
+        # from an older server's errors is dropped in each session this run opens.
+        self._window_given = window_given
         self._theme_problems: list[str] = []
 
     @property
@@ -112,7 +116,8 @@ class JarvisApp(App[None]):
                         severity="warning", markup=False)
 
     def _engine(self, conversation_id: int | None) -> Engine:
-        return Engine(self.settings, self.store, self.provider, conversation_id)
+        return Engine(self.settings, self.store, self.provider, conversation_id,
+                      forget_learned_limit=self._window_given)
 
     async def open_session(self, conversation_id: int | None) -> None:
         """Switch the chat screen to a stored session, or to a new one (None)."""

@@ -26,7 +26,8 @@ SIZE = (120, 40)
 
 def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = None,
              config_text: str | None = None, local_server: LocalServer | None = None,
-             first_run: bool = False, **changes: object) -> JarvisApp:
+             first_run: bool = False, window_given: bool = False,
+             **changes: object) -> JarvisApp:
     base_url = fake if isinstance(fake, str) else fake.base_url
     changes = {"language": "en", **changes}
     settings: Settings = replace(BASE, base_url=base_url, **changes)
@@ -36,7 +37,8 @@ def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = 
     # The user's own theme folder is a temporary one, so a test never reads the real ~/.config.
     dirs = [d for d in (builtin_theme_dir(), tmp_path / "themes") if d is not None]
     return JarvisApp(settings, store or Store(tmp_path / "sessions.db"), config_file=config,
-                     theme_dirs=dirs, local_server=local_server, first_run=first_run)
+                     theme_dirs=dirs, local_server=local_server, first_run=first_run,
+                     window_given=window_given)
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str,

@@ -1,6 +1,7 @@
 """The app and another jarvis-tui on one session, and a store that refuses a reply: the app
 shows turns the other process added, waits while it answers, and keeps a reply the disk could not
-take on screen for copying. The other process is a real `jarvis-tui ask` on the same database."""
+take on screen for copying; --context-window drops a learned limit. The other process is a real
+`jarvis-tui ask` on the same database."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 from jarvis_tui.core.messages import COMPLETE
+from jarvis_tui.core.store import Store
 from tests.fakeserver import FakeProvider
 from tests.ui.app_helpers import (
     SIZE,
@@ -103,3 +105,17 @@ async def test_a_reply_the_disk_cannot_take_stays_on_screen_and_f4_copies_it(mak
         await send_and_wait(pilot, "third")
         stored = [m.content for m in app.store.messages(app.chat.cid)]
         assert stored[:4] == ["first", stored[1], "second", reply] and stored[4] == "third"
+
+
+async def test_a_window_given_on_the_command_line_drops_a_learned_limit(fake_server, tmp_path):
+    store = Store(tmp_path / "sessions.db")
+    conv = store.create_conversation()
+    store.set_meta(conv.id, "context_limit", 1024)  # learned from an older, smaller server
+    app = make_app(fake_server, tmp_path, store=store, window_given=True)
+    async with app.run_test(size=SIZE):
+        assert app.chat.engine.context_window == 4096
+    assert store.get_meta(conv.id, "context_limit") is None
+    kept = make_app(fake_server, tmp_path, store=store)
+    store.set_meta(conv.id, "context_limit", 1024)
+    async with kept.run_test(size=SIZE):
+        assert kept.chat.engine.context_window == 1024  # without the flag it stands
