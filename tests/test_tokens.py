@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import statistics
 import string
@@ -219,6 +220,20 @@ def test_message_count_is_cached_and_invalidated() -> None:
     # What bench/tokens.py reports as the hit rate: the first count and the changed text
     # were counted, the other three answered from the cache.
     assert (counter.hits, counter.misses) == (3, 2)
+
+
+def test_a_surcharged_counter_adds_tokens_a_character_and_keeps_raw_counts() -> None:
+    counter = TokenCounter("llama3", exact=False, factor=1.2)
+    msg = Message("user", ENGLISH)
+    plain, raw = counter.message(msg), counter.raw_message(msg)
+    view = counter.surcharged(0.5)
+    assert view.message(msg) == plain + math.ceil(0.5 * len(ENGLISH))
+    assert view.text(CODE) == counter.text(CODE) + math.ceil(0.5 * len(CODE))
+    assert view.raw_message(msg) == raw and view.raw_text(CODE) == counter.raw_text(CODE)
+    assert view.factor == counter.factor
+    # The counter itself, and the count cached on the message, are untouched.
+    assert counter.per_char == 0 and counter.message(msg) == plain
+    assert counter.surcharged(0) is counter
 
 
 def test_tool_calls_and_names_count() -> None:

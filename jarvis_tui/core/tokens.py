@@ -14,6 +14,7 @@ has.
 from __future__ import annotations
 
 import codecs
+import copy
 import functools
 import json
 import math
@@ -445,6 +446,7 @@ class TokenCounter:
         self.encoding: str | None = loaded[0] if loaded else None
         self._encoder = loaded[1] if loaded else None
         self.hits = self.misses = 0  # message counts answered from the cache, and counted
+        self.per_char = 0.0  # see surcharged()
 
     @property
     def source(self) -> str:
@@ -462,8 +464,18 @@ class TokenCounter:
     def _scale(self, raw: int) -> int:
         return raw if self._encoder is not None else math.ceil(raw * self.factor)
 
+    def surcharged(self, per_char: float) -> TokenCounter:
+        """This counter with `per_char` tokens added a character to every calibrated count (raw
+        counts and their cache stay): how a retry counts what a refusal showed we underestimate."""
+        if per_char <= 0:
+            return self
+        view = copy.copy(self)
+        view.per_char = per_char
+        return view
+
     def text(self, text: str) -> int:
-        return self._scale(self.raw_text(text))
+        surcharge = math.ceil(self.per_char * len(text)) if self.per_char else 0
+        return self._scale(self.raw_text(text)) + surcharge
 
     def raw_message(self, msg: Any) -> int:
         cached = msg._tokens
@@ -483,7 +495,8 @@ class TokenCounter:
         return count
 
     def message(self, msg: Any) -> int:
-        return self._scale(self.raw_message(msg))
+        surcharge = math.ceil(self.per_char * len(msg.content or "")) if self.per_char else 0
+        return self._scale(self.raw_message(msg)) + surcharge
 
     def messages(self, msgs: Any) -> int:
         return sum(self.message(m) for m in msgs) + REQUEST_OVERHEAD
