@@ -187,6 +187,19 @@ def test_unbroken_stretches_cost_what_cl100k_charges(name: str) -> None:
     assert rel_error(text) < 0.15, (estimate(text), truth(text))
 
 
+@pytest.mark.parametrize("text", [
+    "https://de.wikipedia.org/wiki/Straßenbahn_München_Übersicht_über_alle_Linien_und_Haltestellen",
+    "café" * 40, "ü" * 10 + "a" * 100,
+])
+def test_unbroken_stretches_with_accented_letters_are_counted(text: str) -> None:
+    # The classes put accented letters with a-z: a stretch is not always ASCII.
+    assert 0.5 * truth(text) <= estimate(text) <= 1.5 * truth(text), (estimate(text), truth(text))
+
+
+def test_an_unbroken_stretch_around_a_lone_surrogate_is_counted() -> None:
+    assert estimate("x" * 70 + "\ud800" + "y" * 70) > 0
+
+
 def test_the_bench_corpus_has_no_unbroken_stretches_to_misprice() -> None:
     # Unbroken pricing starts at 64 characters without whitespace: in the corpus only \uXXXX
     # escapes are that long, and they keep their price as words.

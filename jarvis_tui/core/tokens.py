@@ -322,12 +322,11 @@ def _word_price(char: str) -> float:
     return (_weigh(char * 1680) - _weigh(char * 840)) / 840  # 840: every pattern length divides
 
 
-def _repeats(text: str) -> tuple[str, float]:
-    """`text` with each run of four or more of one character cut to one, and what pricing the
-    cut characters as runs adds to their price as words. The runs are found in C: XOR with the
-    text shifted by one character (as big integers) leaves a zero byte where a character
-    repeats the one before."""
-    data = text.encode("ascii")
+def _repeats(data: bytes) -> tuple[bytes, float]:
+    """`data` with each run of four or more of one ASCII character cut to one, and what pricing
+    the cut characters as runs adds to their price as words. The runs are found in C: XOR with
+    the bytes shifted by one (as big integers) leaves a zero byte where a byte repeats the one
+    before."""
     x = int.from_bytes(data, "big")
     same = (x ^ (x >> 8)).to_bytes(len(data), "big")
     parts, cost, last = [], 0.0, 0
@@ -335,27 +334,27 @@ def _repeats(text: str) -> tuple[str, float]:
     while at >= 0:
         start, found = at - 1, _NOT_ZERO.search(same, at)
         end = found.start() if found else len(data)
-        char = text[start]
-        per_token = _PER_TOKEN.get(char, 2)
+        char = chr(data[start])
+        per_token = _PER_TOKEN.get(char, 2) if char.isascii() else 0
         if per_token:
             cost += (end - start - 1) * (1 / per_token - _word_price(char))
-            parts.append(text[last : start + 1])
+            parts.append(data[last : start + 1])
             last = end
         at = same.find(b"\0\0\0", end)
     if not parts:
-        return text, 0.0
-    parts.append(text[last:])
-    return "".join(parts), cost
+        return data, 0.0
+    parts.append(data[last:])
+    return b"".join(parts), cost
 
 
 def _reprice(stretches: str) -> float:
     """What pricing `stretches` as unbroken adds to (or takes from) their price as words."""
-    rest, cost = _repeats(stretches)
-    data = rest.encode("ascii")
-    cs = data.translate(_CLASS)
+    # Bytes: a stretch may hold accented letters, which the classes put with a-z.
+    rest, cost = _repeats(stretches.encode("utf-8", "surrogatepass"))
+    cs = rest.translate(None, _CONTINUATION).translate(_CLASS)
     counts = (
         cs.count(b"a" * 8),
-        data.translate(_CONSONANT).count(b"cccc"),
+        rest.translate(_CONSONANT).count(b"cccc"),
         cs.count(b"AAA"),
         cs.count(b"......"),
     )
