@@ -16,17 +16,23 @@ The estimator's weights were fitted on the even-numbered samples of each categor
 were held out, so the table shows both. `--system` adds texts found on this machine (Python's own
 library source, Vim's help, GnuPG's Chinese help, zh_CN man pages) as a second held-out set when
 they exist.
+
+A last table holds pathological text (issue 13, item 19): long runs of whitespace, and long
+stretches without any (a million 'a's, base64, minified JSON, one punctuation character repeated),
+each one sample from a fixed seed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import gzip
 import json
 import random
 import re
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -212,6 +218,52 @@ def json_samples(count: int = 24, seed: int = 7) -> list[str]:
     return [makers[i % len(makers)]() for i in range(count)]
 
 
+def pathological_samples(seed: int = 19) -> dict[str, str]:
+    """Text no corpus holds and users paste anyway, one sample each, from a fixed seed."""
+    rng = random.Random(seed)
+    rows = [{"id": i, "user": f"user_{i}", "email": f"u{i}@example.com",
+             "score": round(rng.random(), 5), "tags": ["a", "b"], "active": i % 2 == 0}
+            for i in range(3000)]
+
+    def pick(chars: str, n: int) -> str:
+        return "".join(rng.choice(chars) for _ in range(n))
+
+    return {
+        "20,000 newlines": "\n" * 20_000,
+        "100,000 newlines in text": "The first sentence." + "\n" * 100_000 + "The second one.",
+        "100,000 spaces": " " * 100_000,
+        "20,000 tabs": "\t" * 20_000,
+        "20,000 CRLFs": "\r\n" * 20_000,
+        "lines of 4 spaces": "    \n" * 20_000,
+        "newline, 8 spaces": "\n        " * 20_000,
+        "random whitespace": pick(" \t\n", 60_000),
+        "1,000,000 'a'": "a" * 1_000_000,
+        "base64, 1 MB": base64.b64encode(rng.randbytes(750_000)).decode(),
+        "base64, MIME lines": base64.encodebytes(rng.randbytes(60_000)).decode(),
+        "hex": rng.randbytes(50_000).hex(),
+        "minified JSON": json.dumps(rows, separators=(",", ":")),
+        "100,000 '-'": "-" * 100_000,
+        "100,000 '!'": "!" * 100_000,
+        "100,000 ';'": ";" * 100_000,
+        "random letters": pick(string.ascii_letters, 50_000),
+        "random lower-case": pick(string.ascii_lowercase, 50_000),
+        "English, spaces removed": "".join("".join(t.split()) for t in load_samples("english")),
+        "random punctuation": pick(string.punctuation, 50_000),
+    }
+
+
+def pathological_table(count: Callable[[str], int]) -> None:
+    print(f"{'text':<26}{'chars':>10}{'tokens':>9} | {'seed':>8} | {'ours':>8}")
+    print("-" * 67)
+    for name, text in pathological_samples().items():
+        n = count(text)
+
+        def err(fn: Callable[[str], int], text: str = text, n: int = n) -> str:
+            return f"{(fn(text) - n) / n * 100:+7.0f}%"
+
+        print(f"{name:<26}{len(text):>10}{n:>9} | {err(seed_estimate)} | {err(estimate)}")
+
+
 def corpus() -> dict[str, list[str]]:
     return {c: json_samples() if c == "json" else load_samples(c) for c in CATEGORIES}
 
@@ -358,12 +410,17 @@ def main() -> int:
             print("\nHeld out: texts found on this machine\n")
             accuracy_table(extra, count, split=False)
 
+    print("\nPathological text, error against cl100k (estimate - truth) / truth\n")
+    pathological_table(count)
+
     print(
         f"\nThroughput, MB/s of UTF-8 (each category's samples repeated to ~{args.mb:g} MB; "
         "best of 3)\n"
     )
     print(f"{'text':<10}{'seed':>9}{'ours':>9}{'tiktoken':>10}")
-    for name, texts in [*groups.items(), ("all", [t for ts in groups.values() for t in ts])]:
+    odd = list(pathological_samples().values())
+    for name, texts in [*groups.items(), ("all", [t for ts in groups.values() for t in ts]),
+                        ("patholog.", odd)]:
         blob = "\n\n".join(texts)
         blob *= max(1, int(args.mb * 1e6 / len(blob.encode("utf-8"))))
         print(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import random
 import statistics
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +134,81 @@ def test_bench_corpus_meets_the_target() -> None:
         assert ours < seed, (category, ours, seed)
 
 
+# --- pathological text (issue 13, item 19) -------------------------------------------------
+
+
+@pytest.mark.parametrize("between", [False, True], ids=["alone", "between sentences"])
+@pytest.mark.parametrize("length", [40, 300, 1000, 20_000, 100_000])
+@pytest.mark.parametrize("run", ["\n", " ", "\t", "\r\n"],
+                         ids=["newlines", "spaces", "tabs", "CRLFs"])
+def test_whitespace_runs_cost_what_cl100k_charges(run: str, length: int, between: bool) -> None:
+    # cl100k's longest whitespace tokens hold 32 newlines, 128 spaces, 16 tabs, 4 CRLFs: a run of
+    # 20,000 newlines is 625 tokens, where a count of runs says 1.
+    text = run * length
+    if between:
+        text = f"The first sentence.{text}The second one."
+    assert abs(estimate(text) - truth(text)) <= max(1, 0.1 * truth(text)), (
+        estimate(text), truth(text))
+
+
+@pytest.mark.parametrize("unit", ["\n        ", " \n", "\n\n    ", " \n\t", "\r\n ", "\n\t\t"])
+def test_lines_of_only_blanks_cost_what_cl100k_charges(unit: str) -> None:
+    text = unit * 20_000
+    assert rel_error(text) < 0.1, (estimate(text), truth(text))
+
+
+def test_mixed_whitespace_is_never_far_below_cl100k() -> None:
+    # cl100k merges some periodic blank lines into 20-character tokens and mixed runs hardly at
+    # all; over the both of them the estimate stays within -25% .. +100%. Too high only costs
+    # room; too low gets the request refused.
+    rng = random.Random(19)
+    texts = ["    \n" * 20_000, "\t\n" * 20_000,
+             "".join(rng.choice(" \t\n") for _ in range(60_000)),
+             "".join(rng.choice("   \n\n\t") for _ in range(60_000))]
+    for text in texts:
+        n = truth(text)
+        assert 0.75 * n <= estimate(text) <= 2 * n, (estimate(text), n)
+
+
+@pytest.mark.parametrize("char", string.ascii_letters + string.punctuation)
+def test_a_long_run_of_one_character_costs_what_cl100k_charges(char: str) -> None:
+    # From 1 token per 2 ('zzzz') to 1 per 64 ('----'): what cl100k's longest token of each holds.
+    for length in (64, 5000, 100_000):
+        text = char * length
+        assert abs(estimate(text) - truth(text)) <= max(1, 0.1 * truth(text)), (length,
+                                                                                  estimate(text))
+
+
+@pytest.mark.parametrize("name", [
+    "1,000,000 'a'", "base64, 1 MB", "base64, MIME lines", "hex", "minified JSON",
+    "100,000 newlines in text", "random letters", "random lower-case"])
+def test_unbroken_stretches_cost_what_cl100k_charges(name: str) -> None:
+    text = load_bench().pathological_samples()[name]
+    assert rel_error(text) < 0.15, (estimate(text), truth(text))
+
+
+@pytest.mark.parametrize("text", [
+    "https://de.wikipedia.org/wiki/Straßenbahn_München_Übersicht_über_alle_Linien_und_Haltestellen",
+    "café" * 40, "ü" * 10 + "a" * 100,
+])
+def test_unbroken_stretches_with_accented_letters_are_counted(text: str) -> None:
+    # The classes put accented letters with a-z: a stretch is not always ASCII.
+    assert 0.5 * truth(text) <= estimate(text) <= 1.5 * truth(text), (estimate(text), truth(text))
+
+
+def test_an_unbroken_stretch_around_a_lone_surrogate_is_counted() -> None:
+    assert estimate("x" * 70 + "\ud800" + "y" * 70) > 0
+
+
+def test_the_bench_corpus_has_no_unbroken_stretches_to_misprice() -> None:
+    # Unbroken pricing starts at 64 characters without whitespace: in the corpus only \uXXXX
+    # escapes are that long, and they keep their price as words.
+    for texts in load_bench().corpus().values():
+        for text in texts:
+            counts, stretches = tokens._counts(text)
+            assert not stretches or abs(tokens._reprice(stretches)) < 0.01 * truth(text)
+
+
 # --- the counter ---------------------------------------------------------------------------
 
 
@@ -155,6 +233,20 @@ def test_message_count_is_cached_and_invalidated() -> None:
     # What bench/tokens.py reports as the hit rate: the first count and the changed text
     # were counted, the other three answered from the cache.
     assert (counter.hits, counter.misses) == (3, 2)
+
+
+def test_a_surcharged_counter_adds_tokens_a_character_and_keeps_raw_counts() -> None:
+    counter = TokenCounter("llama3", exact=False, factor=1.2)
+    msg = Message("user", ENGLISH)
+    plain, raw = counter.message(msg), counter.raw_message(msg)
+    view = counter.surcharged(0.5)
+    assert view.message(msg) == plain + math.ceil(0.5 * len(ENGLISH))
+    assert view.text(CODE) == counter.text(CODE) + math.ceil(0.5 * len(CODE))
+    assert view.raw_message(msg) == raw and view.raw_text(CODE) == counter.raw_text(CODE)
+    assert view.factor == counter.factor
+    # The counter itself, and the count cached on the message, are untouched.
+    assert counter.per_char == 0 and counter.message(msg) == plain
+    assert counter.surcharged(0) is counter
 
 
 def test_tool_calls_and_names_count() -> None:

@@ -43,7 +43,11 @@ FLUSH_S = 0.5  # a streaming reply reaches the store this often, so a killed pro
 # is the server's prompt cache, not a cut).
 TRUNCATED_BELOW = 0.85
 TRUNCATION_POSSIBLE_FROM = 0.5
-SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller
+SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller...
+# ...or, when the refusal names a size above our estimate, counts that gap in and sends a window
+# this much smaller, for what the gap's spreading gets wrong.
+OVERFLOW_MARGIN = 0.9
+OVERFLOW_CALIBRATION_STEP = 1.5  # one refusal raises the calibration factor at most this much
 META_LIMIT = "context_limit"
 META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
 META_CALIBRATION = "calibration"
@@ -424,6 +428,7 @@ class Engine:
                     yield event
         overflows = retries = timeouts = 0
         shrink = 1.0
+        gap = 0.0  # tokens a character the server counted beyond our estimate, this round
         told: set[tuple[int, ...]] = set()
         while True:
             budget = self.budget
@@ -438,7 +443,8 @@ class Engine:
             summary = self.summary.content if self.summary else None
             if summary and recalled.block:
                 summary = f"{summary}\n\n{recalled.block}"
-            fitted = fit_window(self.history(), budget=max(room, 64), counter=self.counter,
+            fitted = fit_window(self.history(), budget=max(room, 64),
+                                counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
                                 pinned=self._history.pinned)
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
@@ -459,7 +465,9 @@ class Engine:
                     return
                 async for event in self._recover_overflow(err, fitted):
                     yield event
-                shrink *= SHRINK_PER_OVERFLOW
+                more = self._overflow_gap(err, fitted, gap)
+                gap += more
+                shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
                 continue
             except RetryableError as err:
                 retries += 1
@@ -613,8 +621,12 @@ class Engine:
         if err.limit and err.limit < self.context_window:
             yield self._learn_limit(err.limit)
         elif err.requested and err.requested > 0:
-            # The server counted more than we estimated: correct our counts.
-            self._calibrate(fitted.estimated_raw, err.requested)
+            # The server counted more than we estimated: correct our counts, by a bounded step.
+            # A refusal far above the estimate is mostly one message we misjudge (100,000
+            # newlines, a blob), while the factor prices every message of the session and is
+            # saved with it; the round's retries count the rest of the gap in (_overflow_gap).
+            most = fitted.estimated_raw * self.counter.factor * OVERFLOW_CALIBRATION_STEP
+            self._calibrate(fitted.estimated_raw, min(err.requested, int(most)))
         else:
             # Refused without a number (old llama.cpp): the window is at most what was sent
             # with the reply's room. A bound, not a guess: each refusal brings it down.
@@ -630,6 +642,20 @@ class Engine:
                 yield event
         if not compacted:
             yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
+
+    def _overflow_gap(self, err: ContextOverflow, fitted: FittedWindow, gap: float) -> float:
+        """Tokens a character the server counted in the refused request beyond our estimate of
+        it (calibrated, `gap` a character already added), or 0 when it counted no more.
+
+        The retry counts every character that much dearer, so the shrink follows the measured
+        ratio where it was measured: a request underestimated 10x fits on the first retry, and
+        one message we misjudge (100,000 newlines) is cut, not sent whole again because we
+        think it small. Spread by characters, not tokens: what we underestimate is what we
+        thought cheap for its length."""
+        chars = sum(len(m.get("content") or "") for m in fitted.wire)
+        ours = fitted.estimated_raw * self.counter.factor + gap * chars
+        counted = err.requested or 0
+        return (counted - ours) / chars if chars and counted > ours else 0.0
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         s = self.settings

@@ -3,16 +3,22 @@
 The estimator is what every provider gets by default, so it has to be close for any model and
 cheap enough to run over a whole history: it counts what BPE tokenizers spend tokens on (common
 and rare ideographs, kana, hangul, Latin word pieces, digit groups, punctuation runs, newlines,
-indentation, emoji) and weighs each. The weights were fitted to OpenAI's cl100k on bench/data
-(bench/tokens.py prints the error on held-out samples); calibration from the usage the server
-reports then corrects for the tokenizer the model really has.
+indentation, emoji) and weighs each. Pathological text is priced apart: long runs of whitespace
+by the longest whitespace tokens, long stretches without any (base64, 'aaaa...', minified JSON)
+by what BPE does with characters that are not words. The weights were fitted to OpenAI's cl100k
+on bench/data (bench/tokens.py prints the error on held-out samples and pathological ones);
+calibration from the usage the server reports then corrects for the tokenizer the model really
+has.
 """
 
 from __future__ import annotations
 
 import codecs
+import copy
+import functools
 import json
 import math
+import re
 from typing import Any
 
 MESSAGE_OVERHEAD = 4  # role, separators: OpenAI's chat format costs ~3-4 tokens a message
@@ -87,8 +93,11 @@ _CLASS = _table(
 _LETTER_PUNCT = _table({"L": "aA", ".": ".", " ": " "}, "_")
 _DIGIT = _table({"0": "0"}, "_")
 # A newline costs a token unless it follows punctuation (`):\n`, `{\n`, `。\n` are one token).
-_AFTER_WORD = _table({"w": "aA0 thw", "n": "n"}, ".")
+_AFTER_WORD = _table({"w": "aA0hw", " ": " ", "t": "t", "n": "n"}, ".")
 _BLANK = _table({" ": " ", "t": "t"}, "_")
+# The longest whitespace tokens: a run of newlines costs a token per 32 of them, spaces per 128,
+# tabs per 16, CRLF pairs per 4. Counted in the text itself, where \r and \n still differ.
+_WHITE_CHUNKS = (b"\n" * 32, b" " * 128, b"\t" * 16, b"\r\n" * 4)
 
 # Scripts by lead byte, for text that is not ASCII.
 _SCRIPT = _table(
@@ -136,8 +145,9 @@ _LONG_WORD = b"a" * 6  # each six lower-case letters in a row: long words cost m
 
 # One weight per feature, in the order _counts returns them. Fitted (non-negative least squares on
 # relative error) to cl100k on the even samples of bench/data, the odd ones held out; whitespace
-# weights are exact from how cl100k pre-splits text; scripts the corpus lacks take their measured
-# cost per character.
+# weights are exact from how cl100k pre-splits text, except the two halves, set between what
+# cl100k charges for periodic blank lines (a token per 2-20 characters) and random ones; scripts
+# the corpus lacks take their measured cost per character.
 _WEIGHTS = (
     0.87,  # common ideographs (below 1: frequent pairs such as 我们 merge)
     2.27,  # other ideographs of the main block
@@ -157,8 +167,11 @@ _WEIGHTS = (
     1.0,  # a space before a digit
     0.86,  # ASCII punctuation runs, not counting a lone one that joins a word
     0.13,  # characters in those runs (long runs count one in four)
-    1.0,  # newline runs not after punctuation
-    1.0,  # runs of two or more spaces, tabs
+    1.0,  # newline runs not after punctuation or a line of only spaces and tabs
+    1.0,  # runs of two or more spaces, tabs, before text (before a newline they join it)
+    0.5,  # lines of only spaces and tabs: cl100k merges a stretch of them into few tokens
+    0.5,  # a space next to a tab, two newlines after blanks: mixed whitespace merges less
+    1.0,  # each further 32 newlines, 128 spaces, 16 tabs, 4 CRLFs of a run
 )
 _SCRIPTS = 12  # features that only non-ASCII text has
 
@@ -193,8 +206,32 @@ def _scripts(data: bytes, lead: bytes) -> tuple[int, ...]:
     )
 
 
-def _counts(text: str) -> tuple[int, ...]:
-    """How much of each feature `text` has, in _WEIGHTS order."""
+def _whitespace(cs: bytes, lead: bytes, blank: bytes) -> tuple[int, int, int, int, int]:
+    """Newline runs, blank runs, lines of only blanks, mixed blanks and long-run chunks."""
+    after = b"w" + cs.translate(_AFTER_WORD)
+    tab_end = after.count(b"tn")
+    ending = after.count(b" n") + tab_end  # blank runs that end at a newline
+    newlines = after.count(b"wn") + ending
+    blanks = blank.count(b"_  ") + blank.count(b"_ t") + blank.count(b"_t")
+    white_lines = mixed = 0
+    if ending:
+        # Those runs belong to the newline's token (cl100k's `\s*[\r\n]+`): the ones counted
+        # above (two or more blanks, or a tab) no longer count. Lines of only blanks are the
+        # runs of newlines that deleting the blanks joins.
+        blanks -= tab_end + after.count(b"  n") + after.count(b"t n")
+        joined = after.translate(None, b" t")
+        white_lines = newlines + after.count(b".n") - joined.count(b"wn") - joined.count(b".n")
+        newlines -= white_lines
+        mixed = lead.count(b" \n\n") + lead.count(b"\t\n\n")
+    if b"\t" in lead:
+        mixed += cs.count(b" t") + cs.count(b"t ")
+    chunks = sum(lead.count(chunk) for chunk in _WHITE_CHUNKS)
+    return newlines, blanks, white_lines, mixed, chunks
+
+
+def _counts(text: str, *, unbroken: bool = True) -> tuple[tuple[int, ...], str]:
+    """How much of each feature `text` has, in _WEIGHTS order, and (when `unbroken`) its
+    unbroken stretches."""
     if text.isascii():
         data = lead = text.encode("ascii")
     else:
@@ -219,19 +256,120 @@ def _counts(text: str) -> tuple[int, ...]:
         cs.count(b" 0"),
         runs_punct - joined,
         max(0, cs.count(b".") - joined - rulers),
-        (b"w" + cs.translate(_AFTER_WORD)).count(b"wn"),
-        blank.count(b"_  ") + blank.count(b"_ t") + blank.count(b"_t"),
+        *_whitespace(cs, lead, blank),
     )
+    stretches = _unbroken(text, cs, blank) if unbroken else ""
     if data is lead:
-        return (0,) * _SCRIPTS + ascii_part
-    return (*_scripts(data, lead), cs.count(b" h") + cs.count(b" p"), *ascii_part)
+        return (0,) * _SCRIPTS + ascii_part, stretches
+    return (*_scripts(data, lead), cs.count(b" h") + cs.count(b" p"), *ascii_part), stretches
+
+
+# --- unbroken text ----------------------------------------------------------------------------
+
+# The weights above price words. A long stretch of ASCII without whitespace (a base64 blob, a hex
+# dump, a minified file, 'aaaa...', '----...') is priced again for what BPE does with it: a run of
+# one repeated character costs a token per as many of them as cl100k's longest token of that
+# character holds, and letters that do not form words cost about a token per two.
+_UNBROKEN = 64  # characters without whitespace from which a stretch is priced as unbroken
+_NOT_BLANK = _table({"_": "aA0."}, " ")
+_NOT_ZERO = re.compile(b"[^\0]")
+_PER_TOKEN = {  # how many of one repeated character a cl100k token holds; 2 for the others
+    c: n
+    for chars, n in (
+        ("afoxAFX!,:<>", 8),
+        ("bcdeyBCELMY$()?@\\^|", 4),
+        (";", 16),
+        ("+~", 32),
+        ("#%*-./=_", 64),
+        ("0123456789", 0),  # digits already cost a token per three: left as they are
+    )
+    for c in chars
+}
+_CONSONANT = _table({"c": "bcdfghjklmnpqrstvwxyzBCDFGHJKLMNPQRSTVWXYZ"}, "_")
+# Fitted like the weights, on unbroken stretches only (random letters of each case, base64, hex,
+# minified JSON and code, URLs, identifiers, English with the spaces taken out, \uXXXX escapes).
+_UNBROKEN_WEIGHTS = (
+    2.46,  # each eight lower-case letters in a row: no word is that long without a break
+    1.12,  # four consonants in a row: letters that are not words
+    1.32,  # three capitals in a row
+    0.25,  # six punctuation characters in a row
+)
+
+
+def _unbroken(text: str, cs: bytes, blank: bytes) -> str:
+    """The unbroken stretches of `text`, one a line; `cs` and `blank` are its classes."""
+    needle = b"_" * _UNBROKEN
+    if needle not in blank:  # a search that skips; `blank` has newlines, ideographs as "_" too
+        return ""
+    marks = cs.translate(_NOT_BLANK)
+    parts = []
+    start = marks.find(needle)
+    while start >= 0:
+        end = marks.find(b" ", start + _UNBROKEN)
+        end = len(marks) if end < 0 else end
+        parts.append(text[start:end])
+        start = marks.find(needle, end)
+    return "\n".join(parts)
+
+
+def _weigh(text: str) -> float:
+    return sum(w * n for w, n in zip(_WEIGHTS, _counts(text, unbroken=False)[0], strict=True))
+
+
+@functools.cache
+def _word_price(char: str) -> float:
+    """What the word weights charge for each further `char` of a long run of it."""
+    return (_weigh(char * 1680) - _weigh(char * 840)) / 840  # 840: every pattern length divides
+
+
+def _repeats(data: bytes) -> tuple[bytes, float]:
+    """`data` with each run of four or more of one ASCII character cut to one, and what pricing
+    the cut characters as runs adds to their price as words. The runs are found in C: XOR with
+    the bytes shifted by one (as big integers) leaves a zero byte where a byte repeats the one
+    before."""
+    x = int.from_bytes(data, "big")
+    same = (x ^ (x >> 8)).to_bytes(len(data), "big")
+    parts, cost, last = [], 0.0, 0
+    at = same.find(b"\0\0\0")
+    while at >= 0:
+        start, found = at - 1, _NOT_ZERO.search(same, at)
+        end = found.start() if found else len(data)
+        char = chr(data[start])
+        per_token = _PER_TOKEN.get(char, 2) if char.isascii() else 0
+        if per_token:
+            cost += (end - start - 1) * (1 / per_token - _word_price(char))
+            parts.append(data[last : start + 1])
+            last = end
+        at = same.find(b"\0\0\0", end)
+    if not parts:
+        return data, 0.0
+    parts.append(data[last:])
+    return b"".join(parts), cost
+
+
+def _reprice(stretches: str) -> float:
+    """What pricing `stretches` as unbroken adds to (or takes from) their price as words."""
+    # Bytes: a stretch may hold accented letters, which the classes put with a-z.
+    rest, cost = _repeats(stretches.encode("utf-8", "surrogatepass"))
+    cs = rest.translate(None, _CONTINUATION).translate(_CLASS)
+    counts = (
+        cs.count(b"a" * 8),
+        rest.translate(_CONSONANT).count(b"cccc"),
+        cs.count(b"AAA"),
+        cs.count(b"......"),
+    )
+    return cost + sum(w * n for w, n in zip(_UNBROKEN_WEIGHTS, counts, strict=True))
 
 
 def estimate(text: str) -> int:
     """Estimated tokens in `text` alone (no message overhead), uncalibrated."""
     if not text:
         return 0
-    return max(1, round(sum(w * n for w, n in zip(_WEIGHTS, _counts(text), strict=True))))
+    counts, stretches = _counts(text)
+    total = sum(w * n for w, n in zip(_WEIGHTS, counts, strict=True))
+    if stretches:
+        total += _reprice(stretches)
+    return max(1, round(total))
 
 
 def seed_estimate(text: str) -> int:
@@ -307,6 +445,7 @@ class TokenCounter:
         self.encoding: str | None = loaded[0] if loaded else None
         self._encoder = loaded[1] if loaded else None
         self.hits = self.misses = 0  # message counts answered from the cache, and counted
+        self.per_char = 0.0  # see surcharged()
 
     @property
     def source(self) -> str:
@@ -324,8 +463,18 @@ class TokenCounter:
     def _scale(self, raw: int) -> int:
         return raw if self._encoder is not None else math.ceil(raw * self.factor)
 
+    def surcharged(self, per_char: float) -> TokenCounter:
+        """This counter with `per_char` tokens added a character to every calibrated count (raw
+        counts and their cache stay): how a retry counts what a refusal showed we underestimate."""
+        if per_char <= 0:
+            return self
+        view = copy.copy(self)
+        view.per_char = per_char
+        return view
+
     def text(self, text: str) -> int:
-        return self._scale(self.raw_text(text))
+        surcharge = math.ceil(self.per_char * len(text)) if self.per_char else 0
+        return self._scale(self.raw_text(text)) + surcharge
 
     def raw_message(self, msg: Any) -> int:
         cached = msg._tokens
@@ -345,7 +494,8 @@ class TokenCounter:
         return count
 
     def message(self, msg: Any) -> int:
-        return self._scale(self.raw_message(msg))
+        surcharge = math.ceil(self.per_char * len(msg.content or "")) if self.per_char else 0
+        return self._scale(self.raw_message(msg)) + surcharge
 
     def messages(self, msgs: Any) -> int:
         return sum(self.message(m) for m in msgs) + REQUEST_OVERHEAD
