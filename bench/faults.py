@@ -3,9 +3,13 @@ lost, how many retries, how long until it recovered (or gave its clear error). B
 OpenAI-compatible row, the same fault against a plain client (last 20 messages, one attempt,
 history in memory), in the same run.
 
-Run from the repository root in the test environment: python bench/faults.py
-Back-off waits are real here (the test settings' 0.01-0.05 s back-off, and the 1 s a server's
-Retry-After asks for), so the times are what a user would wait with those settings.
+Then the hostile half (issue 13): each fault through real jarvis-tui processes, with what they
+printed searched for tracebacks and secrets: survived, replies and messages lost, tracebacks,
+secrets printed, and the time the case took (the deadline cases run with deadlines of seconds).
+
+Run from the repository root in the test environment: python bench/faults.py [--only provider|
+process]. Back-off waits are real here (the test settings' 0.01-0.05 s back-off, and the 1 s a
+server's Retry-After asks for), so the times are what a user would wait with those settings.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fault_matrix import CASES, Outcome, run_case  # noqa: E402
+from tests.faults.cases import CASES as PROCESS_CASES  # noqa: E402
 
 
 def cell(o: Outcome | None) -> str:
@@ -26,7 +31,7 @@ def cell(o: Outcome | None) -> str:
     return "survived" if o.survived else "FAILED"
 
 
-async def main() -> int:
+async def provider_faults() -> bool:
     rows: list[tuple[Outcome, Outcome | None]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for n, case in enumerate(CASES):
@@ -46,7 +51,35 @@ async def main() -> int:
     print(f"\njarvis-tui: {survived}/{len(rows)} survived, {lost} messages lost")
     print(f"plain client: {sum(p.survived for p in plain_rows)}/{len(plain_rows)} survived, "
           f"{sum(p.lost for p in plain_rows)} messages lost")
-    return 0 if survived == len(rows) and lost == 0 else 1
+    return survived == len(rows) and lost == 0
+
+
+def process_faults() -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [case.run(Path(tmp) / str(n)) for n, case in enumerate(PROCESS_CASES)]
+    width = max(len(o.name) for o in rows)
+    print(f"{'item':>4}  {'fault (real processes)':{width}}  {'':8} {'lost':>4} {'tracebacks':>10} "
+          f"{'secrets':>7} {'time s':>7}  what the user saw")
+    for o in rows:
+        print(f"{o.item:>4}  {o.name:{width}}  {'survived' if o.survived else 'FAILED':8} "
+              f"{o.lost:>4} {o.tracebacks:>10} {o.secrets:>7} {o.seconds:>7.1f}  {o.result[:80]}")
+    survived = sum(o.survived for o in rows)
+    lost, tracebacks, secrets = (sum(getattr(o, k) for o in rows)
+                                 for k in ("lost", "tracebacks", "secrets"))
+    print(f"\nhostile faults: {survived}/{len(rows)} survived, {lost} replies or messages lost, "
+          f"{tracebacks} tracebacks, {secrets} secrets printed")
+    return survived == len(rows) and lost == tracebacks == secrets == 0
+
+
+async def main() -> int:
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    ok = True
+    if only in ("", "provider"):
+        ok = await provider_faults() and ok
+        print()
+    if only in ("", "process"):
+        ok = process_faults() and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -58,8 +58,8 @@ def _huge(item: int, name: str, play: Play, size: int) -> ProcCase:
         with HostileServer(play) as server:
             # A window and reply limit as large as the reply: this server is not runaway.
             ask, peak_mb = _measured(t, tmp, "--base-url", server.base_url, "--model", "m",
-                                     "--context-window", "4000000", "--response-reserve",
-                                     "2000000", "ask", "send me everything")
+                                     "--context-window", "20000000", "--response-reserve",
+                                     "10000000", "ask", "send me everything")
         t.expect(ask.returncode == 0, f"exit {ask.returncode}: {ask.stderr.strip()[-100:]}")
         printed = (tmp / "stdout").stat().st_size
         t.expect(printed >= size, f"printed {printed} of {size} characters")
