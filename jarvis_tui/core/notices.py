@@ -26,7 +26,8 @@ TEXTS = {
                          "keeping it only if a server says so again",
         "busy": "⏳ Another jarvis-tui{who} is answering in this session; waiting for it to "
                 "finish…",
-        "changed": "↻ Another jarvis-tui added {n} message(s) to this session; read them first",
+        "changed": "↻ Another jarvis-tui added {n} message(s) to this session; they are part of "
+                   "the conversation now",
         "save_delayed": "⏳ The session database is locked by another program; the reply is "
                         "kept and saved as soon as the lock frees",
         "manual_failed": "📦 Nothing compacted: {why}",
@@ -50,7 +51,7 @@ TEXTS = {
         "limit_suspect": "ℹ 服务器称其上下文窗口只有 {tokens} tokens（原设置 {previous}），"
                          "这看起来不对：仅在本会话中使用，服务器再次这样说才会保留",
         "busy": "⏳ 另一个 jarvis-tui{who}正在这个会话中回答；等待它完成…",
-        "changed": "↻ 另一个 jarvis-tui 向这个会话添加了 {n} 条消息；已先读取",
+        "changed": "↻ 另一个 jarvis-tui 向这个会话添加了 {n} 条消息；它们已成为对话的一部分",
         "save_delayed": "⏳ 会话数据库被另一个程序锁住；回复已保留，锁一释放就保存",
         "manual_failed": "📦 未压缩：{why}",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
