@@ -264,3 +264,22 @@ def test_ask_never_imports_textual(home, fake_server):
                           env=home, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "UI MODULES: []" in done.stderr
+
+
+@pytest.mark.parametrize("session, args", [
+    (2**70, ["export", str(2**70)]), (0, ["export", "0"]),
+    (2**64, ["search", "x", "--session", str(2**64)]),
+    (2**63, ["ask", "--session", str(2**63), "--base-url", "http://127.0.0.1:9/v1", "hi"]),
+])
+def test_a_session_id_no_store_can_hold_is_no_session(home, session, args):
+    result = run(home, *args)
+    assert result.returncode == 2
+    assert result.stderr == (f"jarvis-tui: there is no session {session}; `jarvis-tui sessions` "
+                             "lists them\n")
+
+
+@pytest.mark.parametrize("typed", ["abc", "1_0", "٣", "1e3"])
+def test_a_session_id_that_is_not_a_number_is_a_usage_error(home, typed):
+    result = run(home, "export", typed)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{typed!r} is not a session number; `jarvis-tui sessions` lists them" in result.stderr

@@ -11,6 +11,7 @@ import pytest
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.store import (
+    MAX_ID,
     SCHEMA_VERSION,
     Store,
     StoreError,
@@ -357,3 +358,22 @@ def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> No
         with Store(db_path) as s:
             s.messages(conv.id)
     assert str(db_path) in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad_id", [MAX_ID + 1, 2**70, 0, -1])
+def test_ids_no_sqlite_integer_can_hold_name_no_row(store: Store, bad_id: int) -> None:
+    conv = store.create_conversation()
+    assert store.get_conversation(bad_id) is None
+    assert store.messages(bad_id) == [] and store.summaries(bad_id) == []
+    assert store.latest_summary(bad_id) is None and store.search(bad_id, "anything") == []
+    for call in (lambda: store.export(bad_id), lambda: store.get_meta(bad_id, "k"),
+                 lambda: store.set_meta(bad_id, "k", 1), lambda: store.touch(bad_id),
+                 lambda: store.set_title(bad_id, "t"),
+                 lambda: store.add_message(bad_id, Message("user", "hi")),
+                 lambda: store.add_summary(bad_id, "s", [], kind="auto")):
+        with pytest.raises(StoreError, match=f"conversation {bad_id} does not exist"):
+            call()
+    with pytest.raises(StoreError, match=f"summary {bad_id} does not exist"):
+        store.edit_summary(bad_id, "x")
+    assert store.get_conversation(MAX_ID) is None  # the largest one is just not there
+    assert store.messages(conv.id) == []

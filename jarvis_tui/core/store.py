@@ -28,6 +28,7 @@ TITLE_CHARS = 60
 STATUSES = ("complete", "partial", "failed")
 SUMMARY_KINDS = ("auto", "manual", "edited")
 _SQLITE_HEADER = b"SQLite format 3\x00"
+MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id names no row (and cannot be bound)
 
 # Index i upgrades a database from user_version i to i + 1. Append, never edit.
 _MIGRATIONS: list[str] = [
@@ -268,7 +269,8 @@ class Store:
         )
 
     def _require_conversation(self, db: sqlite3.Connection, conv_id: int) -> None:
-        if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
+        if not _storable(conv_id) or db.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
             raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
 
     # -- conversations ------------------------------------------------------------------------
@@ -290,6 +292,8 @@ class Store:
         return Conversation(cur.lastrowid or 0, title, now, now, model, 0)
 
     def get_conversation(self, conv_id: int) -> Conversation | None:
+        if not _storable(conv_id):
+            return None
         with self._guard("read"):
             row = self._db.execute(self._CONV_SELECT + "WHERE c.id = ?", (conv_id,)).fetchone()
         return Conversation(*row) if row else None
@@ -370,11 +374,15 @@ class Store:
                covered_only: bool = False) -> list[recall_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
         best first; `covered_only`: only those a summary covers and nothing pinned back."""
+        if not _storable(conv_id):
+            return []
         with self._guard("search"):
             return recall_index.search(self._db, conv_id, text, limit=limit,
                                        covered_only=covered_only)
 
     def messages(self, conv_id: int) -> list[Message]:
+        if not _storable(conv_id):
+            return []
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
@@ -472,7 +480,8 @@ class Store:
         """A user's edit is stored as a new summary that replaces the old; the old one stays."""
         now = self._now()
         with self._write("save an edited summary to") as db:
-            row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone()
+            row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone() \
+                if _storable(summary_id) else None
             if row is None:
                 raise StoreError(f"{self.path}: summary {summary_id} does not exist.")
             old = Summary(*row)
@@ -492,6 +501,8 @@ class Store:
         )
 
     def latest_summary(self, conv_id: int) -> Summary | None:
+        if not _storable(conv_id):
+            return None
         with self._guard("read"):
             row = self._db.execute(
                 self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
@@ -500,6 +511,8 @@ class Store:
         return Summary(*row) if row else None
 
     def summaries(self, conv_id: int) -> list[Summary]:
+        if not _storable(conv_id):
+            return []
         with self._guard("read"):
             rows = self._db.execute(
                 self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id", (conv_id,)
@@ -509,7 +522,9 @@ class Store:
     # -- per-conversation metadata (learned context limit, calibration factor, ...) -----------
 
     def _meta(self, db: sqlite3.Connection, conv_id: int) -> dict[str, Any]:
-        row = db.execute("SELECT meta FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+        row = db.execute(
+            "SELECT meta FROM conversations WHERE id = ?", (conv_id,)
+        ).fetchone() if _storable(conv_id) else None
         if row is None:
             raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
         return json.loads(row[0] or "{}")
@@ -555,6 +570,11 @@ class Store:
             ],
             "summaries": [asdict(s) for s in sums],
         }
+
+
+def _storable(row_id: object) -> bool:
+    """Whether an id can name a row at all: 1..2**63-1 (SQLite refuses to bind larger ones)."""
+    return isinstance(row_id, int) and 1 <= row_id <= MAX_ID
 
 
 def _dump(value: Any) -> str | None:
