@@ -166,8 +166,23 @@ def load(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    return Store(args.db)
+@contextlib.contextmanager
+def open_store(args: argparse.Namespace) -> Iterator[Store]:
+    """The session store for a command. What it has to tell the user (a stored field it could
+    not read) goes to stderr: what opening found at once, except in the full-screen app, which
+    can show `store.notices` itself, and the rest when the command ends."""
+    with Store(args.db) as store:
+        if args.command:
+            _print_notices(store)
+        try:
+            yield store
+        finally:
+            _print_notices(store)
+
+
+def _print_notices(store: Store) -> None:
+    for line in store.take_notices():
+        print(f"jarvis-tui: {terminal_safe(line)}", file=sys.stderr, flush=True)
 
 
 def startup_warnings(args: argparse.Namespace) -> list[str]:

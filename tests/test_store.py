@@ -13,6 +13,7 @@ from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.store import (
     MAX_ID,
     SCHEMA_VERSION,
+    UNREADABLE_META,
     Store,
     StoreError,
     default_db_path,
@@ -358,6 +359,64 @@ def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> No
         with Store(db_path) as s:
             s.messages(conv.id)
     assert str(db_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def _spoil(path: Path, sql: str, *args: object) -> None:
+    raw = sqlite3.connect(path)
+    raw.execute(sql, args)
+    raw.commit()
+    raw.close()
+
+
+def test_stored_fields_that_are_not_json_are_left_out_and_reported(db_path: Path) -> None:
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        ask = s.add_message(conv.id, Message("user", "use the tool"))
+        call = s.add_message(conv.id, Message("assistant", "calling", tool_calls=calls))
+        s.set_meta(conv.id, "context_limit", 8192)
+    _spoil(db_path, "UPDATE messages SET tool_calls = '[{\"id\": ' WHERE id = ?", call.id)
+    _spoil(db_path, "UPDATE conversations SET meta = '[1, 2]'")
+    bad_calls = (f"session {conv.id}, message {call.id}: tool_calls is not valid JSON; left out "
+                 "(the stored text is kept)")
+    bad_meta = (f"session {conv.id}: meta is not a JSON object; read as empty (the stored text "
+                "is kept)")
+    with Store(db_path) as s:
+        got = s.messages(conv.id)
+        assert [(m.id, m.content, m.tool_calls) for m in got] == [
+            (ask.id, "use the tool", None), (call.id, "calling", None)]
+        assert s.get_meta(conv.id, "context_limit", 4096) == 4096
+        s.messages(conv.id)  # read again: told once
+        assert s.take_notices() == [bad_calls, bad_meta]
+        data = json.loads(json.dumps(s.export(conv.id)))
+        assert [m["content"] for m in data["messages"]] == ["use the tool", "calling"]
+        assert data["conversation"]["meta"] == {}
+        assert data["problems"] == [
+            {"message_id": None, "field": "meta", "problem": bad_meta, "stored_text": "[1, 2]"},
+            {"message_id": call.id, "field": "tool_calls", "problem": bad_calls,
+             "stored_text": '[{"id": '},
+        ]
+        assert s.take_notices() == []  # the export found nothing new
+    raw = sqlite3.connect(db_path)  # reading never rewrote them
+    assert raw.execute("SELECT tool_calls FROM messages WHERE id = ?",
+                       (call.id,)).fetchone() == ('[{"id": ',)
+    raw.close()
+
+
+def test_set_meta_keeps_the_text_of_unreadable_meta(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+    _spoil(db_path, "UPDATE conversations SET meta = '{\"context_limit\": 81'")
+    with Store(db_path) as s:
+        s.set_meta(conv.id, "calibration", {"m": 1.1})
+        assert s.get_meta(conv.id, "calibration") == {"m": 1.1}
+        assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'
+        assert s.take_notices()[-1] == (
+            f"session {conv.id}: meta was not a JSON object; its stored text is now kept in it "
+            f"under '{UNREADABLE_META}'")
+        s.set_meta(conv.id, "context_limit", 8192)  # readable again: the kept text stays
+        assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'
+        assert s.export(conv.id)["problems"] == []
 
 
 @pytest.mark.parametrize("bad_id", [MAX_ID + 1, 2**70, 0, -1])

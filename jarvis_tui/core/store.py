@@ -29,6 +29,8 @@ STATUSES = ("complete", "partial", "failed")
 SUMMARY_KINDS = ("auto", "manual", "edited")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id names no row (and cannot be bound)
+# Where set_meta keeps a conversation's stored meta text that was not a JSON object.
+UNREADABLE_META = "unreadable_meta"
 
 # Index i upgrades a database from user_version i to i + 1. Append, never edit.
 _MIGRATIONS: list[str] = [
@@ -113,6 +115,24 @@ class Summary:
     replaces_id: int | None
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored JSON field that could not be read back: it reads as empty, is reported, and its
+    stored text is never overwritten."""
+    conversation_id: int
+    message_id: int | None  # None: the conversation's own meta
+    field: str
+    problem: str  # "is not valid JSON", "is not a JSON list", ...
+    stored_text: str
+
+    def __str__(self) -> str:
+        if self.message_id is None:
+            return (f"session {self.conversation_id}: {self.field} {self.problem}; read as "
+                    "empty (the stored text is kept)")
+        return (f"session {self.conversation_id}, message {self.message_id}: {self.field} "
+                f"{self.problem}; left out (the stored text is kept)")
+
+
 def make_title(text: str) -> str:
     """A single-line title from the first user message."""
     line = " ".join(text.split())
@@ -125,6 +145,10 @@ class Store:
         self.path = Path(path) if path is not None else default_db_path()
         self.timeout = timeout
         self._now = clock  # replaceable so screenshots and exports can be reproduced exactly
+        # What the user should be told that is not an error (a stored field that could not be
+        # read), each once; the caller shows them and empties the list.
+        self.notices: list[str] = []
+        self._told: set[str] = set()
         # One connection shared by worker threads; the lock serialises every use of it, so a
         # reader never sees another thread's half-done transaction.
         self._lock = threading.RLock()
@@ -146,6 +170,22 @@ class Store:
         except BaseException:
             self._db.close()
             raise
+
+    def take_notices(self) -> list[str]:
+        """The notices not yet shown, oldest first; the list is empty afterwards."""
+        with self._lock:
+            taken, self.notices = self.notices, []
+        return taken
+
+    def _notice(self, line: str) -> None:
+        with self._lock:
+            if line not in self._told:
+                self._told.add(line)
+                self.notices.append(line)
+
+    def _report(self, unreadable: list[Unreadable]) -> None:
+        for field in unreadable:
+            self._notice(str(field))
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -381,23 +421,33 @@ class Store:
                                        covered_only=covered_only)
 
     def messages(self, conv_id: int) -> list[Message]:
+        """Every message of `conv_id` in order; one whose tool calls cannot be read has none
+        (and the user is told)."""
+        msgs, unreadable = self._messages(conv_id)
+        self._report(unreadable)
+        return msgs
+
+    def _messages(self, conv_id: int) -> tuple[list[Message], list[Unreadable]]:
         if not _storable(conv_id):
-            return []
+            return [], []
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
                 "summary_id, created_at FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conv_id,),
             ).fetchall()
-        return [
-            Message(
-                role=role, content=content, id=mid, tool_calls=_load(calls),
-                tool_call_id=call_id, name=name, status=status, pinned=bool(pinned),
-                summary_id=summary_id, created_at=created,
-            )
-            for mid, role, content, calls, call_id, name, status, pinned, summary_id, created
-            in rows
-        ]
+        msgs, unreadable = [], []
+        for mid, role, content, stored, call_id, name, status, pinned, summary_id, created \
+                in rows:
+            calls, problem = _load(stored, list)
+            if problem:
+                unreadable.append(Unreadable(conv_id, mid, "tool_calls", problem, stored))
+            msgs.append(Message(
+                role=role, content=content, id=mid, tool_calls=calls, tool_call_id=call_id,
+                name=name, status=status, pinned=bool(pinned), summary_id=summary_id,
+                created_at=created,
+            ))
+        return msgs, unreadable
 
     # -- summaries ----------------------------------------------------------------------------
 
@@ -521,42 +571,60 @@ class Store:
 
     # -- per-conversation metadata (learned context limit, calibration factor, ...) -----------
 
-    def _meta(self, db: sqlite3.Connection, conv_id: int) -> dict[str, Any]:
+    def _meta(self, db: sqlite3.Connection, conv_id: int
+              ) -> tuple[dict[str, Any], Unreadable | None]:
         row = db.execute(
             "SELECT meta FROM conversations WHERE id = ?", (conv_id,)
         ).fetchone() if _storable(conv_id) else None
         if row is None:
             raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
-        return json.loads(row[0] or "{}")
+        meta, problem = _load(row[0] or "{}", dict)
+        if problem:
+            return {}, Unreadable(conv_id, None, "meta", problem, row[0])
+        return meta, None
 
     def get_meta(self, conv_id: int, key: str, default: Any = None) -> Any:
         with self._guard("read"):
-            return self._meta(self._db, conv_id).get(key, default)
+            meta, unreadable = self._meta(self._db, conv_id)
+        self._report([unreadable] if unreadable else [])
+        return meta.get(key, default)
 
     def set_meta(self, conv_id: int, key: str, value: Any) -> None:
         with self._write("save settings of a conversation to") as db:
-            meta = self._meta(db, conv_id)
+            meta, unreadable = self._meta(db, conv_id)
+            if unreadable:
+                # Not refused: the engine saves what it learns after every reply, and a round
+                # must not fail over a field the user never sees. Not dropped either: the text
+                # may be all that is left of those settings, so it moves under a key of its own.
+                meta[UNREADABLE_META] = unreadable.stored_text
             meta[key] = value
             db.execute(
                 "UPDATE conversations SET meta = ? WHERE id = ?", (_dump(meta), conv_id)
             )
+        if unreadable:
+            self._notice(f"session {conv_id}: meta was not a JSON object; its stored text is now "
+                         f"kept in it under {UNREADABLE_META!r}")
 
     # -- export -------------------------------------------------------------------------------
 
     def export(self, conv_id: int) -> dict[str, Any]:
-        """The whole conversation as JSON-ready data, covered messages included."""
+        """The whole conversation as JSON-ready data, covered messages included. A stored field
+        that cannot be read is left out of its place and listed under "problems" with its stored
+        text, so the export of everything else still works and nothing is lost."""
         with self._guard("export"):
             conv = self.get_conversation(conv_id)
             if conv is None:
                 raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
-            meta = self._meta(self._db, conv_id)
+            meta, bad_meta = self._meta(self._db, conv_id)
             seqs = dict(
                 self._db.execute(
                     "SELECT id, seq FROM messages WHERE conversation_id = ?", (conv_id,)
                 ).fetchall()
             )
-            msgs = self.messages(conv_id)
+            msgs, unreadable = self._messages(conv_id)
             sums = self.summaries(conv_id)
+        unreadable = [bad_meta, *unreadable] if bad_meta else unreadable
+        self._report(unreadable)
         return {
             "conversation": {**asdict(conv), "meta": meta},
             "messages": [
@@ -569,6 +637,11 @@ class Store:
                 for m in msgs
             ],
             "summaries": [asdict(s) for s in sums],
+            "problems": [
+                {"message_id": u.message_id, "field": u.field, "problem": str(u),
+                 "stored_text": u.stored_text}
+                for u in unreadable
+            ],
         }
 
 
@@ -583,5 +656,14 @@ def _dump(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def _load(text: str | None, kind: type) -> tuple[Any, str | None]:
+    """The JSON value of a stored field and None, or None and what is wrong with it."""
+    if text is None:
+        return None, None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, "is not valid JSON"
+    if value is not None and not isinstance(value, kind):
+        return None, f"is not a JSON {'list' if kind is list else 'object'}"
+    return value, None

@@ -1,8 +1,10 @@
-"""Fault-matrix cases for the session store under hostile conditions (issue 13, item 14):
-session ids no SQLite integer can hold."""
+"""Fault-matrix cases for the session store under hostile conditions (issue 13, items 13 and 14):
+stored fields that are not JSON, and session ids no SQLite integer can hold."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider
@@ -17,6 +19,43 @@ def asked(t: Trial, fake: FakeProvider, *texts: str) -> tuple[str, ...]:
     for text in texts:
         t.expect(t.run(*base, "ask", text).returncode == 0, f"ask {text!r} failed")
     return base
+
+
+def fields_that_are_not_json(tmp: Path) -> ProcOutcome:
+    t = Trial(13, "stored meta and tool_calls that are not JSON", tmp)
+    with FakeProvider() as fake:
+        base = asked(t, fake, "first question")
+        with sqlite3.connect(t.db) as raw:
+            raw.execute("UPDATE conversations SET meta = '{\"context_limit\": 81'")
+            reply_id = raw.execute(
+                "SELECT id FROM messages WHERE role = 'assistant'").fetchone()[0]
+            raw.execute("UPDATE messages SET tool_calls = '[{\"id\": \"call_1\", ' "
+                        "WHERE id = ?", (reply_id,))
+        bad_calls = f"session 1, message {reply_id}: tool_calls is not valid JSON"
+        bad_meta = "session 1: meta is not valid JSON"
+        as_json = t.run("export", "--format", "json")
+        t.expect(as_json.returncode == 0, f"export json: exit {as_json.returncode}")
+        try:
+            data = json.loads(as_json.stdout)
+        except ValueError:
+            data = {}
+        t.expect(len(data.get("messages", [])) == 2, "the export lost messages")
+        problems = [p["problem"] for p in data.get("problems", [])]
+        t.expect(any(bad_calls in p for p in problems) and any(bad_meta in p for p in problems),
+                 f"problems: {problems}")
+        t.expect(bad_calls in as_json.stderr and bad_meta in as_json.stderr,
+                 f"export said {as_json.stderr[:100]!r}")
+        as_md = t.run("export")
+        t.expect(as_md.returncode == 0 and "first question" in as_md.stdout
+                 and bad_calls in as_md.stdout, f"export md: exit {as_md.returncode}")
+        ask = t.run(*base, "ask", "second question")
+        t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+        with sqlite3.connect(t.db) as raw:
+            meta = raw.execute("SELECT meta FROM conversations").fetchone()[0]
+        t.expect('{"context_limit": 81' in json.loads(meta).get("unreadable_meta", ""),
+                 f"the stored meta text was not kept: {meta[:80]!r}")
+    t.keeps(["first question", "second question"])
+    return t.outcome(one_line(as_json.stderr))
 
 
 def session_id_beyond_64_bits(tmp: Path) -> ProcOutcome:
@@ -39,5 +78,6 @@ def session_id_beyond_64_bits(tmp: Path) -> ProcOutcome:
 
 
 CASES: list[ProcCase] = [
+    ProcCase(13, "stored meta and tool_calls that are not JSON", fields_that_are_not_json),
     ProcCase(14, "a session id beyond 64 bits", session_id_beyond_64_bits),
 ]
