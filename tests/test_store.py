@@ -18,6 +18,7 @@ from jarvis_tui.core.store import (
     StoreError,
     default_db_path,
 )
+from tests.readonly import read_only
 
 
 @pytest.fixture
@@ -359,6 +360,37 @@ def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> No
         with Store(db_path) as s:
             s.messages(conv.id)
     assert str(db_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_unwritable_directory_is_named_not_called_corrupt(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    with Store(directory / "sessions.db") as s:
+        chat(s, s.create_conversation().id, 1)
+    before = (directory / "sessions.db").read_bytes()
+    with read_only(directory):
+        for path in (directory / "sessions.db", directory / "new.db"):
+            with pytest.raises(StoreError) as info:
+                Store(path)
+            assert str(info.value) == (
+                f"cannot write to {directory}: permission denied (needed to open the session "
+                "database); check its owner and mode, or choose another file with --db.")
+        with pytest.raises(StoreError, match=f"cannot write to {directory}: permission denied "
+                                             f"\\(needed to create {directory / 'sub'} "):
+            Store(directory / "sub" / "sessions.db")
+    assert (directory / "sessions.db").read_bytes() == before
+    assert sorted(p.name for p in directory.iterdir()) == ["sessions.db"]
+
+
+def test_a_read_only_database_file_reads_and_names_itself_on_a_write(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        chat(s, conv.id, 1)
+    with read_only(db_path), Store(db_path) as s:
+        assert [m.content for m in s.messages(conv.id)] == ["question 0", "answer 0"]
+        with pytest.raises(StoreError) as info:
+            s.add_message(conv.id, Message("user", "more"))
+        assert str(info.value).startswith(f"cannot write to {db_path}: permission denied "
+                                          "(needed to save a message to the session database)")
 
 
 def _spoil(path: Path, sql: str, *args: object) -> None:

@@ -7,7 +7,9 @@ column here on purpose; the store must never hold a secret.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -79,10 +81,12 @@ _MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-def default_db_path() -> Path:
-    """Where sessions live by default; honours XDG_DATA_HOME on Linux. Creates the directory."""
+def default_db_path(*, create: bool = True) -> Path:
+    """Where sessions live by default; honours XDG_DATA_HOME on Linux. Creates the directory
+    unless `create` is false (the Store creates it itself, reporting what stops it)."""
     directory = Path(platformdirs.user_data_dir(APP_NAME))
-    directory.mkdir(parents=True, exist_ok=True)
+    if create:
+        directory.mkdir(parents=True, exist_ok=True)
     return directory / "sessions.db"
 
 
@@ -142,7 +146,7 @@ def make_title(text: str) -> str:
 class Store:
     def __init__(self, path: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT,
                  clock: Callable[[], float] = time.time):
-        self.path = Path(path) if path is not None else default_db_path()
+        self.path = Path(path) if path is not None else default_db_path(create=False)
         self.timeout = timeout
         self._now = clock  # replaceable so screenshots and exports can be reproduced exactly
         # What the user should be told that is not an error (a stored field that could not be
@@ -156,13 +160,15 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot create its directory ({e})") from None
+            raise self._os_error(self.path.parent, e,
+                                 f"needed to create {self.path.parent} for the session "
+                                 "database") from None
         try:
             self._db = sqlite3.connect(
                 str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot open the session database ({e})") from None
+            raise self._error("open", e) from None
         recall_index.install(self._db)  # before anything writes: the index triggers call it
         try:
             self._open()
@@ -197,7 +203,7 @@ class Store:
         except FileNotFoundError:
             return
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot read the session database ({e})") from None
+            raise self._os_error(self.path, e, "needed to open the session database") from None
         if head and head != _SQLITE_HEADER:
             raise StoreError(
                 f"{self.path}: not a SQLite database; it was not modified. Move it away or "
@@ -211,12 +217,7 @@ class Store:
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
             ).fetchone()[0]
         except sqlite3.DatabaseError as e:
-            if "locked" in str(e):
-                raise self._error("open", e) from None
-            raise StoreError(
-                f"{self.path}: the session database is corrupt ({e}); it was not modified. "
-                "Move it away to start a fresh one."
-            ) from None
+            raise self._error("open", e) from None
         if version == 0 and tables:
             raise StoreError(
                 f"{self.path}: a SQLite database that is not a jarvis-tui session store; it was "
@@ -265,19 +266,53 @@ class Store:
 
     def _error(self, action: str, e: sqlite3.Error) -> StoreError:
         text = str(e)
-        if "locked" in text or "busy" in text:
+        name = getattr(e, "sqlite_errorname", None) or ""
+        if _busy(e):
             return StoreError(
                 f"{self.path}: could not {action} the session database: it is locked by another "
                 f"program (waited {self.timeout:g}s); close other jarvis-tui windows and retry."
             )
-        if "malformed" in text or "not a database" in text:
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text \
+                or "not a database" in text:
             return StoreError(
                 f"{self.path}: could not {action} the session database: it is corrupt ({text}); "
-                "move it away to start a fresh one (sqlite3's .recover may rescue it)."
+                "it was not modified. Move it away to start a fresh one (sqlite3's .recover "
+                "may rescue it)."
             )
+        if name.startswith(_ACCESS_ERRORS):
+            return self._access_error(action, text)
         if isinstance(e, sqlite3.ProgrammingError) and "closed" in text:
             return StoreError(f"{self.path}: the session store is already closed.")
         return StoreError(f"{self.path}: could not {action} the session database ({text}).")
+
+    def _access_error(self, action: str, text: str) -> StoreError:
+        """SQLite says only "unable to open" or "readonly": name the place that stops it."""
+        places = [(self.path.parent, os.W_OK | os.X_OK)] + [
+            (place, os.R_OK | os.W_OK)
+            for place in (self.path, *(Path(f"{self.path}{end}") for end in ("-wal", "-shm")))
+            if place.exists()
+        ]
+        for place, mode in places:
+            if not os.access(place, mode):
+                verb = "write to" if os.access(place, os.R_OK) else "read"
+                return _cannot(place, verb, _denied(place),
+                               f"needed to {action} the session database")
+        if "full" in text:
+            return StoreError(f"{self.path}: could not {action} the session database: the disk "
+                              "is full; free some space and retry.")
+        return StoreError(
+            f"{self.path}: could not {action} the session database ({text}); check the disk and "
+            "the file's owner and mode, or choose another file with --db."
+        )
+
+    def _os_error(self, place: Path, e: OSError, why: str) -> StoreError:
+        """The one line for the OSError met reading the file or creating its directory."""
+        if isinstance(e, PermissionError) or e.errno == errno.EROFS:
+            while not place.exists() and place != place.parent:
+                place = place.parent  # a directory not made yet: its parent stops it
+            verb = "read" if place == self.path else "write to"
+            return _cannot(place, verb, _denied(place), why)
+        return StoreError(f"{self.path}: cannot use it ({e.strerror or e}; {why}).")
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
@@ -643,6 +678,30 @@ class Store:
                 for u in unreadable
             ],
         }
+
+
+_ACCESS_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH",
+                  "SQLITE_IOERR", "SQLITE_FULL")
+
+
+def _busy(e: sqlite3.Error) -> bool:
+    name = getattr(e, "sqlite_errorname", None) or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(e)
+
+
+def _denied(place: Path) -> str:
+    try:
+        read_only = bool(os.statvfs(place).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return "read-only file system" if read_only else "permission denied"
+
+
+def _cannot(place: Path, verb: str, reason: str, why: str) -> StoreError:
+    fix = "remount it read-write" if reason == "read-only file system" else \
+        "check its owner and mode"
+    return StoreError(f"cannot {verb} {place}: {reason} ({why}); {fix}, or choose another file "
+                      "with --db.")
 
 
 def _storable(row_id: object) -> bool:

@@ -1,5 +1,6 @@
-"""Fault-matrix cases for the session store under hostile conditions (issue 13, items 13 and 14):
-stored fields that are not JSON, and session ids no SQLite integer can hold."""
+"""Fault-matrix cases for the session store under hostile conditions (issue 13, items 11, 13,
+14): a directory it may not write, stored fields that are not JSON, and session ids no SQLite
+integer can hold."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import ProcCase, ProcOutcome, Trial, one_line
+from tests.readonly import read_only
 
 HUGE_ID = str(2**70)
 
@@ -19,6 +21,27 @@ def asked(t: Trial, fake: FakeProvider, *texts: str) -> tuple[str, ...]:
     for text in texts:
         t.expect(t.run(*base, "ask", text).returncode == 0, f"ask {text!r} failed")
     return base
+
+
+def read_only_data_directory(tmp: Path) -> ProcOutcome:
+    t = Trial(11, "the data directory is read-only", tmp)
+    with FakeProvider() as fake:
+        base = asked(t, fake, "remember 4711")
+        before = t.db.read_bytes()
+        with read_only(t.db.parent):
+            for args in (["ask", "hello again"], ["sessions"], ["export"]):
+                done = t.run(*base, *args)
+                said = done.stderr.strip()
+                t.expect(done.returncode == 2, f"{args[0]}: exit {done.returncode}")
+                t.expect(len(said.splitlines()) == 1, f"{args[0]}: not one line: {said[:80]!r}")
+                t.expect(f"cannot write to {t.db.parent}: permission denied" in said
+                         and "corrupt" not in said and "move it away" not in said.lower(),
+                         f"{args[0]} said {said[:100]!r}")
+        t.expect(t.db.read_bytes() == before, "the database changed")
+        again = t.run(*base, "ask", "writable again")
+        t.expect(again.returncode == 0, f"ask once writable: exit {again.returncode}")
+    t.keeps(["remember 4711", "writable again"])
+    return t.outcome(one_line(t.procs[1].stderr))
 
 
 def fields_that_are_not_json(tmp: Path) -> ProcOutcome:
@@ -78,6 +101,7 @@ def session_id_beyond_64_bits(tmp: Path) -> ProcOutcome:
 
 
 CASES: list[ProcCase] = [
+    ProcCase(11, "the data directory is read-only", read_only_data_directory),
     ProcCase(13, "stored meta and tool_calls that are not JSON", fields_that_are_not_json),
     ProcCase(14, "a session id beyond 64 bits", session_id_beyond_64_bits),
 ]
