@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
@@ -360,6 +361,52 @@ def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> No
         with Store(db_path) as s:
             s.messages(conv.id)
     assert str(db_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def _open_and_chat(path: Path, start, errors) -> None:
+    start.wait()
+    try:
+        with Store(path) as s:
+            chat(s, s.create_conversation().id, 1)
+    except Exception as e:  # reported by the parent
+        errors.put(f"{type(e).__name__}: {e}")
+
+
+def test_opening_waits_while_another_process_creates_the_store(tmp_path: Path) -> None:
+    # While another connection holds the write lock of a new file, the switch to WAL fails at
+    # once with "locked" (SQLite gives up rather than wait, to avoid a deadlock): opening
+    # retries it within its timeout instead of failing.
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.2, other.execute, ("ROLLBACK",)).start()
+    with Store(path) as s:
+        assert s.create_conversation().id == 1
+    other.close()
+
+
+def test_many_processes_create_a_new_store_at_once(tmp_path: Path) -> None:
+    # Ten processes that have all imported everything, released at once: before the opening
+    # read its schema in one snapshot, a fresh store could look foreign to one that read its
+    # version just before another's first migration committed (about a third of the rounds).
+    context = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        path = tmp_path / f"round-{round_}" / "sessions.db"
+        start, errors = context.Barrier(10), context.Queue()
+        procs = [context.Process(target=_open_and_chat, args=(path, start, errors))
+                 for _ in range(10)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        assert [errors.get() for _ in range(errors.qsize())] == []
+        with Store(path) as s:
+            convs = s.list_conversations()
+            assert len(convs) == 10 and {c.message_count for c in convs} == {2}
+            assert s.search(convs[0].id, "question")  # the index was built, and once
+        raw = sqlite3.connect(path)
+        assert raw.execute("SELECT count(*) FROM message_index").fetchone()[0] == 20
+        raw.close()
 
 
 def test_an_unwritable_directory_is_named_not_called_corrupt(tmp_path: Path) -> None:

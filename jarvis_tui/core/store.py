@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -33,6 +33,7 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id names no row (and cannot be bound)
 # Where set_meta keeps a conversation's stored meta text that was not a JSON object.
 UNREADABLE_META = "unreadable_meta"
+_T = TypeVar("_T")
 
 # Index i upgrades a database from user_version i to i + 1. Append, never edit.
 _MIGRATIONS: list[str] = [
@@ -172,7 +173,6 @@ class Store:
         recall_index.install(self._db)  # before anything writes: the index triggers call it
         try:
             self._open()
-            self._ensure_index()
         except BaseException:
             self._db.close()
             raise
@@ -211,13 +211,23 @@ class Store:
             )
 
     def _open(self) -> None:
-        try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            tables = self._db.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-            ).fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise self._error("open", e) from None
+        # Every step is retried while another process holds a lock it needs: ten `ask --new`
+        # started at once on a new directory all open it, and the switch to WAL fails at once
+        # with "locked" instead of waiting for the busy timeout. One deadline for all of them.
+        deadline = time.monotonic() + self.timeout
+        version = self._retrying(deadline, "open", self._schema_version)
+        self._retrying(deadline, "open", self._configure)
+        if version != SCHEMA_VERSION:
+            self._retrying(deadline, "upgrade the schema of", self._upgrade)
+        self._retrying(deadline, "index the messages of", self._ensure_index)
+
+    def _schema_version(self) -> int:
+        # One statement, so one snapshot: read one after the other, another process's first
+        # migration could commit in between and make a new store look like a foreign database.
+        version, tables = self._db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT count(*) FROM sqlite_master WHERE type = 'table')"
+        ).fetchone()
         if version == 0 and tables:
             raise StoreError(
                 f"{self.path}: a SQLite database that is not a jarvis-tui session store; it was "
@@ -228,29 +238,33 @@ class Store:
                 f"{self.path}: written by a newer jarvis-tui (schema {version}, this one knows "
                 f"{SCHEMA_VERSION}); upgrade jarvis-tui to open it."
             )
-        with self._guard("open"):
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # WAL + FULL: each commit is on disk before the request it records goes out.
-            self._db.execute("PRAGMA synchronous = FULL")
-        if version == SCHEMA_VERSION:
-            return  # no write at open, so a second window can read while another one writes
-        with self._write("upgrade the schema of"):
-            current = self._db.execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    def _configure(self) -> None:
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        # WAL + FULL: each commit is on disk before the request it records goes out.
+        self._db.execute("PRAGMA synchronous = FULL")
+
+    def _upgrade(self) -> None:
+        # Only when the schema is behind, so a second window can read while another one writes.
+        with self._transaction() as db:
+            current = self._schema_version()  # again under the write lock: another may be done
             for step in range(current, SCHEMA_VERSION):
                 for statement in _MIGRATIONS[step].split(";"):
                     if statement.strip():
-                        self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                        db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _ensure_index(self) -> None:
-        """The full-text index, built from the messages when it is missing (a store from
-        before it existed, or one whose index was dropped)."""
-        with self._guard("read"):
-            if not recall_index.missing(self._db):
-                return
-        with self._write("index the messages of") as db:
-            recall_index.build(db)
+        """The full-text index, built from the messages when it is missing (a new store, one from
+        before it existed); looked at again under the write lock, so stores opened at once build
+        it once."""
+        if not recall_index.missing(self._db):
+            return
+        with self._transaction() as db:
+            if recall_index.missing(db):
+                recall_index.build(db)
 
     def close(self) -> None:
         with self._lock:
@@ -314,6 +328,19 @@ class Store:
             return _cannot(place, verb, _denied(place), why)
         return StoreError(f"{self.path}: cannot use it ({e.strerror or e}; {why}).")
 
+    def _retrying(self, deadline: float, action: str, step: Callable[[], _T]) -> _T:
+        """`step()`, again after a growing pause while it fails for a lock, until `deadline`."""
+        pause = 0.002
+        while True:
+            with self._lock:
+                try:
+                    return step()
+                except sqlite3.Error as e:
+                    if not _busy(e) or time.monotonic() + pause > deadline:
+                        raise self._error(action, e) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
         with self._lock:
@@ -324,16 +351,20 @@ class Store:
 
     @contextmanager
     def _write(self, action: str = "write to") -> Iterator[sqlite3.Connection]:
+        with self._guard(action), self._transaction() as db:
+            yield db
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One committed transaction; IMMEDIATE takes the write lock up front (or times out)."""
-        with self._guard(action):
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def _touch(self, db: sqlite3.Connection, conv_id: int) -> None:
         # Strictly increasing so "most recently updated" never depends on clock resolution.

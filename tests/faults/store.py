@@ -1,18 +1,87 @@
-"""Fault-matrix cases for the session store under hostile conditions (issue 13, items 11, 13,
-14): a directory it may not write, stored fields that are not JSON, and session ids no SQLite
-integer can hold."""
+"""Fault-matrix cases for the session store under hostile conditions (issue 13, items 9, 11, 13,
+14): many processes creating it at once, a directory it may not write, stored fields that are not
+JSON, and session ids no SQLite integer can hold."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider
-from tests.faults import ProcCase, ProcOutcome, Trial, one_line
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, command, one_line
 from tests.readonly import read_only
 
+PARALLEL = 10
+ROUNDS = 3
 HUGE_ID = str(2**70)
+
+
+def parallel_first_open(tmp: Path) -> ProcOutcome:
+    t = Trial(9, f"{PARALLEL} parallel `ask --new` on a new data directory", tmp)
+    with FakeProvider() as fake:
+        for round_ in range(ROUNDS):
+            env = {**t.env, "XDG_DATA_HOME": str(tmp / f"data-{round_}")}
+            db = tmp / f"data-{round_}" / "jarvis-tui" / "sessions.db"
+            started = time.monotonic()
+            creating = _creating(db) if round_ == 0 else None
+            running = [subprocess.Popen(
+                command("--base-url", fake.base_url, "--model", "m", "ask", "--new",
+                        f"question {i} of round {round_}"),
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for i in range(PARALLEL)]
+            if creating is not None:
+                _until_some_arrive(running, db)
+                creating.execute("ROLLBACK")
+                creating.close()
+            for i, p in enumerate(running):
+                out, err = p.communicate(timeout=120)
+                proc = t.add(Proc(["ask", "--new", f"question {i}"], p.returncode,
+                                  out.decode(), err.decode(), time.monotonic() - started))
+                t.expect(proc.returncode == 0, f"round {round_}: exit {proc.returncode}: "
+                                               f"{one_line(proc.stderr)}")
+            with sqlite3.connect(db) as raw:
+                sessions = raw.execute("SELECT count(*) FROM conversations").fetchone()[0]
+                whole = raw.execute(
+                    "SELECT count(*) FROM (SELECT conversation_id FROM messages "
+                    "GROUP BY conversation_id HAVING count(*) = 2 AND "
+                    "sum(role = 'user') = 1 AND sum(role = 'assistant') = 1)").fetchone()[0]
+                asked = {row[0] for row in raw.execute(
+                    "SELECT content FROM messages WHERE role = 'user'")}
+            t.expect(sessions == PARALLEL and whole == PARALLEL,
+                     f"round {round_}: {sessions} sessions, {whole} whole")
+            missing = [i for i in range(PARALLEL) if f"question {i} of round {round_}" not in asked]
+            t.lost += len(missing)
+            t.expect(not missing, f"round {round_}: lost questions {missing}")
+    return t.outcome(f"{ROUNDS} x {PARALLEL} sessions, each question and reply stored")
+
+
+def _creating(db: Path) -> sqlite3.Connection:
+    """The new file's write lock held, as by a process creating the store: the race is won or
+    lost in microseconds, so plain parallel rounds rarely show it, but every process that
+    opens the store meanwhile meets it (the switch to WAL used to fail at once then)."""
+    db.parent.mkdir(parents=True)
+    creating = sqlite3.connect(db, isolation_level=None)
+    creating.execute("BEGIN IMMEDIATE")
+    return creating
+
+
+def _until_some_arrive(running: list[subprocess.Popen], db: Path) -> None:
+    """Until one process ended or two hold the database open (well within their 5 s wait)."""
+    def holds(p: subprocess.Popen) -> bool:
+        try:
+            fds = Path(f"/proc/{p.pid}/fd")
+            return any(os.readlink(fds / fd) == str(db) for fd in os.listdir(fds))
+        except OSError:
+            return False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in running) or sum(map(holds, running)) >= 2:
+            return
+        time.sleep(0.005)
 
 
 def asked(t: Trial, fake: FakeProvider, *texts: str) -> tuple[str, ...]:
@@ -101,6 +170,7 @@ def session_id_beyond_64_bits(tmp: Path) -> ProcOutcome:
 
 
 CASES: list[ProcCase] = [
+    ProcCase(9, f"{PARALLEL} parallel `ask --new` on a new data directory", parallel_first_open),
     ProcCase(11, "the data directory is read-only", read_only_data_directory),
     ProcCase(13, "stored meta and tool_calls that are not JSON", fields_that_are_not_json),
     ProcCase(14, "a session id beyond 64 bits", session_id_beyond_64_bits),
