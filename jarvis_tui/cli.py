@@ -168,9 +168,9 @@ def load(args: argparse.Namespace) -> Settings:
 
 @contextlib.contextmanager
 def open_store(args: argparse.Namespace) -> Iterator[Store]:
-    """The session store for a command. What it has to tell the user (a stored field it could
-    not read) goes to stderr: what opening found at once, except in the full-screen app, which
-    can show `store.notices` itself, and the rest when the command ends."""
+    """The session store for a command. What it has to tell the user (an index it rebuilt, a
+    stored field it could not read) goes to stderr: what opening found at once, except in the
+    full-screen app, which can show `store.notices` itself, and the rest when the command ends."""
     with Store(args.db) as store:
         if args.command:
             _print_notices(store)

@@ -150,8 +150,8 @@ class Store:
         self.path = Path(path) if path is not None else default_db_path(create=False)
         self.timeout = timeout
         self._now = clock  # replaceable so screenshots and exports can be reproduced exactly
-        # What the user should be told that is not an error (a stored field that could not be
-        # read), each once; the caller shows them and empties the list.
+        # What the user should be told that is not an error (an index rebuilt, a stored field
+        # that could not be read), each once; the caller shows them and empties the list.
         self.notices: list[str] = []
         self._told: set[str] = set()
         # One connection shared by worker threads; the lock serialises every use of it, so a
@@ -258,13 +258,21 @@ class Store:
 
     def _ensure_index(self) -> None:
         """The full-text index, built from the messages when it is missing (a new store, one from
-        before it existed); looked at again under the write lock, so stores opened at once build
-        it once."""
-        if not recall_index.missing(self._db):
+        before it existed) or damaged; looked at again under the write lock, so stores opened at
+        once build it once. It holds nothing the messages do not, so a rebuild loses nothing."""
+        if recall_index.problem(self._db) is None:
             return
         with self._transaction() as db:
-            if recall_index.missing(db):
-                recall_index.build(db)
+            problem = recall_index.problem(db)
+            if problem is None:
+                return
+            recall_index.build(db)
+        if problem != recall_index.MISSING:
+            self._notice(self._rebuilt(problem))
+
+    def _rebuilt(self, problem: str) -> str:
+        return (f"{self.path}: the search index was damaged ({problem}); it was rebuilt from "
+                "the stored messages, nothing was lost.")
 
     def close(self) -> None:
         with self._lock:
@@ -351,8 +359,27 @@ class Store:
 
     @contextmanager
     def _write(self, action: str = "write to") -> Iterator[sqlite3.Connection]:
-        with self._guard(action), self._transaction() as db:
-            yield db
+        with self._guard(action):
+            try:
+                with self._transaction() as db:
+                    yield db
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                # The triggers write to the index, and an FTS5 merge reads old parts of it,
+                # which the probe at open may not have read: rebuilt here, so only this one
+                # write is lost, and the error says so.
+                damage = recall_index.damage(e)
+                if damage is None:
+                    raise
+                self._rebuild_index()
+                raise StoreError(
+                    f"{self.path}: could not {action} the session database: its search index "
+                    f"was damaged ({damage}); it has been rebuilt from the stored messages, "
+                    "nothing stored was lost. Retry."
+                ) from None
+
+    def _rebuild_index(self) -> None:
+        with self._transaction() as db:
+            recall_index.build(db)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -479,10 +506,20 @@ class Store:
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[recall_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
-        best first; `covered_only`: only those a summary covers and nothing pinned back."""
+        best first; `covered_only`: only those a summary covers and nothing pinned back. A
+        damaged index is rebuilt (the user is told) and asked again."""
         if not _storable(conv_id):
             return []
         with self._guard("search"):
+            try:
+                return recall_index.search(self._db, conv_id, text, limit=limit,
+                                           covered_only=covered_only)
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                damage = recall_index.damage(e)
+                if damage is None:
+                    raise
+            self._rebuild_index()
+            self._notice(self._rebuilt(damage))
             return recall_index.search(self._db, conv_id, text, limit=limit,
                                        covered_only=covered_only)
 

@@ -1,6 +1,6 @@
 """Fault-matrix cases for the session store under hostile conditions (issue 13, items 9, 11, 13,
-14): many processes creating it at once, a directory it may not write, stored fields that are not
-JSON, and session ids no SQLite integer can hold."""
+14): many processes creating it at once, a directory it may not write, a damaged search index,
+stored fields that are not JSON, and session ids no SQLite integer can hold."""
 
 from __future__ import annotations
 
@@ -113,6 +113,27 @@ def read_only_data_directory(tmp: Path) -> ProcOutcome:
     return t.outcome(one_line(t.procs[1].stderr))
 
 
+def damaged_search_index(tmp: Path) -> ProcOutcome:
+    t = Trial(11, "the full-text index is damaged", tmp)
+    with FakeProvider() as fake:
+        base = asked(t, fake, "the deploy port is 8080", "我家的猫叫咪咪")
+        with sqlite3.connect(t.db) as raw:
+            raw.execute("UPDATE message_index_data SET block = randomblob(length(block))")
+        ask = t.run(*base, "ask", "what port?")
+        t.expect(ask.returncode == 0, f"ask on the damaged index: exit {ask.returncode}")
+        told = ask.stderr.count("the search index was damaged")
+        t.expect(told == 1 and "rebuilt from the stored messages" in ask.stderr,
+                 f"told {told} times: {one_line(ask.stderr)!r}")
+        found = t.run("search", "deploy port")
+        t.expect(found.returncode == 0 and "the deploy port is 8080" in found.stdout,
+                 f"search: exit {found.returncode}, {found.stdout[:60]!r}")
+        t.expect("damaged" not in found.stderr, "told again on the next command")
+        zh = t.run("search", "猫叫什么")
+        t.expect("我家的猫叫咪咪" in zh.stdout, f"search in Chinese found {zh.stdout[:60]!r}")
+    t.keeps(["the deploy port is 8080", "我家的猫叫咪咪", "what port?"])
+    return t.outcome(one_line(ask.stderr))
+
+
 def fields_that_are_not_json(tmp: Path) -> ProcOutcome:
     t = Trial(13, "stored meta and tool_calls that are not JSON", tmp)
     with FakeProvider() as fake:
@@ -172,6 +193,7 @@ def session_id_beyond_64_bits(tmp: Path) -> ProcOutcome:
 CASES: list[ProcCase] = [
     ProcCase(9, f"{PARALLEL} parallel `ask --new` on a new data directory", parallel_first_open),
     ProcCase(11, "the data directory is read-only", read_only_data_directory),
+    ProcCase(11, "the full-text index is damaged", damaged_search_index),
     ProcCase(13, "stored meta and tool_calls that are not JSON", fields_that_are_not_json),
     ProcCase(14, "a session id beyond 64 bits", session_id_beyond_64_bits),
 ]
