@@ -491,7 +491,7 @@ def test_set_meta_keeps_the_text_of_unreadable_meta(db_path: Path) -> None:
         assert s.get_meta(conv.id, "calibration") == {"m": 1.1}
         assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'
         assert s.take_notices()[-1] == (
-            f"session {conv.id}: meta was not a JSON object; its stored text is now kept in it "
+            f"session {conv.id}: meta could not be read; its stored text is now kept in it "
             f"under '{UNREADABLE_META}'")
         s.set_meta(conv.id, "context_limit", 8192)  # readable again: the kept text stays
         assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'

@@ -705,7 +705,7 @@ class Store:
                 "UPDATE conversations SET meta = ? WHERE id = ?", (_dump(meta), conv_id)
             )
         if unreadable:
-            self._notice(f"session {conv_id}: meta was not a JSON object; its stored text is now "
+            self._notice(f"session {conv_id}: meta could not be read; its stored text is now "
                          f"kept in it under {UNREADABLE_META!r}")
 
     # -- export -------------------------------------------------------------------------------
