@@ -87,6 +87,20 @@ OVERRIDE_KEYS = ("provider", "base_url", "model", "summary_model", "api_key", "c
                  "response_reserve", "system_reserve", "compact_threshold", "keep_recent_turns")
 
 
+def session_id(text: str) -> int:
+    """A session number as typed. Any size: one beyond what the store can hold is then "there is
+    no session N" like any other, and only what is not a number at all is a usage error."""
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a session number; `jarvis-tui sessions` lists them")
+    if len(digits) > 4000:  # past what Python turns into an int by default
+        raise argparse.ArgumentTypeError(
+            f"there is no session {text[:12]}… ({len(digits)} digits); `jarvis-tui sessions` "
+            "lists them")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jarvis-tui",
@@ -106,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_flags(ask)
     which = ask.add_mutually_exclusive_group()
     which.add_argument("--new", action="store_true", help="start a new session")
-    which.add_argument("--session", type=int, metavar="ID", help="continue session ID")
+    which.add_argument("--session", type=session_id, metavar="ID", help="continue session ID")
     ask.add_argument("text", help="the message; - reads it from standard input")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
@@ -118,13 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "turns already folded into the summary are marked.")
     _connection_flags(search)
     search.add_argument("query", help="words to look for")
-    search.add_argument("--session", type=int, metavar="ID",
+    search.add_argument("--session", type=session_id, metavar="ID",
                         help="session ID (default: the latest)")
     search.add_argument("--limit", type=int, default=10, help="turns to show (default 10)")
 
     export = sub.add_parser("export", help="write a whole session to standard output")
     _connection_flags(export)
-    export.add_argument("session", nargs="?", type=int, help="session ID (default: the latest)")
+    export.add_argument("session", nargs="?", type=session_id,
+                        help="session ID (default: the latest)")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--redact", action="store_true",
                         help="replace API keys, tokens and passwords with [redacted]")
@@ -155,8 +170,23 @@ def load(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    return Store(args.db)
+@contextlib.contextmanager
+def open_store(args: argparse.Namespace) -> Iterator[Store]:
+    """The session store for a command. What it has to tell the user (an index it rebuilt, a
+    stored field it could not read) goes to stderr: what opening found at once, except in the
+    full-screen app, which can show `store.notices` itself, and the rest when the command ends."""
+    with Store(args.db) as store:
+        if args.command:
+            _print_notices(store)
+        try:
+            yield store
+        finally:
+            _print_notices(store)
+
+
+def _print_notices(store: Store) -> None:
+    for line in store.take_notices():
+        _say(f"jarvis-tui: {terminal_safe(line)}")
 
 
 def startup_warnings(args: argparse.Namespace) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -264,3 +265,37 @@ def test_ask_never_imports_textual(home, fake_server):
                           env=home, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "UI MODULES: []" in done.stderr
+
+
+@pytest.mark.parametrize("session, args", [
+    (2**70, ["export", str(2**70)]), (0, ["export", "0"]),
+    (2**64, ["search", "x", "--session", str(2**64)]),
+    (2**63, ["ask", "--session", str(2**63), "--base-url", "http://127.0.0.1:9/v1", "hi"]),
+])
+def test_a_session_id_no_store_can_hold_is_no_session(home, session, args):
+    result = run(home, *args)
+    assert result.returncode == 2
+    assert result.stderr == (f"jarvis-tui: there is no session {session}; `jarvis-tui sessions` "
+                             "lists them\n")
+
+
+@pytest.mark.parametrize("typed", ["abc", "1_0", "٣", "1e3"])
+def test_a_session_id_that_is_not_a_number_is_a_usage_error(home, typed):
+    result = run(home, "export", typed)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{typed!r} is not a session number; `jarvis-tui sessions` lists them" in result.stderr
+
+
+def test_what_the_store_repaired_is_told_on_stderr_before_the_output(home, fake_server, tmp_path):
+    assert run(home, *flags(fake_server), "ask", "remember the cat Mochi").returncode == 0
+    db = tmp_path / "data" / "jarvis-tui" / "sessions.db"
+    raw = sqlite3.connect(db)
+    raw.execute("UPDATE message_index_data SET block = randomblob(length(block))")
+    raw.commit()
+    raw.close()
+    listing = run(home, "sessions")
+    assert listing.returncode == 0 and "remember the cat Mochi" in listing.stdout
+    assert listing.stderr.startswith(f"jarvis-tui: {db}: the search index was damaged (")
+    assert len(listing.stderr.splitlines()) == 1
+    found = run(home, "search", "Mochi")
+    assert "remember the cat Mochi" in found.stdout and found.stderr == ""

@@ -9,7 +9,7 @@ import pytest
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.recall_index import query_terms, terms
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store import Store, StoreError
 
 
 def test_terms_split_cjk_into_characters_and_pairs_and_lowercase_words():
@@ -94,3 +94,69 @@ def test_a_missing_index_is_rebuilt_on_open(tmp_path):
         assert s.search(cid, "上下文")[0].message_id == msgs[1].id
         s.add_message(cid, Message("assistant", "Mochi likes tuna"))
         assert len(s.search(cid, "Mochi")) == 2  # the triggers are back too
+
+
+def _spoil(path, *statements: str) -> None:
+    raw = sqlite3.connect(path)
+    for sql in statements:
+        raw.execute(sql)
+    raw.commit()
+    raw.close()
+
+
+FACTS = ["the cat is called Mochi", "上下文窗口是两千"] + [f"filler {i}" for i in range(40)]
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE message_index_data SET block = randomblob(length(block))",
+    "UPDATE message_index_data SET block = randomblob(length(block)) WHERE id = 10",
+    "UPDATE message_index_config SET v = 99",
+    "DROP TABLE message_index_data",
+], ids=["every record", "the structure record", "the format version", "a shadow table"])
+def test_a_damaged_index_is_rebuilt_on_open_and_the_user_told_once(tmp_path, damage):
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        cid, msgs = fill(s, FACTS)
+    _spoil(path, damage)
+    with Store(path) as s:
+        told = s.take_notices()
+        assert len(told) == 1 and told[0].startswith(f"{path}: the search index was damaged (")
+        assert told[0].endswith("); it was rebuilt from the stored messages, nothing was lost.")
+        assert s.search(cid, "Mochi")[0].message_id == msgs[0].id
+        assert s.search(cid, "上下文")[0].message_id == msgs[1].id
+        s.add_message(cid, Message("assistant", "Mochi likes tuna"))
+        assert len(s.search(cid, "Mochi")) == 2
+    with Store(path) as s:
+        assert s.take_notices() == []
+    raw = sqlite3.connect(path)
+    raw.execute("INSERT INTO message_index(message_index) VALUES ('integrity-check')")
+    raw.close()
+
+
+def test_damage_a_search_meets_is_rebuilt_and_searched_again(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        cid, msgs = fill(s, FACTS)
+        # Under an open store, so only the search can find it.
+        _spoil(path, "UPDATE message_index_data SET block = randomblob(length(block)) "
+                     "WHERE id > 10")
+        assert s.search(cid, "Mochi")[0].message_id == msgs[0].id
+        assert len(s.take_notices()) == 1
+        assert s.search(cid, "filler", limit=50) and s.take_notices() == []
+
+
+def test_damage_a_write_meets_is_rebuilt_and_the_write_can_be_retried(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path) as s:
+        cid, msgs = fill(s, FACTS)
+        _spoil(path, "UPDATE message_index_data SET block = randomblob(length(block))")
+        msg = Message("user", "a write the damaged index refuses")
+        with pytest.raises(StoreError) as info:
+            s.add_message(cid, msg)  # the triggers write to the index
+        assert "its search index was damaged" in str(info.value)
+        assert str(info.value).endswith("it has been rebuilt from the stored messages, nothing "
+                                        "stored was lost. Retry.")
+        assert msg.id is None and len(s.messages(cid)) == len(FACTS)
+        s.add_message(cid, msg)
+        assert s.search(cid, "refuses")[0].message_id == msg.id
+        assert s.search(cid, "Mochi")[0].message_id == msgs[0].id

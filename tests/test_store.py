@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
@@ -11,11 +12,14 @@ import pytest
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.store import (
+    MAX_ID,
     SCHEMA_VERSION,
+    UNREADABLE_META,
     Store,
     StoreError,
     default_db_path,
 )
+from tests.readonly import read_only
 
 
 @pytest.fixture
@@ -357,3 +361,157 @@ def test_corruption_inside_the_file_surfaces_as_store_error(db_path: Path) -> No
         with Store(db_path) as s:
             s.messages(conv.id)
     assert str(db_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def _open_and_chat(path: Path, start, errors) -> None:
+    start.wait()
+    try:
+        with Store(path) as s:
+            chat(s, s.create_conversation().id, 1)
+    except Exception as e:  # reported by the parent
+        errors.put(f"{type(e).__name__}: {e}")
+
+
+def test_opening_waits_while_another_process_creates_the_store(tmp_path: Path) -> None:
+    # While another connection holds the write lock of a new file, the switch to WAL fails at
+    # once with "locked" (SQLite gives up rather than wait, to avoid a deadlock): opening
+    # retries it within its timeout instead of failing.
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.2, other.execute, ("ROLLBACK",)).start()
+    with Store(path) as s:
+        assert s.create_conversation().id == 1
+    other.close()
+
+
+def test_many_processes_create_a_new_store_at_once(tmp_path: Path) -> None:
+    # Ten processes that have all imported everything, released at once: before the opening
+    # read its schema in one snapshot, a fresh store could look foreign to one that read its
+    # version just before another's first migration committed (about a third of the rounds).
+    context = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        path = tmp_path / f"round-{round_}" / "sessions.db"
+        start, errors = context.Barrier(10), context.Queue()
+        procs = [context.Process(target=_open_and_chat, args=(path, start, errors))
+                 for _ in range(10)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        assert [errors.get() for _ in range(errors.qsize())] == []
+        with Store(path) as s:
+            convs = s.list_conversations()
+            assert len(convs) == 10 and {c.message_count for c in convs} == {2}
+            assert s.search(convs[0].id, "question")  # the index was built, and once
+        raw = sqlite3.connect(path)
+        assert raw.execute("SELECT count(*) FROM message_index").fetchone()[0] == 20
+        raw.close()
+
+
+def test_an_unwritable_directory_is_named_not_called_corrupt(tmp_path: Path) -> None:
+    directory = tmp_path / "data"
+    with Store(directory / "sessions.db") as s:
+        chat(s, s.create_conversation().id, 1)
+    before = (directory / "sessions.db").read_bytes()
+    with read_only(directory):
+        for path in (directory / "sessions.db", directory / "new.db"):
+            with pytest.raises(StoreError) as info:
+                Store(path)
+            assert str(info.value) == (
+                f"cannot write to {directory}: permission denied (needed to open the session "
+                "database); check its owner and mode, or choose another file with --db.")
+        with pytest.raises(StoreError, match=f"cannot write to {directory}: permission denied "
+                                             f"\\(needed to create {directory / 'sub'} "):
+            Store(directory / "sub" / "sessions.db")
+    assert (directory / "sessions.db").read_bytes() == before
+    assert sorted(p.name for p in directory.iterdir()) == ["sessions.db"]
+
+
+def test_a_read_only_database_file_reads_and_names_itself_on_a_write(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        chat(s, conv.id, 1)
+    with read_only(db_path), Store(db_path) as s:
+        assert [m.content for m in s.messages(conv.id)] == ["question 0", "answer 0"]
+        with pytest.raises(StoreError) as info:
+            s.add_message(conv.id, Message("user", "more"))
+        assert str(info.value).startswith(f"cannot write to {db_path}: permission denied "
+                                          "(needed to save a message to the session database)")
+
+
+def _spoil(path: Path, sql: str, *args: object) -> None:
+    raw = sqlite3.connect(path)
+    raw.execute(sql, args)
+    raw.commit()
+    raw.close()
+
+
+def test_stored_fields_that_are_not_json_are_left_out_and_reported(db_path: Path) -> None:
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+        ask = s.add_message(conv.id, Message("user", "use the tool"))
+        call = s.add_message(conv.id, Message("assistant", "calling", tool_calls=calls))
+        s.set_meta(conv.id, "context_limit", 8192)
+    _spoil(db_path, "UPDATE messages SET tool_calls = '[{\"id\": ' WHERE id = ?", call.id)
+    _spoil(db_path, "UPDATE conversations SET meta = '[1, 2]'")
+    bad_calls = (f"session {conv.id}, message {call.id}: tool_calls is not valid JSON; left out "
+                 "(the stored text is kept)")
+    bad_meta = (f"session {conv.id}: meta is not a JSON object; read as empty (the stored text "
+                "is kept)")
+    with Store(db_path) as s:
+        got = s.messages(conv.id)
+        assert [(m.id, m.content, m.tool_calls) for m in got] == [
+            (ask.id, "use the tool", None), (call.id, "calling", None)]
+        assert s.get_meta(conv.id, "context_limit", 4096) == 4096
+        s.messages(conv.id)  # read again: told once
+        assert s.take_notices() == [bad_calls, bad_meta]
+        data = json.loads(json.dumps(s.export(conv.id)))
+        assert [m["content"] for m in data["messages"]] == ["use the tool", "calling"]
+        assert data["conversation"]["meta"] == {}
+        assert data["problems"] == [
+            {"message_id": None, "field": "meta", "problem": bad_meta, "stored_text": "[1, 2]"},
+            {"message_id": call.id, "field": "tool_calls", "problem": bad_calls,
+             "stored_text": '[{"id": '},
+        ]
+        assert s.take_notices() == []  # the export found nothing new
+    raw = sqlite3.connect(db_path)  # reading never rewrote them
+    assert raw.execute("SELECT tool_calls FROM messages WHERE id = ?",
+                       (call.id,)).fetchone() == ('[{"id": ',)
+    raw.close()
+
+
+def test_set_meta_keeps_the_text_of_unreadable_meta(db_path: Path) -> None:
+    with Store(db_path) as s:
+        conv = s.create_conversation()
+    _spoil(db_path, "UPDATE conversations SET meta = '{\"context_limit\": 81'")
+    with Store(db_path) as s:
+        s.set_meta(conv.id, "calibration", {"m": 1.1})
+        assert s.get_meta(conv.id, "calibration") == {"m": 1.1}
+        assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'
+        assert s.take_notices()[-1] == (
+            f"session {conv.id}: meta could not be read; its stored text is now kept in it "
+            f"under '{UNREADABLE_META}'")
+        s.set_meta(conv.id, "context_limit", 8192)  # readable again: the kept text stays
+        assert s.get_meta(conv.id, UNREADABLE_META) == '{"context_limit": 81'
+        assert s.export(conv.id)["problems"] == []
+
+
+@pytest.mark.parametrize("bad_id", [MAX_ID + 1, 2**70, 0, -1])
+def test_ids_no_sqlite_integer_can_hold_name_no_row(store: Store, bad_id: int) -> None:
+    conv = store.create_conversation()
+    assert store.get_conversation(bad_id) is None
+    assert store.messages(bad_id) == [] and store.summaries(bad_id) == []
+    assert store.latest_summary(bad_id) is None and store.search(bad_id, "anything") == []
+    for call in (lambda: store.export(bad_id), lambda: store.get_meta(bad_id, "k"),
+                 lambda: store.set_meta(bad_id, "k", 1), lambda: store.touch(bad_id),
+                 lambda: store.set_title(bad_id, "t"),
+                 lambda: store.add_message(bad_id, Message("user", "hi")),
+                 lambda: store.add_summary(bad_id, "s", [], kind="auto")):
+        with pytest.raises(StoreError, match=f"conversation {bad_id} does not exist"):
+            call()
+    with pytest.raises(StoreError, match=f"summary {bad_id} does not exist"):
+        store.edit_summary(bad_id, "x")
+    assert store.get_conversation(MAX_ID) is None  # the largest one is just not there
+    assert store.messages(conv.id) == []

@@ -73,6 +73,11 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     out.append(f"Session {conv['id']} · model {conv.get('model') or '?'} · "
                f"{_date(conv.get('created_at'))}")
     out.append("")
+    if data.get("problems"):
+        out.append("> **Note:** some stored fields could not be read and are left out of this "
+                   "export (a JSON export holds their stored text):")
+        out += [f"> - {p['problem']}" for p in data["problems"]]
+        out.append("")
     for msg in data["messages"]:
         notes = []
         if msg.get("status") != "complete":

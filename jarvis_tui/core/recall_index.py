@@ -10,7 +10,7 @@ answers "name".
 
 SQL triggers keep the index in step with the messages table in the same transaction, calling
 `jt_terms`, which every connection registers (`install`). The index is created, and filled from
-the messages, whenever it is missing.
+the messages, whenever it is missing or damaged: it holds nothing the messages do not.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 TERMS_FUNCTION = "jt_terms"
 TABLE = "message_index"
+MISSING = "missing"  # what `problem` says of a store without the index
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
@@ -86,13 +87,68 @@ def missing(db: sqlite3.Connection) -> bool:
     return len(names) < 4
 
 
+def damage(error: BaseException) -> str | None:
+    """What `error` says of garbage in the index's own records, or None when it is not that.
+    FTS5 says CORRUPT_VTAB; a garbage length can also make it ask for more memory than exists,
+    which SQLite reports as out of memory (MemoryError)."""
+    if isinstance(error, MemoryError):
+        return "SQLite ran out of memory reading it"
+    name = getattr(error, "sqlite_errorname", None) or ""
+    return str(error) if name.startswith("SQLITE_CORRUPT_VTAB") else None
+
+
+def problem(db: sqlite3.Connection) -> str | None:
+    """Why the index must be built: "missing", or what reading it met (a damaged index); None
+    when it reads. The probe looks one term up, which reads the index's configuration, its
+    structure record and a leaf, so it costs well under a millisecond at any size."""
+    if missing(db):
+        return MISSING
+    try:
+        db.execute(f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH '\"probe\"' LIMIT 1").fetchall()
+    except (sqlite3.DatabaseError, MemoryError) as e:
+        # A wrong file format is SQLITE_ERROR, not CORRUPT_VTAB; the probe's query is fixed, so
+        # any such error is the index's. Locks and I/O are not damage: the caller reports those.
+        name = getattr(e, "sqlite_errorname", None) or ""
+        found = damage(e) or (str(e) if name in ("SQLITE_CORRUPT", "SQLITE_ERROR") else None)
+        if found is None:
+            raise
+        return found
+    return None
+
+
 def build(db: sqlite3.Connection) -> None:
     """Create the index and its triggers and fill it from the messages (inside a write)."""
+    shadows = _empty_shadow_tables()
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone():
+        # DROP TABLE has to open an FTS5 table first, which fails when its records are
+        # garbage: its shadow tables are made those of a new, empty index so that it opens.
+        for name, (sql, rows) in shadows.items():
+            db.execute(f'DROP TABLE IF EXISTS "{name}"')
+            db.execute(sql)
+            if rows:
+                db.executemany(f'INSERT INTO "{name}" VALUES ({", ".join("?" * len(rows[0]))})',
+                               rows)
     db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    for name in shadows:  # leftovers of an index whose table is gone
+        db.execute(f'DROP TABLE IF EXISTS "{name}"')
     for statement in _SCHEMA:
         db.execute(statement)
     db.execute(f"INSERT INTO {TABLE} (rowid, terms, conversation_id) "
                f"SELECT id, {TERMS_FUNCTION}(content), conversation_id FROM messages")
+
+
+def _empty_shadow_tables() -> dict[str, tuple[str, list[tuple]]]:
+    """The shadow tables of a new, empty index, as SQLite itself makes them: name -> (CREATE
+    statement, rows). Made in memory, so they always match the SQLite that reads them."""
+    fresh = sqlite3.connect(":memory:")
+    try:
+        fresh.execute(_SCHEMA[0])
+        tables = fresh.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND "
+                               "name != ?", (TABLE,)).fetchall()
+        return {name: (sql, fresh.execute(f'SELECT * FROM "{name}"').fetchall())
+                for name, sql in tables}
+    finally:
+        fresh.close()
 
 
 @dataclass(frozen=True)

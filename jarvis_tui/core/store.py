@@ -7,7 +7,9 @@ column here on purpose; the store must never hold a secret.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -15,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -30,6 +32,10 @@ TITLE_CHARS = 60
 STATUSES = ("complete", "partial", "failed")
 SUMMARY_KINDS = ("auto", "manual", "edited")
 _SQLITE_HEADER = b"SQLite format 3\x00"
+MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id names no row (and cannot be bound)
+# Where set_meta keeps a conversation's stored meta text that was not a JSON object.
+UNREADABLE_META = "unreadable_meta"
+_T = TypeVar("_T")
 
 # Index i upgrades a database from user_version i to i + 1. Append, never edit.
 _MIGRATIONS: list[str] = [
@@ -89,10 +95,12 @@ _MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-def default_db_path() -> Path:
-    """Where sessions live by default; honours XDG_DATA_HOME on Linux. Creates the directory."""
+def default_db_path(*, create: bool = True) -> Path:
+    """Where sessions live by default; honours XDG_DATA_HOME on Linux. Creates the directory
+    unless `create` is false (the Store creates it itself, reporting what stops it)."""
     directory = Path(platformdirs.user_data_dir(APP_NAME))
-    directory.mkdir(parents=True, exist_ok=True)
+    if create:
+        directory.mkdir(parents=True, exist_ok=True)
     return directory / "sessions.db"
 
 
@@ -129,6 +137,24 @@ class Summary:
     replaces_id: int | None
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored JSON field that could not be read back: it reads as empty, is reported, and its
+    stored text is never overwritten."""
+    conversation_id: int
+    message_id: int | None  # None: the conversation's own meta
+    field: str
+    problem: str  # "is not valid JSON", "is not a JSON list", ...
+    stored_text: str
+
+    def __str__(self) -> str:
+        if self.message_id is None:
+            return (f"session {self.conversation_id}: {self.field} {self.problem}; read as "
+                    "empty (the stored text is kept)")
+        return (f"session {self.conversation_id}, message {self.message_id}: {self.field} "
+                f"{self.problem}; left out (the stored text is kept)")
+
+
 def make_title(text: str) -> str:
     """A single-line title from the first user message."""
     line = " ".join(text.split())
@@ -138,9 +164,13 @@ def make_title(text: str) -> str:
 class Store:
     def __init__(self, path: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT,
                  clock: Callable[[], float] = time.time):
-        self.path = Path(path) if path is not None else default_db_path()
+        self.path = Path(path) if path is not None else default_db_path(create=False)
         self.timeout = timeout
         self._now = clock  # replaceable so screenshots and exports can be reproduced exactly
+        # What the user should be told that is not an error (an index rebuilt, a stored field
+        # that could not be read), each once; the caller shows them and empties the list.
+        self.notices: list[str] = []
+        self._told: set[str] = set()
         # One connection shared by worker threads; the lock serialises every use of it, so a
         # reader never sees another thread's half-done transaction.
         self._lock = threading.RLock()
@@ -148,20 +178,37 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot create its directory ({e})") from None
+            raise self._os_error(self.path.parent, e,
+                                 f"needed to create {self.path.parent} for the session "
+                                 "database") from None
         try:
             self._db = sqlite3.connect(
                 str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot open the session database ({e})") from None
+            raise self._error("open", e) from None
         recall_index.install(self._db)  # before anything writes: the index triggers call it
         try:
             self._open()
-            self._ensure_index()
         except BaseException:
             self._db.close()
             raise
+
+    def take_notices(self) -> list[str]:
+        """The notices not yet shown, oldest first; the list is empty afterwards."""
+        with self._lock:
+            taken, self.notices = self.notices, []
+        return taken
+
+    def _notice(self, line: str) -> None:
+        with self._lock:
+            if line not in self._told:
+                self._told.add(line)
+                self.notices.append(line)
+
+    def _report(self, unreadable: list[Unreadable]) -> None:
+        for field in unreadable:
+            self._notice(str(field))
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -173,7 +220,7 @@ class Store:
         except FileNotFoundError:
             return
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot read the session database ({e})") from None
+            raise self._os_error(self.path, e, "needed to open the session database") from None
         if head and head != _SQLITE_HEADER:
             raise StoreError(
                 f"{self.path}: not a SQLite database; it was not modified. Move it away or "
@@ -181,18 +228,23 @@ class Store:
             )
 
     def _open(self) -> None:
-        try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            tables = self._db.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-            ).fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            if "locked" in str(e):
-                raise self._error("open", e) from None
-            raise StoreError(
-                f"{self.path}: the session database is corrupt ({e}); it was not modified. "
-                "Move it away to start a fresh one."
-            ) from None
+        # Every step is retried while another process holds a lock it needs: ten `ask --new`
+        # started at once on a new directory all open it, and the switch to WAL fails at once
+        # with "locked" instead of waiting for the busy timeout. One deadline for all of them.
+        deadline = time.monotonic() + self.timeout
+        version = self._retrying(deadline, "open", self._schema_version)
+        self._retrying(deadline, "open", self._configure)
+        if version != SCHEMA_VERSION:
+            self._retrying(deadline, "upgrade the schema of", self._upgrade)
+        self._retrying(deadline, "index the messages of", self._ensure_index)
+
+    def _schema_version(self) -> int:
+        # One statement, so one snapshot: read one after the other, another process's first
+        # migration could commit in between and make a new store look like a foreign database.
+        version, tables = self._db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT count(*) FROM sqlite_master WHERE type = 'table')"
+        ).fetchone()
         if version == 0 and tables:
             raise StoreError(
                 f"{self.path}: a SQLite database that is not a jarvis-tui session store; it was "
@@ -203,29 +255,41 @@ class Store:
                 f"{self.path}: written by a newer jarvis-tui (schema {version}, this one knows "
                 f"{SCHEMA_VERSION}); upgrade jarvis-tui to open it."
             )
-        with self._guard("open"):
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # WAL + FULL: each commit is on disk before the request it records goes out.
-            self._db.execute("PRAGMA synchronous = FULL")
-        if version == SCHEMA_VERSION:
-            return  # no write at open, so a second window can read while another one writes
-        with self._write("upgrade the schema of"):
-            current = self._db.execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    def _configure(self) -> None:
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        # WAL + FULL: each commit is on disk before the request it records goes out.
+        self._db.execute("PRAGMA synchronous = FULL")
+
+    def _upgrade(self) -> None:
+        # Only when the schema is behind, so a second window can read while another one writes.
+        with self._transaction() as db:
+            current = self._schema_version()  # again under the write lock: another may be done
             for step in range(current, SCHEMA_VERSION):
                 for statement in _MIGRATIONS[step].split(";"):
                     if statement.strip():
-                        self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                        db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _ensure_index(self) -> None:
-        """The full-text index, built from the messages when it is missing (a store from
-        before it existed, or one whose index was dropped)."""
-        with self._guard("read"):
-            if not recall_index.missing(self._db):
+        """The full-text index, built from the messages when it is missing (a new store, one from
+        before it existed) or damaged; looked at again under the write lock, so stores opened at
+        once build it once. It holds nothing the messages do not, so a rebuild loses nothing."""
+        if recall_index.problem(self._db) is None:
+            return
+        with self._transaction() as db:
+            problem = recall_index.problem(db)
+            if problem is None:
                 return
-        with self._write("index the messages of") as db:
             recall_index.build(db)
+        if problem != recall_index.MISSING:
+            self._notice(self._rebuilt(problem))
+
+    def _rebuilt(self, problem: str) -> str:
+        return (f"{self.path}: the search index was damaged ({problem}); it was rebuilt from "
+                "the stored messages, nothing was lost.")
 
     def close(self) -> None:
         with self._lock:
@@ -241,19 +305,66 @@ class Store:
 
     def _error(self, action: str, e: sqlite3.Error) -> StoreError:
         text = str(e)
-        if "locked" in text or "busy" in text:
+        name = getattr(e, "sqlite_errorname", None) or ""
+        if _busy(e):
             return StoreLocked(
                 f"{self.path}: could not {action} the session database: it is locked by another "
                 f"program (waited {self.timeout:g}s); close other jarvis-tui windows and retry."
             )
-        if "malformed" in text or "not a database" in text:
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text \
+                or "not a database" in text:
             return StoreError(
                 f"{self.path}: could not {action} the session database: it is corrupt ({text}); "
-                "move it away to start a fresh one (sqlite3's .recover may rescue it)."
+                "it was not modified. Move it away to start a fresh one (sqlite3's .recover "
+                "may rescue it)."
             )
+        if name.startswith(_ACCESS_ERRORS):
+            return self._access_error(action, text)
         if isinstance(e, sqlite3.ProgrammingError) and "closed" in text:
             return StoreError(f"{self.path}: the session store is already closed.")
         return StoreError(f"{self.path}: could not {action} the session database ({text}).")
+
+    def _access_error(self, action: str, text: str) -> StoreError:
+        """SQLite says only "unable to open" or "readonly": name the place that stops it."""
+        places = [(self.path.parent, os.W_OK | os.X_OK)] + [
+            (place, os.R_OK | os.W_OK)
+            for place in (self.path, *(Path(f"{self.path}{end}") for end in ("-wal", "-shm")))
+            if place.exists()
+        ]
+        for place, mode in places:
+            if not os.access(place, mode):
+                verb = "write to" if os.access(place, os.R_OK) else "read"
+                return _cannot(place, verb, _denied(place),
+                               f"needed to {action} the session database")
+        if "full" in text:
+            return StoreError(f"{self.path}: could not {action} the session database: the disk "
+                              "is full; free some space and retry.")
+        return StoreError(
+            f"{self.path}: could not {action} the session database ({text}); check the disk and "
+            "the file's owner and mode, or choose another file with --db."
+        )
+
+    def _os_error(self, place: Path, e: OSError, why: str) -> StoreError:
+        """The one line for the OSError met reading the file or creating its directory."""
+        if isinstance(e, PermissionError) or e.errno == errno.EROFS:
+            while not place.exists() and place != place.parent:
+                place = place.parent  # a directory not made yet: its parent stops it
+            verb = "read" if place == self.path else "write to"
+            return _cannot(place, verb, _denied(place), why)
+        return StoreError(f"{self.path}: cannot use it ({e.strerror or e}; {why}).")
+
+    def _retrying(self, deadline: float, action: str, step: Callable[[], _T]) -> _T:
+        """`step()`, again after a growing pause while it fails for a lock, until `deadline`."""
+        pause = 0.002
+        while True:
+            with self._lock:
+                try:
+                    return step()
+                except sqlite3.Error as e:
+                    if not _busy(e) or time.monotonic() + pause > deadline:
+                        raise self._error(action, e) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
@@ -266,24 +377,49 @@ class Store:
     @contextmanager
     def _write(self, action: str = "write to", *,
                wait: float | None = None) -> Iterator[sqlite3.Connection]:
-        """One committed transaction; IMMEDIATE takes the write lock up front (or times out).
-        `wait` shortens the time to wait for another program's lock, for a save that must not
-        hold up a streaming reply (it is tried again later instead)."""
+        """One committed transaction (see _transaction). `wait` shortens the time to wait for
+        another program's lock, for a save that must not hold up a streaming reply (it is
+        tried again later instead)."""
         with self._guard(action):
+            try:
+                with self._transaction(wait) as db:
+                    yield db
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                # The triggers write to the index, and an FTS5 merge reads old parts of it,
+                # which the probe at open may not have read: rebuilt here, so only this one
+                # write is lost, and the error says so.
+                damage = recall_index.damage(e)
+                if damage is None:
+                    raise
+                self._rebuild_index()
+                raise StoreError(
+                    f"{self.path}: could not {action} the session database: its search index "
+                    f"was damaged ({damage}); it has been rebuilt from the stored messages, "
+                    "nothing stored was lost. Retry."
+                ) from None
+
+    def _rebuild_index(self) -> None:
+        with self._transaction() as db:
+            recall_index.build(db)
+
+    @contextmanager
+    def _transaction(self, wait: float | None = None) -> Iterator[sqlite3.Connection]:
+        """One committed transaction; IMMEDIATE takes the write lock up front (or times out,
+        after `wait` seconds when given, else the store's timeout)."""
+        if wait is not None:
+            self._db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        finally:
             if wait is not None:
-                self._db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-            finally:
-                if wait is not None:
-                    self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+                self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        try:
+            yield self._db
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def _touch(self, db: sqlite3.Connection, conv_id: int) -> None:
         # Strictly increasing so "most recently updated" never depends on clock resolution.
@@ -294,7 +430,8 @@ class Store:
         )
 
     def _require_conversation(self, db: sqlite3.Connection, conv_id: int) -> None:
-        if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
+        if not _storable(conv_id) or db.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
             raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
 
     # -- conversations ------------------------------------------------------------------------
@@ -316,6 +453,8 @@ class Store:
         return Conversation(cur.lastrowid or 0, title, now, now, model, 0)
 
     def get_conversation(self, conv_id: int) -> Conversation | None:
+        if not _storable(conv_id):
+            return None
         with self._guard("read"):
             row = self._db.execute(self._CONV_SELECT + "WHERE c.id = ?", (conv_id,)).fetchone()
         return Conversation(*row) if row else None
@@ -433,12 +572,33 @@ class Store:
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[recall_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
-        best first; `covered_only`: only those a summary covers and nothing pinned back."""
+        best first; `covered_only`: only those a summary covers and nothing pinned back. A
+        damaged index is rebuilt (the user is told) and asked again."""
+        if not _storable(conv_id):
+            return []
         with self._guard("search"):
+            try:
+                return recall_index.search(self._db, conv_id, text, limit=limit,
+                                           covered_only=covered_only)
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                damage = recall_index.damage(e)
+                if damage is None:
+                    raise
+            self._rebuild_index()
+            self._notice(self._rebuilt(damage))
             return recall_index.search(self._db, conv_id, text, limit=limit,
                                        covered_only=covered_only)
 
     def messages(self, conv_id: int) -> list[Message]:
+        """Every message of `conv_id` in order; one whose tool calls cannot be read has none
+        (and the user is told)."""
+        msgs, unreadable = self._messages(conv_id)
+        self._report(unreadable)
+        return msgs
+
+    def _messages(self, conv_id: int) -> tuple[list[Message], list[Unreadable]]:
+        if not _storable(conv_id):
+            return [], []
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
@@ -452,18 +612,20 @@ class Store:
                     "ON m.id = p.message_id WHERE m.conversation_id = ? "
                     "ORDER BY p.message_id, p.seq", (conv_id,)):
                 parts.setdefault(mid, []).append(text)
-        if parts:
-            rows = [(mid, role, content + "".join(parts.get(mid, ())), *rest)
-                    for mid, role, content, *rest in rows]
-        return [
-            Message(
-                role=role, content=content, id=mid, tool_calls=_load(calls),
-                tool_call_id=call_id, name=name, status=status, pinned=bool(pinned),
-                summary_id=summary_id, created_at=created,
-            )
-            for mid, role, content, calls, call_id, name, status, pinned, summary_id, created
-            in rows
-        ]
+        msgs, unreadable = [], []
+        for mid, role, content, stored, call_id, name, status, pinned, summary_id, created \
+                in rows:
+            calls, problem = _load(stored, list)
+            if problem:
+                unreadable.append(Unreadable(conv_id, mid, "tool_calls", problem, stored))
+            if mid in parts:
+                content += "".join(parts[mid])
+            msgs.append(Message(
+                role=role, content=content, id=mid, tool_calls=calls, tool_call_id=call_id,
+                name=name, status=status, pinned=bool(pinned), summary_id=summary_id,
+                created_at=created,
+            ))
+        return msgs, unreadable
 
     # -- summaries ----------------------------------------------------------------------------
 
@@ -546,7 +708,8 @@ class Store:
         """A user's edit is stored as a new summary that replaces the old; the old one stays."""
         now = self._now()
         with self._write("save an edited summary to") as db:
-            row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone()
+            row = db.execute(self._SUMMARY_SELECT + "WHERE id = ?", (summary_id,)).fetchone() \
+                if _storable(summary_id) else None
             if row is None:
                 raise StoreError(f"{self.path}: summary {summary_id} does not exist.")
             old = Summary(*row)
@@ -566,6 +729,8 @@ class Store:
         )
 
     def latest_summary(self, conv_id: int) -> Summary | None:
+        if not _storable(conv_id):
+            return None
         with self._guard("read"):
             row = self._db.execute(
                 self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
@@ -574,6 +739,8 @@ class Store:
         return Summary(*row) if row else None
 
     def summaries(self, conv_id: int) -> list[Summary]:
+        if not _storable(conv_id):
+            return []
         with self._guard("read"):
             rows = self._db.execute(
                 self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id", (conv_id,)
@@ -582,41 +749,61 @@ class Store:
 
     # -- per-conversation metadata (learned context limit, calibration factor, ...) -----------
 
-    def _meta(self, db: sqlite3.Connection, conv_id: int) -> dict[str, Any]:
-        row = db.execute("SELECT meta FROM conversations WHERE id = ?", (conv_id,)).fetchone()
+    def _meta(self, db: sqlite3.Connection, conv_id: int
+              ) -> tuple[dict[str, Any], Unreadable | None]:
+        row = db.execute(
+            "SELECT meta FROM conversations WHERE id = ?", (conv_id,)
+        ).fetchone() if _storable(conv_id) else None
         if row is None:
             raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
-        return json.loads(row[0] or "{}")
+        meta, problem = _load(row[0] or "{}", dict)
+        if problem:
+            return {}, Unreadable(conv_id, None, "meta", problem, row[0])
+        return meta, None
 
     def get_meta(self, conv_id: int, key: str, default: Any = None) -> Any:
         with self._guard("read"):
-            return self._meta(self._db, conv_id).get(key, default)
+            meta, unreadable = self._meta(self._db, conv_id)
+        self._report([unreadable] if unreadable else [])
+        return meta.get(key, default)
 
     def set_meta(self, conv_id: int, key: str, value: Any, *,
                  wait: float | None = None) -> None:
         with self._write("save settings of a conversation to", wait=wait) as db:
-            meta = self._meta(db, conv_id)
+            meta, unreadable = self._meta(db, conv_id)
+            if unreadable:
+                # Not refused: the engine saves what it learns after every reply, and a round
+                # must not fail over a field the user never sees. Not dropped either: the text
+                # may be all that is left of those settings, so it moves under a key of its own.
+                meta[UNREADABLE_META] = unreadable.stored_text
             meta[key] = value
             db.execute(
                 "UPDATE conversations SET meta = ? WHERE id = ?", (_dump(meta), conv_id)
             )
+        if unreadable:
+            self._notice(f"session {conv_id}: meta could not be read; its stored text is now "
+                         f"kept in it under {UNREADABLE_META!r}")
 
     # -- export -------------------------------------------------------------------------------
 
     def export(self, conv_id: int) -> dict[str, Any]:
-        """The whole conversation as JSON-ready data, covered messages included."""
+        """The whole conversation as JSON-ready data, covered messages included. A stored field
+        that cannot be read is left out of its place and listed under "problems" with its stored
+        text, so the export of everything else still works and nothing is lost."""
         with self._guard("export"):
             conv = self.get_conversation(conv_id)
             if conv is None:
                 raise StoreError(f"{self.path}: conversation {conv_id} does not exist.")
-            meta = self._meta(self._db, conv_id)
+            meta, bad_meta = self._meta(self._db, conv_id)
             seqs = dict(
                 self._db.execute(
                     "SELECT id, seq FROM messages WHERE conversation_id = ?", (conv_id,)
                 ).fetchall()
             )
-            msgs = self.messages(conv_id)
+            msgs, unreadable = self._messages(conv_id)
             sums = self.summaries(conv_id)
+        unreadable = [bad_meta, *unreadable] if bad_meta else unreadable
+        self._report(unreadable)
         return {
             "conversation": {**asdict(conv), "meta": meta},
             "messages": [
@@ -629,7 +816,41 @@ class Store:
                 for m in msgs
             ],
             "summaries": [asdict(s) for s in sums],
+            "problems": [
+                {"message_id": u.message_id, "field": u.field, "problem": str(u),
+                 "stored_text": u.stored_text}
+                for u in unreadable
+            ],
         }
+
+
+_ACCESS_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH",
+                  "SQLITE_IOERR", "SQLITE_FULL")
+
+
+def _busy(e: sqlite3.Error) -> bool:
+    name = getattr(e, "sqlite_errorname", None) or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(e)
+
+
+def _denied(place: Path) -> str:
+    try:
+        read_only = bool(os.statvfs(place).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return "read-only file system" if read_only else "permission denied"
+
+
+def _cannot(place: Path, verb: str, reason: str, why: str) -> StoreError:
+    fix = "remount it read-write" if reason == "read-only file system" else \
+        "check its owner and mode"
+    return StoreError(f"cannot {verb} {place}: {reason} ({why}); {fix}, or choose another file "
+                      "with --db.")
+
+
+def _storable(row_id: object) -> bool:
+    """Whether an id can name a row at all: 1..2**63-1 (SQLite refuses to bind larger ones)."""
+    return isinstance(row_id, int) and 1 <= row_id <= MAX_ID
 
 
 def _dump(value: Any) -> str | None:
@@ -638,5 +859,14 @@ def _dump(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def _load(text: str | None, kind: type) -> tuple[Any, str | None]:
+    """The JSON value of a stored field and None, or None and what is wrong with it."""
+    if text is None:
+        return None, None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, "is not valid JSON"
+    if value is not None and not isinstance(value, kind):
+        return None, f"is not a JSON {'list' if kind is list else 'object'}"
+    return value, None

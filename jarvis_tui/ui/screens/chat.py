@@ -443,8 +443,10 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.update_gauge()
 
     def _watch_disk(self) -> None:
-        """Idle, look for turns another jarvis-tui added to this session (a cheap check of
-        the database's change counter first)."""
+        """What the store has to say (an index it rebuilt, a field it could not read), and,
+        idle, turns another jarvis-tui added to this session."""
+        for line in self.engine.store.take_notices():
+            self.app.notify(line, severity="warning", markup=False, timeout=15)
         if self.sending is not None or self.compacting:
             return
         try:
