@@ -3,6 +3,7 @@ through Markdown.get_stream so a long reply is never re-rendered whole for every
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from textual.app import ComposeResult
@@ -80,6 +81,10 @@ class MessageView(Vertical):
         self._flush_timer: Timer | None = None
         self._typed_at = -TYPING_IDLE_S  # when the user last typed in the prompt
         self._flush_queued = False  # a flush is on its way (after a frame, or next in the loop)
+        # One flush at a time, and the stream stopped only between flushes: a flush waits on
+        # mounting drawn lines, and a stop in that gap made its write fail ("Can't write to the
+        # stream after it has stopped") and lose its text.
+        self._flushing = asyncio.Lock()
         self._holds_gc = False
         self._settles = True  # finished blocks are drawn once (widgets/settled.py)
 
@@ -176,13 +181,14 @@ class MessageView(Vertical):
         if self._flush_timer is not None:
             self._flush_timer.stop()
             self._flush_timer = None
-        if self._stream is None or not self._unsent:
-            return
-        text = "".join(self._unsent)
-        self._unsent.clear()
-        self._sent_at = time.monotonic()
-        await self._settle()
-        await self._stream.write(text)
+        async with self._flushing:
+            if self._stream is None or not self._unsent:
+                return
+            text = "".join(self._unsent)
+            self._unsent.clear()
+            self._sent_at = time.monotonic()
+            await self._settle()
+            await self._stream.write(text)
         self.post_message(self.Flushed(self))
 
     def on_resize(self) -> None:
@@ -222,9 +228,10 @@ class MessageView(Vertical):
             if tail:
                 self._unsent.append(tail)
             await self._flush()
-            await self._stream.stop()
-            await settled.unsettle(self._stream.markdown_widget)
-            self._stream = None
+            async with self._flushing:
+                stream, self._stream = self._stream, None
+                await stream.stop()
+                await settled.unsettle(stream.markdown_widget)
         self._unsent.clear()
         self.streaming = False
         if final is not None:
