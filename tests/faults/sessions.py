@@ -46,7 +46,8 @@ def two_writers_on_one_session(tmp: Path) -> ProcOutcome:
         t.expect(not any(x["role"] == y["role"] == "user" for x, y in pairs),
                  "a request with two user messages in a row")
     t.keeps(["first question", "question A", "question B"])
-    return t.outcome()
+    return t.outcome(f"both answered in turn; B waited {b.seconds:.1f}s, each reply after its "
+                     "question")
 
 
 def write_lock_held_mid_reply(tmp: Path) -> ProcOutcome:
@@ -125,7 +126,7 @@ def context_window_flag_clears_a_learned_limit(tmp: Path) -> ProcOutcome:
     meta = json.loads(exported.stdout)["conversation"]["meta"] if exported.stdout else {}
     t.expect(meta.get("context_limit") is None, f"the learned limit is still there: {meta}")
     t.keeps(["short one"])
-    return t.outcome()
+    return t.outcome("learned 2048 from a refusal, cleared by --context-window 8192")
 
 
 CASES: list[ProcCase] = [
