@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,16 +11,13 @@ import pytest
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_ollama import FakeOllama
 from tests.fakeserver import FakeProvider, FakeServer
+from tests.faults import home_env
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
     """The environment of a user with empty config and data dirs and no provider variables."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_", "OLLAMA_"))}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
-               PYTHONIOENCODING="utf-8")
-    return env
+    return home_env(tmp_path)
 
 
 def _started(cls: type[FakeServer]) -> Iterator[Callable[..., Any]]:

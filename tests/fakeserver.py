@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socketserver
 import threading
 import time
 from collections import deque
@@ -172,7 +173,39 @@ class RecordedRequest:
     reply: str = ""
 
 
-class FakeServer:
+class Served:
+    """A socketserver on a loopback port, served by a daemon thread; stop() sets `_stopping`
+    first, which wakes handlers sleeping in a delay or an endless stream, then shuts it down."""
+
+    _stopping: threading.Event
+    _server: socketserver.BaseServer | None = None
+    _thread: threading.Thread | None = None
+
+    def _serve(self, server: socketserver.BaseServer) -> None:
+        self._server = server
+        # A short poll keeps stop() quick; tests start and stop a server each.
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                                        name=type(self).__name__, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class FakeServer(Served):
     """What every fake shares: a ThreadingHTTPServer on a loopback port in a daemon thread, the
     fault queue, the request log, and a stop that wakes handlers sleeping in a delay fault.
     Subclasses set `handler` (a BaseHTTPRequestHandler reading `self.fake`) and `base_url`."""
@@ -192,33 +225,11 @@ class FakeServer:
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     def start(self) -> Self:
         handler = type("Handler", (self.handler,), {"fake": self})
-        self._server = _Server((self._host, self._port), handler)
-        # A short poll keeps stop() quick; tests start and stop a server each.
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name=type(self).__name__, daemon=True)
-        self._thread.start()
+        self._serve(_Server((self._host, self._port), handler))
         return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes handlers sleeping in a delay fault
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:

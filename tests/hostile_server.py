@@ -18,8 +18,10 @@ import socketserver
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Self
+
+from tests.fakeserver import Served
 
 
 @dataclass
@@ -191,17 +193,12 @@ PLAYS: dict[str, Play] = {
 
 # -- the server ----------------------------------------------------------------------------------
 
-@dataclass
-class HostileServer:
-    play: Play
-    host: str = "127.0.0.1"
-    port: int = 0
-    requests: list[Request] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+class HostileServer(Served):
+    def __init__(self, play: Play, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.play = play
+        self.host, self.port = host, port
+        self.requests: list[Request] = []
         self._stopping = threading.Event()
-        self._server: socketserver.ThreadingTCPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -225,28 +222,13 @@ class HostileServer:
                 except Gone:
                     pass
 
-        socketserver.ThreadingTCPServer.allow_reuse_address = True
-        self._server = socketserver.ThreadingTCPServer((self.host, self.port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        daemon=True, name="HostileServer")
-        self._thread.start()
+        self._serve(_TCPServer((self.host, self.port), Handler))
         return self
 
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+class _TCPServer(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
 
 
 def _read_request(sock: socket.socket) -> Request | None:
