@@ -79,12 +79,16 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
                    help="tokens kept for the system prompt")
     g.add_argument("--compact-threshold", dest="compact_threshold", type=float,
                    metavar="FRACTION", help="compact when the budget is this full (0.1-1.0)")
+    g.add_argument("--compact-low-water", dest="compact_low_water", type=float,
+                   metavar="FRACTION",
+                   help="a compaction goes down to this share of the budget (0.05-0.95)")
     g.add_argument("--keep-recent-turns", dest="keep_recent_turns", type=int, metavar="N",
                    help="turns always sent verbatim")
 
 
 OVERRIDE_KEYS = ("provider", "base_url", "model", "summary_model", "api_key", "context_window",
-                 "response_reserve", "system_reserve", "compact_threshold", "keep_recent_turns")
+                 "response_reserve", "system_reserve", "compact_threshold", "compact_low_water",
+                "keep_recent_turns")
 
 
 def session_id(text: str) -> int:

@@ -43,6 +43,9 @@ class Settings:
     response_reserve: int = 1024
     system_reserve: int = 512
     compact_threshold: float = 0.70
+    # A compaction folds older turns in until the request is at most this share of the budget,
+    # so the next one is many turns away (each one re-reads the front of the request).
+    compact_low_water: float = 0.40
     keep_recent_turns: int = 3
     summary_max_tokens: int = 512
     recall_budget: float = 0.15  # share of the window for recalled turns; 0 = no recall
@@ -92,6 +95,8 @@ _CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
     "system_reserve": (int, _between(0, 10_000_000), "a whole number >= 0"),
     "compact_threshold": (float, _between(0.1, 1.0),
                           "a number between 0.1 and 1.0 (70% is written 0.7)"),
+    "compact_low_water": (float, _between(0.05, 0.95),
+                          "a number between 0.05 and 0.95 (40% is written 0.4)"),
     "keep_recent_turns": (int, _between(0, 1000), "a whole number between 0 and 1000"),
     "summary_max_tokens": (int, _between(32, 1_000_000), "a whole number >= 32"),
     "recall_budget": (float, _between(0.0, 0.5),
@@ -335,6 +340,11 @@ def _cross_problems(s: Settings) -> list[str]:
     if s.context_window > 0:
         budget = Budget(s.context_window, s.response_reserve, s.system_reserve, s.compact_threshold)
         out.extend(budget.problems())
+    if s.compact_low_water >= s.compact_threshold:
+        out.append(
+            f"compact_low_water {s.compact_low_water:g} must be below compact_threshold "
+            f"{s.compact_threshold:g} (a compaction folds turns in until the request is down "
+            "to the low-water mark)")
     if s.retry_max_delay < s.retry_base_delay:
         out.append(
             f"retry_max_delay {s.retry_max_delay:g} is smaller than retry_base_delay "

@@ -544,7 +544,8 @@ class Engine:
                         self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
                         self._counted = chunk
                     yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
-                                   fitted.estimated_raw)
+                                   fitted.estimated_raw, chunk.cached_tokens,
+                                   chunk.cache_write_tokens)
                 else:
                     done.append(chunk.finish_reason)
         if not done:

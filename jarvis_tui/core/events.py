@@ -29,6 +29,8 @@ class Usage:
     prompt_tokens: int
     completion_tokens: int
     estimated_prompt_tokens: int
+    cached_tokens: int | None = None  # of prompt_tokens, served from the provider's cache
+    cache_write_tokens: int | None = None  # of prompt_tokens, written to it (Anthropic)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,12 @@ class CompactionFinished:
     tokens_before: int
     tokens_after: int
     reason: str
+    # What the summary requests cost: prompt and reply tokens over all its calls (the server's
+    # counts where it gave them, else our estimate), and how many calls it took.
+    cost_prompt_tokens: int = 0
+    cost_completion_tokens: int = 0
+    calls: int = 0
+    cached_prefix: bool = False  # the summary request reused the chat request's prefix
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,12 @@ class ChatDelta:
 class ChatUsage:
     """Token counts the server reported for the request (at most once, before ChatDone)."""
 
-    prompt_tokens: int
+    prompt_tokens: int  # the whole prompt, cached or not
     completion_tokens: int
+    # Of prompt_tokens, read from the provider's prompt cache (None: the server does not say).
+    cached_tokens: int | None = None
+    # Of prompt_tokens, written to the cache this time (Anthropic bills these dearer).
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,15 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     finish_reason: str | None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
     def events(self) -> list[ChatEvent]:
         """What a stream of this answer would have been (a server that ignored stream=true)."""
         events: list[ChatEvent] = [ChatDelta(self.text)] if self.text else []
         if self.prompt_tokens is not None:
-            events.append(ChatUsage(self.prompt_tokens, self.completion_tokens or 0))
+            events.append(ChatUsage(self.prompt_tokens, self.completion_tokens or 0,
+                                    self.cached_tokens, self.cache_write_tokens))
         events.append(ChatDone(self.finish_reason))
         return events
 

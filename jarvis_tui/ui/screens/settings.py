@@ -37,6 +37,7 @@ INPUT_KEYS = (
     "response_reserve",
     "system_reserve",
     "compact_threshold",
+    "compact_low_water",
     "keep_recent_turns",
     "recall_budget",
     "model",
@@ -47,6 +48,7 @@ SELECT_KEYS = ("theme", "language")
 _TEXT_KEYS = {"model", "base_url", "summary_model"}
 # Shown and typed as percentages: key -> (lowest, highest, message when out of range).
 _PERCENT_KEYS = {"compact_threshold": (10, 100, "bad_percent"),
+                 "compact_low_water": (5, 95, "bad_low_water"),
                  "recall_budget": (0, 50, "bad_recall")}
 
 T = Texts(
@@ -64,6 +66,10 @@ T = Texts(
         "label_compact_threshold": "Compaction threshold (%)",
         "hint_compact_threshold": "compact older turns when the budget is this full; "
                                   "10-100 (70 = 70%)",
+        "label_compact_low_water": "Compact down to (%)",
+        "hint_compact_low_water": "a compaction folds older turns in until the budget is this "
+                                  "full, so the next one is many turns away; 5-95, below the "
+                                  "threshold",
         "label_keep_recent_turns": "Turns kept verbatim",
         "hint_keep_recent_turns": "the most recent turns are never summarised",
         "label_recall_budget": "Recall budget (%)",
@@ -91,6 +97,7 @@ T = Texts(
         "need_summary_model": "a model name (empty = same as model)",
         "bad_percent": "expected a percentage between 10 and 100 (70 means 0.70), got {got}",
         "bad_recall": "expected a percentage between 0 and 50 (15 means 0.15), got {got}",
+        "bad_low_water": "expected a percentage between 5 and 95 (40 means 0.40), got {got}",
         "pinned": "Pinned messages: {n}, {tokens} tokens, always sent in full; they take "
                   "their room from the budget.",
         "pinned_none": "Pinned messages: none (/pin or /recall pins one).",
@@ -121,6 +128,9 @@ T = Texts(
         "hint_system_reserve": "为系统提示词留出的空间",
         "label_compact_threshold": "压缩阈值（%）",
         "hint_compact_threshold": "预算用到这个比例时压缩较早的对话；10-100（70 即 70%）",
+        "label_compact_low_water": "压缩到（%）",
+        "hint_compact_low_water": "压缩时把较早的对话并入摘要，直到预算只用到这个比例，"
+                                  "下一次压缩就会在很多轮之后；5-95，须低于阈值",
         "label_keep_recent_turns": "原文保留的轮数",
         "hint_keep_recent_turns": "最近的这些轮对话永远不会被摘要",
         "label_recall_budget": "找回预算（%）",
@@ -146,6 +156,7 @@ T = Texts(
         "need_summary_model": "模型名称（留空 = 与模型相同）",
         "bad_percent": "应为 10 到 100 之间的百分数（70 即 0.70），当前为 {got}",
         "bad_recall": "应为 0 到 50 之间的百分数（15 即 0.15），当前为 {got}",
+        "bad_low_water": "应为 5 到 95 之间的百分数（40 即 0.40），当前为 {got}",
         "pinned": "已固定的消息：{n} 条，{tokens} 个 token，始终完整发送，占用上面的预算。",
         "pinned_none": "已固定的消息：无（可用 /pin 或 /recall 固定）。",
         "too_small": "预留之后的预算必须为正：{window} − {response} − {system} = {tokens} "
