@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from jarvis_tui.core.export import to_markdown
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.store import (
+    _MIGRATIONS,
+    MAX_COUNT,
     MAX_ID,
     SCHEMA_VERSION,
     UNREADABLE_META,
     Store,
     StoreError,
+    StoreLocked,
     default_db_path,
 )
 from tests.readonly import read_only
@@ -515,3 +519,163 @@ def test_ids_no_sqlite_integer_can_hold_name_no_row(store: Store, bad_id: int) -
         store.edit_summary(bad_id, "x")
     assert store.get_conversation(MAX_ID) is None  # the largest one is just not there
     assert store.messages(conv.id) == []
+
+
+# -- usage ----------------------------------------------------------------------------------------
+
+def test_a_store_from_before_usage_migrates_and_keeps_everything(db_path: Path) -> None:
+    # A database as the version before the usage table wrote it.
+    db_path.parent.mkdir(parents=True)
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    for migration in _MIGRATIONS[:2]:
+        for statement in migration.split(";"):
+            if statement.strip():
+                raw.execute(statement)
+    raw.execute("PRAGMA user_version = 2")
+    raw.execute("INSERT INTO conversations (title, created_at, updated_at, model) "
+                "VALUES ('old', 1, 1, 'm')")
+    raw.execute("INSERT INTO messages (conversation_id, seq, role, content, created_at) "
+                "VALUES (1, 1, 'user', 'from before', 1)")
+    raw.close()
+    with Store(db_path) as s:
+        assert [m.content for m in s.messages(1)] == ["from before"]
+        assert s.usage_rows(1) == [] and s.usage_totals(1) == []
+        reply = s.add_message(1, Message("assistant", "after"))
+        s.add_usage(1, kind="chat", model="m", prompt_tokens=10, completion_tokens=2,
+                    message_id=reply.id)
+        assert [r.message_id for r in s.usage_rows(1)] == [reply.id]
+    raw = sqlite3.connect(db_path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    raw.close()
+
+
+def test_usage_rows_and_totals_survive_a_reopen(db_path: Path) -> None:
+    with Store(db_path, clock=lambda: 100.0) as s:
+        conv = s.create_conversation(model="gpt-4o")
+        msgs = chat(s, conv.id, 2)
+        first = s.add_usage(conv.id, kind="chat", model="gpt-4o", prompt_tokens=1_200,
+                            completion_tokens=40, cached_tokens=1_024, message_id=msgs[1].id)
+        s.add_usage(conv.id, kind="chat", model="gpt-4o", prompt_tokens=1_300,
+                    completion_tokens=50, message_id=msgs[3].id)  # its server said nothing
+        summary = s.add_summary(conv.id, "sum", msgs[:2], kind="auto", model="mini")
+        for freed in (None, 900):  # one compaction, two calls: what it freed is said once
+            s.add_usage(conv.id, kind="summary", model="mini", prompt_tokens=700,
+                        completion_tokens=80, summary_id=summary.id, freed_tokens=freed)
+    assert first.cached_tokens == 1_024 and first.created_at == 100.0
+    with Store(db_path) as s:
+        rows = s.usage_rows(conv.id)
+        assert [(r.kind, r.message_id, r.summary_id, r.cached_tokens) for r in rows] == [
+            ("chat", msgs[1].id, None, 1_024), ("chat", msgs[3].id, None, None),
+            ("summary", None, summary.id, None), ("summary", None, summary.id, None)]
+        assert rows[0] == first
+        chats, summaries = s.usage_totals(conv.id)
+        assert (chats.kind, chats.model, chats.requests, chats.prompt_tokens,
+                chats.completion_tokens) == ("chat", "gpt-4o", 2, 2_500, 90)
+        # Cached is summed over the requests that reported it, with their prompt tokens.
+        assert (chats.cached_tokens, chats.reported_requests, chats.reported_prompt_tokens) == (
+            1_024, 1, 1_200)
+        assert chats.cache_write_tokens is None and chats.freed_tokens is None
+        assert (summaries.kind, summaries.model, summaries.requests, summaries.prompt_tokens,
+                summaries.freed_tokens, summaries.cached_tokens) == (
+            "summary", "mini", 2, 1_400, 900, None)
+        assert [r.freed_tokens for r in s.last_compaction_usage(conv.id)] == [None, 900]
+        assert s.latest_usage(conv.id).message_id == msgs[3].id
+        assert s.latest_usage(conv.id, "summary").freed_tokens == 900
+
+
+def test_last_compaction_is_the_newest_with_counts(store: Store) -> None:
+    conv = store.create_conversation()
+    msgs = chat(store, conv.id, 3)
+    older = store.add_summary(conv.id, "one", msgs[:2], kind="auto")
+    store.add_usage(conv.id, kind="summary", model="m", prompt_tokens=100,
+                    completion_tokens=10, summary_id=older.id, freed_tokens=50)
+    newer = store.add_summary(conv.id, "two", msgs[:4], kind="auto")
+    store.add_usage(conv.id, kind="summary", model="m", prompt_tokens=300,
+                    completion_tokens=30, summary_id=newer.id, freed_tokens=200)
+    store.edit_summary(newer.id, "two, edited")  # an edit asks no server: no counts
+    assert [r.prompt_tokens for r in store.last_compaction_usage(conv.id)] == [300]
+    assert store.last_compaction_usage(conv.id + 1) == []
+    assert store.latest_usage(conv.id + 1) is None
+
+
+def test_add_usage_refuses_what_is_not_its_own(store: Store) -> None:
+    conv = store.create_conversation()
+    other = store.create_conversation()
+    theirs = store.add_message(other.id, Message("assistant", "theirs"))
+    with pytest.raises(StoreError, match=f"message {theirs.id} is not in conversation"):
+        store.add_usage(conv.id, kind="chat", model="m", prompt_tokens=1, completion_tokens=1,
+                        message_id=theirs.id)
+    with pytest.raises(StoreError, match="summary 99 is not in conversation"):
+        store.add_usage(conv.id, kind="summary", model="m", prompt_tokens=1,
+                        completion_tokens=1, summary_id=99)
+    with pytest.raises(StoreError, match="conversation 4242 does not exist"):
+        store.add_usage(4242, kind="chat", model="m", prompt_tokens=1, completion_tokens=1)
+    with pytest.raises(ValueError, match="unknown usage kind"):
+        store.add_usage(conv.id, kind="tool", model="m", prompt_tokens=1, completion_tokens=1)
+    with pytest.raises(ValueError, match="prompt_tokens must be a whole number"):
+        store.add_usage(conv.id, kind="chat", model="m", prompt_tokens=None,  # type: ignore
+                        completion_tokens=1)
+    assert store.usage_rows(conv.id) == []
+
+
+def test_counts_a_misbehaving_server_sends_are_kept_within_range(store: Store) -> None:
+    conv = store.create_conversation()
+    for _ in range(3):
+        store.add_usage(conv.id, kind="chat", model="m", prompt_tokens=10**30,
+                        completion_tokens=-5, cached_tokens=2**70)
+    (t,) = store.usage_totals(conv.id)  # summing three of them does not overflow SQLite
+    assert (t.prompt_tokens, t.completion_tokens, t.cached_tokens) == (
+        3 * MAX_COUNT, 0, 3 * MAX_COUNT)
+
+
+def test_a_locked_database_refuses_usage_with_a_store_error(db_path: Path) -> None:
+    with Store(db_path, timeout=5) as s:
+        conv = s.create_conversation()
+        other = sqlite3.connect(db_path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(StoreLocked, match="locked"):
+                # `wait` shortens the store's 5 s: a count must not hold up a round.
+                s.add_usage(conv.id, kind="chat", model="m", prompt_tokens=1,
+                            completion_tokens=1, wait=0.05)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert s.usage_rows(conv.id) == []
+
+
+def test_export_holds_each_requests_usage_and_the_session_totals(store: Store) -> None:
+    conv = store.create_conversation(model="gpt-4o")
+    msgs = chat(store, conv.id, 2)
+    store.add_usage(conv.id, kind="chat", model="gpt-4o", prompt_tokens=1_500,
+                    completion_tokens=20, cached_tokens=1_024, message_id=msgs[3].id)
+    summary = store.add_summary(conv.id, "sum", msgs[:2], kind="auto", model="mini")
+    store.add_usage(conv.id, kind="summary", model="mini", prompt_tokens=600,
+                    completion_tokens=70, summary_id=summary.id, freed_tokens=400)
+    data = json.loads(json.dumps(store.export(conv.id)))
+    assert [len(m["usage"]) for m in data["messages"]] == [0, 0, 0, 1]
+    assert data["messages"][3]["usage"][0] | {"created_at": 0} == {
+        "kind": "chat", "model": "gpt-4o", "prompt_tokens": 1_500, "cached_tokens": 1_024,
+        "cache_write_tokens": None, "completion_tokens": 20, "freed_tokens": None,
+        "created_at": 0}
+    assert data["summaries"][0]["usage"][0]["freed_tokens"] == 400
+    totals = data["usage"]
+    assert (totals["chat_requests"], totals["summary_requests"], totals["prompt_tokens"],
+            totals["cached_tokens"], totals["completion_tokens"], totals["freed_tokens"],
+            totals["cached_reported_requests"]) == (1, 1, 2_100, 1_024, 90, 400, 1)
+    assert [t["model"] for t in totals["by_model"]] == ["gpt-4o", "mini"]
+    md = to_markdown(data)
+    assert "*prompt 1,500 tokens (1,024 cached) · completion 20 · gpt-4o*" in md
+    assert "*prompt 600 tokens (cache not reported) · completion 70 · freed 400 · mini*" in md
+    usage_part = md.split("# Usage")[1]
+    assert "- requests: 1 chat, 1 summary" in usage_part
+    assert "- cached: 1,024 (reported by 1 of 2 requests)" in usage_part
+    assert "- freed by compaction: 400" in usage_part
+
+
+def test_export_of_a_session_without_usage_says_nothing_of_it(store: Store) -> None:
+    conv = store.create_conversation()
+    chat(store, conv.id, 1)
+    data = store.export(conv.id)
+    assert data["usage"]["chat_requests"] == 0 and data["usage"]["cached_tokens"] is None
+    assert "# Usage" not in to_markdown(data) and "cache not reported" not in to_markdown(data)

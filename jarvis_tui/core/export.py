@@ -11,6 +11,8 @@ import re
 import time
 from typing import Any
 
+from jarvis_tui.core import costs
+
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 REDACTED = "[redacted]"
 
@@ -87,13 +89,58 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
         if msg.get("pinned"):
             notes.append("pinned")
         suffix = f" ({', '.join(notes)})" if notes else ""
-        out += [f"## {ROLE_TITLES.get(msg['role'], msg['role'])}{suffix}", "", msg["content"], ""]
+        out += [f"## {ROLE_TITLES.get(msg['role'], msg['role'])}{suffix}", ""]
+        out += [f"*{_counts(u)}*" for u in msg.get("usage") or []]
+        out += ["", msg["content"], ""] if msg.get("usage") else [msg["content"], ""]
     if data.get("summaries"):
         out += ["---", "", "# Summaries", ""]
         for s in data["summaries"]:
             out += [f"## Summary #{s['id']} ({s['kind']}, {s['covered_count']} messages, "
-                    f"{_date(s.get('created_at'))})", "", s["content"], ""]
+                    f"{_date(s.get('created_at'))})", ""]
+            out += [f"*{_counts(u)}*" for u in s.get("usage") or []]
+            out += ["", s["content"], ""] if s.get("usage") else [s["content"], ""]
+    usage = data.get("usage") or {}
+    if usage.get("chat_requests") or usage.get("summary_requests"):
+        out += ["---", "", "# Usage", "", *_totals(usage), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _counts(u: dict[str, Any]) -> str:
+    """One request's counts: "prompt 1,234 tokens (1,000 cached) · completion 56 · gpt-4o"."""
+    parts = [f"prompt {costs.tokens(u['prompt_tokens'])} tokens" + _cached(u)]
+    parts.append(f"completion {costs.tokens(u['completion_tokens'])}")
+    if u.get("freed_tokens") is not None:
+        parts.append(f"freed {costs.tokens(u['freed_tokens'])}")
+    if u.get("model"):
+        parts.append(u["model"])
+    return " · ".join(parts)
+
+
+def _cached(u: dict[str, Any]) -> str:
+    cached, written = u.get("cached_tokens"), u.get("cache_write_tokens")
+    if cached is None and written is None:
+        return " (cache not reported)"
+    said = [f"{costs.tokens(cached)} cached"] if cached is not None else []
+    said += [f"{costs.tokens(written)} written to the cache"] if written else []
+    return f" ({', '.join(said)})" if said else ""
+
+
+def _totals(usage: dict[str, Any]) -> list[str]:
+    lines = [f"- requests: {usage['chat_requests']} chat, {usage['summary_requests']} summary",
+             f"- prompt tokens: {costs.tokens(usage['prompt_tokens'])}"]
+    cached, reported = usage.get("cached_tokens"), usage.get("cached_reported_requests") or 0
+    if cached is None:
+        lines.append("- cached: not reported by the server")
+    else:
+        requests = usage["chat_requests"] + usage["summary_requests"]
+        lines.append(f"- cached: {costs.tokens(cached)} (reported by {reported} of {requests} "
+                     "requests)")
+    if usage.get("cache_write_tokens"):
+        lines.append(f"- written to the cache: {costs.tokens(usage['cache_write_tokens'])}")
+    lines.append(f"- completion tokens: {costs.tokens(usage['completion_tokens'])}")
+    if usage.get("freed_tokens") is not None:
+        lines.append(f"- freed by compaction: {costs.tokens(usage['freed_tokens'])}")
+    return lines
 
 
 def _date(ts: float | None) -> str:

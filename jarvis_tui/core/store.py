@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import platformdirs
 
 from jarvis_tui.core import recall_index
+from jarvis_tui.core.costs import tally
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session_lock import SessionLock
 from jarvis_tui.core.textsafe import valid_unicode
@@ -31,8 +32,12 @@ DEFAULT_TIMEOUT = 5.0  # seconds to wait for another process's write lock
 TITLE_CHARS = 60
 STATUSES = ("complete", "partial", "failed")
 SUMMARY_KINDS = ("auto", "manual", "edited")
+USAGE_KINDS = ("chat", "summary")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range: a larger id names no row (and cannot be bound)
+# One request's token count is at most this (far past any real one), so a session's sums stay
+# inside SQLite's integers however many requests a misbehaving server inflates.
+MAX_COUNT = 10**12
 # Where set_meta keeps a conversation's stored meta text that was not a JSON object.
 UNREADABLE_META = "unreadable_meta"
 _T = TypeVar("_T")
@@ -91,6 +96,26 @@ _MIGRATIONS: list[str] = [
         PRIMARY KEY (message_id, seq)
     ) WITHOUT ROWID;
     """,
+    # What each request cost, as the server counted it: a chat request against the reply it
+    # brought, a summary request against the summary. Kept apart from the messages so a reply
+    # saved by an older jarvis-tui, or one whose server said nothing, simply has no row.
+    """
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        summary_id INTEGER REFERENCES summaries(id) ON DELETE SET NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('chat', 'summary')),
+        model TEXT NOT NULL DEFAULT '',
+        prompt_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER,
+        cache_write_tokens INTEGER,
+        completion_tokens INTEGER NOT NULL,
+        freed_tokens INTEGER,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX usage_by_conversation ON usage(conversation_id, id);
+    """,
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -135,6 +160,38 @@ class Summary:
     model: str
     created_at: float
     replaces_id: int | None
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One request's token counts as its server reported them (None: it did not say)."""
+    id: int
+    conversation_id: int
+    message_id: int | None  # the reply a chat request brought
+    summary_id: int | None  # the summary a summary request made
+    kind: str  # "chat" | "summary"
+    model: str
+    prompt_tokens: int  # the whole prompt, the cached part included
+    cached_tokens: int | None
+    cache_write_tokens: int | None
+    completion_tokens: int
+    freed_tokens: int | None  # a compaction's: what it took off the request
+    created_at: float
+
+
+@dataclass(frozen=True)
+class UsageTotal:
+    """A session's requests of one kind and model, summed (see costs.tally)."""
+    kind: str
+    model: str
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None  # over the requests that reported it; None when none did
+    cache_write_tokens: int | None
+    reported_requests: int  # requests that said how much of their prompt was cached
+    reported_prompt_tokens: int  # the prompt tokens of those requests
+    freed_tokens: int | None
 
 
 @dataclass(frozen=True)
@@ -747,6 +804,94 @@ class Store:
             ).fetchall()
         return [Summary(*row) for row in rows]
 
+    # -- usage ---------------------------------------------------------------------------------
+
+    _USAGE_SELECT = (
+        "SELECT id, conversation_id, message_id, summary_id, kind, model, prompt_tokens, "
+        "cached_tokens, cache_write_tokens, completion_tokens, freed_tokens, created_at "
+        "FROM usage "
+    )
+
+    def add_usage(self, conversation_id: int, *, kind: str, model: str, prompt_tokens: int,
+                  completion_tokens: int, cached_tokens: int | None = None,
+                  cache_write_tokens: int | None = None, message_id: int | None = None,
+                  summary_id: int | None = None, freed_tokens: int | None = None,
+                  wait: float | None = None) -> UsageRow:
+        """Keep what one request cost. kind "chat": `message_id` is the reply it brought;
+        kind "summary": `summary_id` is the summary, and the calls of one compaction share it,
+        `freed_tokens` (what the compaction took off the request) given on one of them.
+        `wait` as for add_message. Counts are the server's: one below 0 or above MAX_COUNT (a
+        misbehaving server) is stored as the nearest it may be, not refused."""
+        if kind not in USAGE_KINDS:
+            raise ValueError(f"unknown usage kind {kind!r}")
+        prompt = _count("prompt_tokens", prompt_tokens, required=True)
+        completion = _count("completion_tokens", completion_tokens, required=True)
+        cached = _count("cached_tokens", cached_tokens)
+        written = _count("cache_write_tokens", cache_write_tokens)
+        freed = _count("freed_tokens", freed_tokens)
+        now = self._now()
+        with self._write("save token usage to", wait=wait) as db:
+            self._require_conversation(db, conversation_id)
+            for table, row_id in (("messages", message_id), ("summaries", summary_id)):
+                if row_id is not None and (not _storable(row_id) or db.execute(
+                        f"SELECT 1 FROM {table} WHERE id = ? AND conversation_id = ?",
+                        (row_id, conversation_id)).fetchone() is None):
+                    what = "message" if table == "messages" else "summary"
+                    raise StoreError(f"{self.path}: {what} {row_id} is not in conversation "
+                                     f"{conversation_id}; the usage was not saved.")
+            cur = db.execute(
+                "INSERT INTO usage (conversation_id, message_id, summary_id, kind, model, "
+                "prompt_tokens, cached_tokens, cache_write_tokens, completion_tokens, "
+                "freed_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, message_id, summary_id, kind, model, prompt, cached, written,
+                 completion, freed, now))
+        return UsageRow(cur.lastrowid or 0, conversation_id, message_id, summary_id, kind, model,
+                        prompt, cached, written, completion, freed, now)
+
+    def usage_rows(self, conv_id: int) -> list[UsageRow]:
+        """Every request's counts of `conv_id`, oldest first."""
+        if not _storable(conv_id):
+            return []
+        with self._guard("read"):
+            rows = self._db.execute(self._USAGE_SELECT + "WHERE conversation_id = ? ORDER BY id",
+                                    (conv_id,)).fetchall()
+        return [UsageRow(*row) for row in rows]
+
+    def latest_usage(self, conv_id: int, kind: str = "chat") -> UsageRow | None:
+        """The newest request of `kind` in `conv_id` that has counts, or None."""
+        if not _storable(conv_id):
+            return None
+        with self._guard("read"):
+            row = self._db.execute(
+                self._USAGE_SELECT + "WHERE conversation_id = ? AND kind = ? ORDER BY id DESC "
+                "LIMIT 1", (conv_id, kind)).fetchone()
+        return UsageRow(*row) if row else None
+
+    def usage_totals(self, conv_id: int) -> list[UsageTotal]:
+        """The session's requests summed per kind and model (each model has its own price)."""
+        if not _storable(conv_id):
+            return []
+        with self._guard("read"):
+            rows = self._db.execute(
+                "SELECT kind, model, count(*), sum(prompt_tokens), sum(completion_tokens), "
+                "sum(cached_tokens), sum(cache_write_tokens), count(cached_tokens), "
+                "coalesce(sum(CASE WHEN cached_tokens IS NOT NULL THEN prompt_tokens END), 0), "
+                "sum(freed_tokens) FROM usage WHERE conversation_id = ? "
+                "GROUP BY kind, model ORDER BY min(id)", (conv_id,)).fetchall()
+        return [UsageTotal(*row) for row in rows]
+
+    def last_compaction_usage(self, conv_id: int) -> list[UsageRow]:
+        """The summary requests of the newest compaction that has any (an edit of its summary
+        made none, so it still shows what the compaction before it cost)."""
+        if not _storable(conv_id):
+            return []
+        with self._guard("read"):
+            rows = self._db.execute(
+                self._USAGE_SELECT + "WHERE conversation_id = ? AND kind = 'summary' AND "
+                "summary_id = (SELECT max(summary_id) FROM usage WHERE conversation_id = ? AND "
+                "kind = 'summary') ORDER BY id", (conv_id, conv_id)).fetchall()
+        return [UsageRow(*row) for row in rows]
+
     # -- per-conversation metadata (learned context limit, calibration factor, ...) -----------
 
     def _meta(self, db: sqlite3.Connection, conv_id: int
@@ -802,8 +947,19 @@ class Store:
             )
             msgs, unreadable = self._messages(conv_id)
             sums = self.summaries(conv_id)
+            used = self.usage_rows(conv_id)
+            per_model = self.usage_totals(conv_id)
+        totals = tally(per_model, {})
         unreadable = [bad_meta, *unreadable] if bad_meta else unreadable
         self._report(unreadable)
+        by_message: dict[int, list[dict[str, Any]]] = {}
+        by_summary: dict[int, list[dict[str, Any]]] = {}
+        for row in used:
+            counts = _usage_fields(row)
+            if row.message_id is not None:
+                by_message.setdefault(row.message_id, []).append(counts)
+            if row.summary_id is not None:
+                by_summary.setdefault(row.summary_id, []).append(counts)
         return {
             "conversation": {**asdict(conv), "meta": meta},
             "messages": [
@@ -812,16 +968,37 @@ class Store:
                     "status": m.status, "pinned": m.pinned,
                     "covered": m.covered, "summary_id": m.summary_id, "tool_calls": m.tool_calls,
                     "tool_call_id": m.tool_call_id, "name": m.name, "created_at": m.created_at,
+                    "usage": by_message.get(m.id or 0, []),
                 }
                 for m in msgs
             ],
-            "summaries": [asdict(s) for s in sums],
+            "summaries": [{**asdict(s), "usage": by_summary.get(s.id, [])} for s in sums],
+            # Token counts only: prices are the config's, and may have changed since.
+            "usage": {
+                "chat_requests": totals.chat_requests,
+                "summary_requests": totals.summary_requests,
+                "prompt_tokens": totals.prompt_tokens,
+                "cached_tokens": totals.cached_tokens,
+                "cache_write_tokens": totals.cache_write_tokens,
+                "completion_tokens": totals.completion_tokens,
+                "freed_tokens": totals.freed_tokens,
+                "cached_reported_requests": totals.reported_requests,
+                "by_model": [asdict(t) for t in per_model],
+            },
             "problems": [
                 {"message_id": u.message_id, "field": u.field, "problem": str(u),
                  "stored_text": u.stored_text}
                 for u in unreadable
             ],
         }
+
+
+def _usage_fields(row: UsageRow) -> dict[str, Any]:
+    """A usage row as exported beside its message or summary (its ids are where it sits)."""
+    return {"kind": row.kind, "model": row.model, "prompt_tokens": row.prompt_tokens,
+            "cached_tokens": row.cached_tokens, "cache_write_tokens": row.cache_write_tokens,
+            "completion_tokens": row.completion_tokens, "freed_tokens": row.freed_tokens,
+            "created_at": row.created_at}
 
 
 _ACCESS_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH",
@@ -846,6 +1023,20 @@ def _cannot(place: Path, verb: str, reason: str, why: str) -> StoreError:
         "check its owner and mode"
     return StoreError(f"cannot {verb} {place}: {reason} ({why}); {fix}, or choose another file "
                       "with --db.")
+
+
+@overload
+def _count(name: str, value: object, *, required: Literal[True]) -> int: ...
+@overload
+def _count(name: str, value: object, *, required: bool = False) -> int | None: ...
+def _count(name: str, value: object, *, required: bool = False) -> int | None:
+    """A token count for a column: None (the server did not say) stays None where allowed;
+    below zero or above MAX_COUNT (a misbehaving server) becomes the nearest it may be."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number, not {value!r}")
+    return min(max(value, 0), MAX_COUNT)
 
 
 def _storable(row_id: object) -> bool:
