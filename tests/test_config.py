@@ -12,18 +12,21 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.core.config import (
+    TABLE_KEYS,
     ConfigError,
     Settings,
     config_path,
     config_warnings,
     field_names,
     load_settings,
+    price_for,
     provider_chosen,
     save_settings,
     update_settings_file,
     validate,
     with_overrides,
 )
+from jarvis_tui.core.costs import Price
 
 
 def write(path: Path, text: str) -> Path:
@@ -215,7 +218,8 @@ def test_save_round_trips_atomically_with_mode_0600(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["config.toml"]  # no temp file left
     data = tomllib.loads(path.read_text("utf-8"))
     assert "api_key" not in data  # a key from the environment never lands on disk
-    assert set(data) == set(field_names()) - {"api_key"}
+    # Price tables are the user's to write: saving never writes them (see the prices tests).
+    assert set(data) == set(field_names()) - {"api_key", *TABLE_KEYS}
     loaded = load_settings(path, env={})
     assert loaded == Settings(**{**s.__dict__, "api_key": ""})
 
@@ -484,7 +488,7 @@ def test_save_settings_keeps_comments_and_appends_the_rest(cfg: Path) -> None:
     assert text.startswith(COMMENTED.replace('"qwen2.5:7b"   #', '"llama3"   #'))
     assert load_settings(cfg, env={}) == with_overrides(load_settings(cfg, env={}),
                                                           model="llama3")
-    assert set(tomllib.loads(text)) == set(field_names())
+    assert set(tomllib.loads(text)) == set(field_names()) - set(TABLE_KEYS)
 
 
 def test_update_keeps_windows_line_ends(cfg: Path) -> None:
@@ -523,3 +527,90 @@ def test_a_key_in_the_base_url_of_a_readable_file_is_warned_about(cfg: Path) -> 
     cfg.chmod(0o644)
     assert config_warnings(cfg) == [f"{cfg} can be read by other users (mode 0644) and may hold "
                                     f"an API key; run: chmod 600 {cfg}"]
+
+
+# -- prices ---------------------------------------------------------------------------------------
+
+PRICED = """model = "gpt-4o"  # the chat model
+[prices."gpt-4o"]
+input = 2.5
+cached_input = 1.25
+output = 10
+
+[prices."claude-3.5-haiku"]  # a dot in the name: quoted
+input = 0.8
+cached_input = 0.08
+cache_write = 1
+output = 4
+currency = "€"
+"""
+
+
+def test_prices_are_read_per_model_with_their_defaults(cfg: Path) -> None:
+    write(cfg, PRICED + '[prices."local"]\ninput = 0\noutput = 0\n')
+    s = load_settings(cfg, env={})
+    assert s.prices["gpt-4o"] == Price(input=2.5, output=10.0, cached_input=1.25)
+    assert s.prices["claude-3.5-haiku"] == Price(0.8, 4.0, 0.08, 1.0, "€")
+    free = s.prices["local"]
+    assert (free.cached_input, free.cache_write, free.currency) == (None, None, "$")
+    assert price_for(s, "gpt-4o") is s.prices["gpt-4o"]
+    assert price_for(s, "gpt-4o-mini") is None  # exact names only: no guessing by prefix
+    assert validate(s) == []
+
+
+def test_no_prices_built_in() -> None:
+    assert Settings().prices == {}
+    assert load_settings(Path("/nonexistent/config.toml"), env={}).prices == {}
+
+
+@pytest.mark.parametrize(("toml", "key", "fragment"), [
+    ('[prices."m"]\ninput = -1\noutput = 1\n', "prices.\"m\".input", "got -1"),
+    ('[prices."m"]\ninput = "cheap"\noutput = 1\n', "prices.\"m\".input", "got 'cheap'"),
+    ('[prices."m"]\ninput = true\noutput = 1\n', "prices.\"m\".input", "got true"),
+    ('[prices."m"]\ninput = nan\noutput = 1\n', "prices.\"m\".input", "got nan"),
+    ('[prices."m"]\ninput = 1\noutput = inf\n', "prices.\"m\".output", "got inf"),
+    ('[prices."m"]\ninput = 1\noutput = 1\ncached_input = -0.5\n', "prices.\"m\".cached_input",
+     "got -0.5"),
+    ('[prices."m"]\ninput = 1\noutput = 1\ncache_write = [1]\n', "prices.\"m\".cache_write",
+     "got an array"),
+    ('[prices."m"]\ninput = 1\noutput = 1\ncurrency = ""\n', "prices.\"m\".currency",
+     "currency symbol"),
+    ('[prices."m"]\ninput = 1\noutput = 1\ncurrency = "US dollars"\n',
+     "prices.\"m\".currency", "short currency symbol"),
+    ('[prices."m"]\ninput = 1\noutput = 1\ncurrency = 5\n', "prices.\"m\".currency", "got 5"),
+    ('[prices."m"]\ninpt = 1\ninput = 1\noutput = 1\n', "prices.\"m\".inpt",
+     "did you mean 'input'?"),
+    ('[prices."m"]\noutput = 1\n', "prices.\"m\"", "missing input"),
+    ('[prices."m"]\n', "prices.\"m\"", "missing input and output"),
+    ('prices = 3\n', "prices", "expected tables like [prices.\"MODEL\"]"),
+    ('[prices]\nm = 3\n', "prices.\"m\"", "expected a table with input and output"),
+    # Unquoted, the dot makes a table "1" inside "gpt-4": the error says how to write it.
+    ('[prices.gpt-4.1]\ninput = 2\noutput = 8\n', "prices.\"gpt-4\".1",
+     "must be quoted: [prices.\"gpt-4.1\"]"),
+])
+def test_bad_prices_are_one_line_naming_file_and_key(cfg: Path, toml: str, key: str,
+                                                     fragment: str) -> None:
+    write(cfg, toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg, env={})
+    text = str(info.value)
+    assert text.startswith(f"{cfg}: key '{key}'"), text
+    assert fragment in text and "\n" not in text
+
+
+def test_saving_keeps_the_price_tables_as_written(cfg: Path) -> None:
+    write(cfg, PRICED)
+    loaded = load_settings(cfg, env={})
+    save_settings(with_overrides(loaded, theme="jarvis-light"), cfg)
+    update_settings_file(cfg, {"response_reserve": 2048})
+    text = cfg.read_text(encoding="utf-8")
+    assert text.startswith(PRICED.split("[prices")[0])
+    assert '[prices."claude-3.5-haiku"]  # a dot in the name: quoted' in text
+    assert load_settings(cfg, env={}).prices == loaded.prices
+
+
+def test_validate_names_a_bad_price() -> None:
+    bad = Settings(prices={"m": Price(input=-1.0, output=1.0)})
+    assert validate(bad) == [
+        'prices."m".input: expected money per million prompt tokens, a number from 0 to '
+        "1,000,000, got -1.0"]

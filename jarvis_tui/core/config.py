@@ -24,6 +24,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.costs import Price
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 
 APP_NAME = "jarvis-tui"
@@ -58,6 +59,8 @@ class Settings:
     retry_max_delay: float = 30.0
     theme: str = "jarvis-dark"
     language: str = "auto"  # auto | en | zh
+    # model name: its prices, from the file's [prices."MODEL"] tables only (no built-in list)
+    prices: dict[str, Price] = field(default_factory=dict)
 
 
 class ConfigError(Exception):
@@ -66,6 +69,11 @@ class ConfigError(Exception):
 
 def field_names() -> list[str]:
     return [f.name for f in fields(Settings)]
+
+
+# Settings held in tables of their own rather than as one value: read from the config file only,
+# checked by their own rules, and never written back (the file's table stays as the user wrote it).
+TABLE_KEYS = ("prices",)
 
 
 def config_path() -> Path:
@@ -206,6 +214,85 @@ def _unknown(key: str) -> str:
     return f"unknown key '{key}'; {hint}"
 
 
+# -- prices ------------------------------------------------------------------------------------
+
+PRICE_KEYS = {
+    "input": "money per million prompt tokens",
+    "cached_input": "money per million prompt tokens read from the cache (default: input)",
+    "cache_write": "money per million prompt tokens written to the cache (default: input)",
+    "output": "money per million completion tokens",
+    "currency": "the currency symbol shown before the amount (default \"$\")",
+}
+_PRICE_REQUIRED = ("input", "output")
+MAX_PRICE = 1_000_000.0  # per million tokens; more is a typo (a price per token times a million)
+MAX_CURRENCY = 8
+
+
+def _prices(path: Path, raw: object) -> dict[str, Price]:
+    """The [prices."MODEL"] tables; ConfigError names the file and the key of the first problem."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: key 'prices': expected tables like [prices.\"MODEL\"] "
+                          f"with input and output, got {_show(raw)}")
+    out = {}
+    for model, table in raw.items():
+        where = f"prices.{_quote_key(model)}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: key '{where}': expected a table with input and output "
+                              f"(money per million tokens), got {_show(table)}")
+        for key, value in table.items():
+            if key in PRICE_KEYS:
+                continue
+            if isinstance(value, dict):
+                # [prices.gpt-4.1] is the table "1" inside "gpt-4": the name needs its quotes.
+                hint = (f"a model name with a dot in it must be quoted: "
+                        f"[prices.{_quote_key(f'{model}.{key}')}]")
+            else:
+                close = difflib.get_close_matches(key, list(PRICE_KEYS), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else \
+                    "known keys: " + ", ".join(PRICE_KEYS)
+            raise ConfigError(f"{path}: key '{where}.{key}': unknown; {hint}")
+        missing = [key for key in _PRICE_REQUIRED if key not in table]
+        if missing:
+            raise ConfigError(f"{path}: key '{where}': missing {' and '.join(missing)} "
+                              f"({PRICE_KEYS[missing[0]]})")
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            problem = _price_problem(key, value)
+            if problem:
+                raise ConfigError(f"{path}: key '{where}.{key}': {problem}")
+            values[key] = value.strip() if key == "currency" else float(value)
+        out[model] = Price(**values)
+    return out
+
+
+def _price_problem(key: str, value: object) -> str | None:
+    if key == "currency":
+        if not isinstance(value, str) or not value.strip():
+            return f"expected a currency symbol such as \"$\" or \"€\", got {_show(value)}"
+        text = value.strip()
+        if len(text) > MAX_CURRENCY or any(unicodedata.category(ch).startswith(("C", "Z"))
+                                           for ch in text):
+            return (f"expected a short currency symbol (at most {MAX_CURRENCY} characters, no "
+                    f"spaces or control characters), got {_show(value)}")
+        return None
+    expected = f"expected {PRICE_KEYS[key]}, a number from 0 to {MAX_PRICE:,.0f}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{expected}, got {_show(value)}"
+    if not math.isfinite(value) or not 0 <= value <= MAX_PRICE:
+        return f"{expected}, got {_show(value)}"
+    return None
+
+
+def _quote_key(name: str) -> str:
+    """A model name as the README tells it to be written, in quotes ([prices."gpt-4.1"])."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def price_for(settings: Settings, model: str) -> Price | None:
+    """The configured price of `model` (its exact name), or None when it has none."""
+    return settings.prices.get(model)
+
+
 # -- loading -----------------------------------------------------------------------------------
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -286,6 +373,9 @@ def load_settings(
     values: dict[str, Any] = {}
 
     for key, raw in _read_file(path).items():
+        if key == "prices":
+            values[key] = _prices(path, raw)
+            continue
         if key not in _CHECKS:
             raise ConfigError(f"{path}: {_unknown(key)}")
         value, problem = _check(key, raw)
@@ -357,10 +447,18 @@ def validate(settings: Settings) -> list[str]:
     """Every problem with these settings in words for a person; [] when they are fine."""
     out = []
     for key in field_names():
+        if key in TABLE_KEYS:
+            continue
         value = getattr(settings, key)
         _, problem = _check(key, value)
         if problem:
             out.append(f"{key}: {problem}")
+    for model, price in settings.prices.items():
+        for key in PRICE_KEYS:
+            value = getattr(price, key)
+            problem = None if value is None else _price_problem(key, value)
+            if problem:
+                out.append(f"prices.{_quote_key(model)}.{key}: {problem}")
     # Cross-field checks compare numbers; skip them when a number is already known to be bad.
     return out or _cross_problems(settings)
 
@@ -382,7 +480,7 @@ def save_settings(
         raise ConfigError(f"{path}: not saved: " + "; ".join(problems))
     doc = _edit_file(path)
     for key in field_names():
-        if key != "api_key":
+        if key != "api_key" and key not in TABLE_KEYS:
             _set(doc, key, getattr(settings, key))
     if include_api_key:
         if settings.api_key:
