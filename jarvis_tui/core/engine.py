@@ -21,6 +21,7 @@ from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
 from jarvis_tui.core.compaction import Summarizer, SummaryError, plan_compaction
 from jarvis_tui.core.config import Settings
+from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
@@ -68,6 +69,11 @@ FRAMING_MAX = 64.0  # tokens a template may add per message; beyond that somethi
 
 
 class Engine:
+    # The server's counts of the latest request that reported any (the gauge's "last turn"),
+    # and of the request in flight, kept with its reply once the reply is stored.
+    last_usage: ev.Usage | None = None
+    _request_usage: ev.Usage | None = None
+
     def __init__(self, settings: Settings, store: Store, provider: Provider,
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
                  sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
@@ -504,6 +510,7 @@ class Engine:
                 yield self._not_saved(err)
                 return
             reply = saved[0]
+            self._record_usage(reply)
             self._set_anchor(fitted, reply)
             if cut:
                 # Told before Finished: a caller that stops at Finished still compacts.
@@ -524,6 +531,7 @@ class Engine:
         # piece by piece (the sum of the pieces' estimates is near enough).
         runaway = budget.response_reserve * RUNAWAY_FACTOR + RUNAWAY_SLACK
         written = 0
+        self._request_usage = None  # an earlier attempt's counts are not this reply's
         async with aclosing(stream):
             async for chunk in stream:
                 if isinstance(chunk, ChatDelta):
@@ -543,13 +551,33 @@ class Engine:
                     else:
                         self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
                         self._counted = chunk
-                    yield ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
-                                   fitted.estimated_raw, chunk.cached_tokens,
-                                   chunk.cache_write_tokens)
+                    usage = ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
+                                     fitted.estimated_raw, chunk.cached_tokens,
+                                     chunk.cache_write_tokens)
+                    self.last_usage = self._request_usage = usage
+                    yield usage
                 else:
                     done.append(chunk.finish_reason)
         if not done:
             raise StreamCut("the stream ended before the reply was complete")
+
+    def _record_usage(self, reply: Message) -> None:
+        """Keep what the answered request cost with its reply. Like _remember, a database that
+        is locked or full for now loses only this count, never the round."""
+        usage, self._request_usage = self._request_usage, None
+        if usage is None or reply.id is None:
+            return  # the server did not count this request
+        with contextlib.suppress(StoreError):
+            self.store.add_usage(
+                self.conversation.id, kind="chat", model=self.settings.model,
+                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
+                message_id=reply.id, wait=STREAM_SAVE_WAIT_S)
+
+    def session_cost(self) -> Tally:
+        """The session's requests so far, chat and summary, with their cost where the config
+        prices the model; read from the store, so it counts other processes' rounds too."""
+        return tally(self.store.usage_totals(self.conversation.id), self.settings.prices)
 
     def _set_anchor(self, fitted: FittedWindow, reply: Message) -> None:
         """The server's count of this request becomes the base of the next estimate, when it
