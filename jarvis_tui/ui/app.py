@@ -207,6 +207,7 @@ class JarvisApp(App[None]):
                             lambda: screen.run_command(Command("compact", "")))
         yield SystemCommand(T(lang, "cmd_copy"), T(lang, "cmd_copy_help"),
                             screen.action_copy_reply)
+        yield SystemCommand(T(lang, "cmd_cost"), T(lang, "cmd_cost_help"), screen.show_cost)
 
     async def relocalize(self) -> None:
         """A new chat screen in the new language, same session and draft (a rebuild in place

@@ -23,6 +23,8 @@ T = Texts(
         "cmd_compact_help": "Summarise older turns now (/compact)",
         "cmd_copy": "Copy the last reply",
         "cmd_copy_help": "Copy the last reply to the clipboard (F4)",
+        "cmd_cost": "Session cost",
+        "cmd_cost_help": "Tokens, cache share and money of this session's requests (/cost)",
     },
     zh={
         "theme_problem": "已跳过主题文件",
@@ -41,5 +43,7 @@ T = Texts(
         "cmd_compact_help": "立即摘要较早的对话（/compact）",
         "cmd_copy": "复制最后一条回复",
         "cmd_copy_help": "把最后一条回复复制到剪贴板（F4）",
+        "cmd_cost": "会话开销",
+        "cmd_cost_help": "本会话请求的 token 数、缓存比例与费用（/cost）",
     },
 )

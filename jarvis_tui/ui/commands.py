@@ -14,6 +14,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("recall", "QUERY"),
     ("export", "[path.md|path.json]"),
     ("copy", ""),
+    ("cost", ""),
     ("help", ""),
 ]
 
@@ -25,6 +26,8 @@ T = Texts(
                       "always sent, even from before the summary",
         "cmd_export": "Write the whole session, summaries included, to a Markdown or JSON file",
         "cmd_copy": "Copy the last reply to the clipboard",
+        "cmd_cost": "What this session's requests cost: tokens, the share read from the "
+                    "provider's cache, and money where the model has a price",
         "cmd_help": "List every key and command",
         "unknown": "Unknown command /{name}. Known: {known}. To send text that starts with "
                    "a slash, begin it with //"},
@@ -35,6 +38,7 @@ T = Texts(
                       "即使它已在摘要中也会始终发送",
         "cmd_export": "把整个会话（含摘要）导出为 Markdown 或 JSON 文件",
         "cmd_copy": "把最后一条回复复制到剪贴板",
+        "cmd_cost": "本会话请求的开销：token 数、来自服务商缓存的比例，以及已设价格的模型的费用",
         "cmd_help": "列出全部按键与命令",
         "unknown": "未知命令 /{name}。可用命令：{known}。若要发送以斜杠开头的文字，请以 // 开头"},
 )

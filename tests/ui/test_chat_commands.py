@@ -79,8 +79,8 @@ async def test_help_lists_keys_and_commands(fake_server, tmp_path):
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for needle in ("/compact", "/pin", "/export", "/new", "Summary", "Settings", "Ctrl+J",
-                       "F2"):
+        for needle in ("/compact", "/pin", "/export", "/new", "/cost", "Summary", "Settings",
+                       "Ctrl+J", "F2"):
             assert needle in text, needle
         await pilot.press("escape")
         await type_and_send(pilot, "/help")

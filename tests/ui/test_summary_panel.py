@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
+from jarvis_tui.core import costs
+from jarvis_tui.core.costs import CompactionCost, Price
 from jarvis_tui.core.store import Summary
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
@@ -154,3 +156,35 @@ async def test_chinese_strings():
             "涵盖 24 条消息", when, "/compact", "重点：接口"]
         assert text_of(app, "#summary-hint") == "F2 查看 / 编辑"
         assert text_of(app, "#summary-progress").endswith("正在压缩 3 条消息…")
+
+
+async def test_what_the_last_compaction_cost_is_shown_under_the_summary():
+    app = Host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        panel = app.query_one(SummaryPanel)
+        panel.show_summary(make_summary())
+        await pilot.pause()
+        assert not shown(app, "#summary-cost")  # no compaction with counts yet
+        spent = CompactionCost(requests=3, prompt_tokens=12_345, completion_tokens=456,
+                               cached_tokens=None, cache_write_tokens=None, freed_tokens=9_000,
+                               model="mini")
+        panel.show_compaction(spent, Price(input=0.15, output=0.6))
+        await pilot.pause()
+        money = costs.money(costs.cost(Price(0.15, 0.6), 12_345, 456))
+        assert text_of(app, "#summary-cost") == (
+            f"Last compaction: 3 requests · prompt 12,345 · out 456 · freed 9,000 tokens · "
+            f"{money}")
+        assert shown(app, "#summary-cost")
+        panel.show_compaction(None)
+        await pilot.pause()
+        assert not shown(app, "#summary-cost")
+
+
+async def test_compaction_cost_in_chinese_without_a_price():
+    app = Host(language="zh")
+    async with app.run_test(size=(100, 40)) as pilot:
+        panel = app.query_one(SummaryPanel)
+        panel.show_summary(make_summary())
+        panel.show_compaction(CompactionCost(1, 800, 90, None, None, None, "m"))
+        await pilot.pause()
+        assert text_of(app, "#summary-cost") == "上次压缩：1 次请求 · 提示 800 · 输出 90"

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.content import Content
 
+from jarvis_tui.core import costs
+from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget, BudgetUsage
-from jarvis_tui.ui.widgets.token_gauge import FREE_GLYPH, LEVEL_STYLES, MARKER, TokenGauge
+from jarvis_tui.core.costs import Price, Tally
+from jarvis_tui.ui.widgets.token_gauge import (
+    FREE_GLYPH,
+    LEVEL_STYLES,
+    MARKER,
+    TokenGauge,
+    wrap_cells,
+)
 
 # 12,000 window - 1,500 - 500 = 10,000 budget; threshold 70% = 7,000.
 BUDGET = Budget(12_000, 1_500, 500, 0.7)
@@ -255,3 +265,60 @@ async def test_recalled_turns_are_a_segment_of_their_own_only_when_there_are_som
             assert rows[0].split()[-1] == "1,500"
             _, bar = bar_of(gauge)
             assert "▓" * 8 in bar  # summary and recalled: 2,500 of 10,000 in 32 cells
+
+
+# -- the cost lines ---------------------------------------------------------------------------
+
+
+def test_wrap_cells_breaks_at_separators_then_spaces_then_anywhere():
+    assert wrap_cells("a · bb · ccc", 20) == ["a · bb · ccc"]
+    assert wrap_cells("Session: 3 requests · prompt 3,400 · out 160", 20) == [
+        "Session: 3 requests", "prompt 3,400", "out 160"]
+    assert wrap_cells("本会话：3 次请求 · 提示 3,400", 10) == ["本会话：3", "次请求", "提示 3,400"]
+    assert wrap_cells("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+    assert wrap_cells("", 10) == [""]
+
+
+async def test_cost_lines_show_the_cache_share_money_and_fit_the_width():
+    app = Host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        gauge = app.query_one(TokenGauge)
+        gauge.update_usage(usage(history=2_000))
+        last = ev.Usage(12_345, 678, 12_000, cached_tokens=10_000, cache_write_tokens=1_000)
+        session = Tally(chat_requests=4, summary_requests=1, prompt_tokens=1_234_567,
+                        completion_tokens=9_876, cached_tokens=900_000,
+                        reported_requests=5, reported_prompt_tokens=1_234_567,
+                        money={"$": 1.5})
+        gauge.update_cost(last, session, Price(input=3, output=15, cached_input=0.3,
+                                               cache_write=3.75))
+        await pilot.pause()
+        money = costs.money(costs.cost(Price(3, 15, 0.3, 3.75), 12_345, 678, 10_000, 1_000))
+        assert gauge.cost_texts() == [
+            f"Last turn: prompt 12,345 (10,000 cached, 81%) · out 678 · {money}",
+            "Session: 5 requests · prompt 1,234,567 (900,000 cached, 73%) · out 9,876 · $1.50",
+        ]
+        drawn = lines(gauge)
+        wrapped = gauge.cost_lines()
+        assert drawn[-len(wrapped):] == wrapped  # the last lines of the gauge
+        assert all(cell_len(line) <= 32 for line in wrapped)
+
+
+async def test_cost_lines_are_honest_about_what_was_not_said():
+    app = Host(language="zh")
+    async with app.run_test(size=(100, 40)) as pilot:
+        gauge = app.query_one(TokenGauge)
+        gauge.update_usage(usage(history=2_000))
+        gauge.update_cost(None, None, answered=True)
+        await pilot.pause()
+        assert gauge.cost_texts() == ["上一轮：服务器未报告 token 数"]
+        some = Tally(chat_requests=3, prompt_tokens=3_000, completion_tokens=30,
+                     cached_tokens=500, reported_requests=1, reported_prompt_tokens=1_000,
+                     money={"$": 0.002}, unpriced=("mini",))
+        gauge.update_cost(ev.Usage(1_000, 10, 990), some)
+        await pilot.pause()
+        assert gauge.cost_texts() == [
+            "上一轮：提示 1,000 · 输出 10 · 缓存：服务器未报告",
+            "本会话：3 次请求 · 提示 3,000（缓存 500，50%） · 输出 30 · 缓存：3 次中 1 次有报告 · "
+            "$0.0020 （部分模型未设价格）",
+        ]
+        assert all(cell_len(line) <= 32 for line in gauge.cost_lines())

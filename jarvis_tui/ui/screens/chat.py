@@ -20,6 +20,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.config import price_for
+from jarvis_tui.core.costs import CompactionCost, compaction_cost, compaction_cost_of
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
@@ -77,6 +79,9 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._retry_timer: Timer | None = None
         self._retry_notice: Notice | None = None  # one line per round, updated per attempt
         self._relocalize_pending = False
+        # The engine's last counts when the round on its way began: the same ones at its end
+        # means the server counted nothing this time.
+        self._usage_before_round: object = None
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -151,6 +156,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.query_one(SummaryPanel).set_compacting(False)
         self.query_one(TokenGauge).set_compacting(False)
         self.update_gauge()
+        self.update_cost()
+        self.show_compaction(self.stored_compaction())
         self.set_status()
         self.run_detect(engine)
 
@@ -169,6 +176,39 @@ class ChatScreen(ChatCommands, Screen[None]):
     def update_gauge(self) -> None:
         usage = self.engine.usage(pending=self.query_one(PromptInput).text)
         self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
+
+    def update_cost(self, *, answered: bool = False) -> None:
+        """The gauge's cost lines from the store's counts: once a round or compaction ends, not
+        on every keystroke. `answered`: a round just ended, and what it reported (maybe
+        nothing) is the last turn. A store that cannot be read now leaves the lines as they
+        were."""
+        engine = self.engine
+        try:
+            if answered:
+                fresh = engine.last_usage is not self._usage_before_round
+                last = engine.last_usage if fresh else None
+            else:
+                last = engine.last_usage or engine.store.latest_usage(self.cid)
+            session = engine.session_cost()
+        except StoreError:
+            return
+        self.query_one(TokenGauge).update_cost(
+            last, session, price_for(engine.settings, engine.settings.model), answered=answered)
+
+    @property
+    def summary_model(self) -> str:
+        return self.engine.settings.summary_model or self.engine.settings.model
+
+    def show_compaction(self, cost: CompactionCost | None) -> None:
+        price = price_for(self.engine.settings, cost.model) if cost is not None else None
+        self.query_one(SummaryPanel).show_compaction(cost, price)
+
+    def stored_compaction(self) -> CompactionCost | None:
+        """What the session's newest compaction cost, as the store kept it (after a restart)."""
+        try:
+            return compaction_cost(self.engine.store.last_compaction_usage(self.cid))
+        except StoreError:
+            return None
 
     def _unstored_reply_tokens(self) -> int:
         """The streaming reply's text that the engine has not stored (and counted) yet."""
@@ -239,6 +279,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         if local is not None and local.loading:
             self.show_local_progress(local.seconds)
         self.update_gauge()
+        self._usage_before_round = self.engine.last_usage
         self.run_reply(self.engine, user)
 
     # -- the local demo model, while the app loads it -----------------------------------------
@@ -339,6 +380,7 @@ class ChatScreen(ChatCommands, Screen[None]):
     def _usage(self, message: ue.UsageReported) -> None:
         if self._current(message):
             self.update_gauge()  # the calibration factor may have moved
+            self.update_cost()
 
     async def _end_reply(self, final: Message | None, *notes: tuple[str, str]) -> None:
         """Close the round: settle the reply view, add the notices, then accept a new send."""
@@ -354,10 +396,12 @@ class ChatScreen(ChatCommands, Screen[None]):
             self._retry_timer.stop()
         self.query_one(Conversation).refresh_messages()
         self._refresh_title()
+        answered = self.sending is not None and final is not None
         self.sending = None
         self.set_status()
         self.refresh_bindings()
         self.update_gauge()
+        self.update_cost(answered=answered)
         if self._relocalize_pending:
             self.relocalize_when_idle()
 
@@ -440,7 +484,9 @@ class ChatScreen(ChatCommands, Screen[None]):
                                    and self.sending not in engine.messages else [])
         await self.query_one(Conversation).show(shown)
         self.query_one(SummaryPanel).show_summary(engine.summary)
+        self.show_compaction(self.stored_compaction())
         self.update_gauge()
+        self.update_cost()
 
     def _watch_disk(self) -> None:
         """What the store has to say (an index it rebuilt, a field it could not read), and,
@@ -493,10 +539,16 @@ class ChatScreen(ChatCommands, Screen[None]):
         if not self._current(message):
             return
         self._compaction_over()
-        self.query_one(SummaryPanel).show_summary(self.engine.summary)
+        panel = self.query_one(SummaryPanel)
+        panel.show_summary(self.engine.summary)
+        event = message.event
+        # The event says what this compaction cost even when the store could not keep it.
+        live = compaction_cost_of(event, self.summary_model) if event.calls else None
+        self.show_compaction(live or self.stored_compaction())
         self.query_one(Conversation).refresh_messages()  # covered messages dim, stay visible
         await self.say(describe(message.event, self.notice_language()) or "", "compact")
         self.update_gauge()
+        self.update_cost()
         if self._relocalize_pending:
             self.relocalize_when_idle()
 

@@ -1,5 +1,6 @@
-"""What the chat screen does for slash commands and its keys: pin, export, copy, help, the summary
-editor, settings and sessions. A mixin, so the screen file holds layout, sending and events."""
+"""What the chat screen does for slash commands and its keys: pin, export, copy, cost, help, the
+summary editor, settings and sessions. A mixin, so the screen file holds layout, sending and
+events."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class ChatCommands(_Base):
                 await self.export(command.arg)
             case "copy":
                 self.action_copy_reply()
+            case "cost":
+                await self.show_cost()
             case "help":
                 self.action_help()
 
@@ -90,6 +93,16 @@ class ChatCommands(_Base):
             await self.say(T(self.lang, "export_failed", path=path, why=explain(err)), "error")
             return
         await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
+
+    async def show_cost(self) -> None:
+        from jarvis_tui.ui.cost_report import cost_report
+
+        try:
+            session = self.engine.session_cost()
+        except StoreError as err:
+            await self.say(explain(err), "error")
+            return
+        await self.say(cost_report(session, self.cid, self.lang), "info")
 
     def action_copy_reply(self) -> None:
         unsaved = self.engine.unsaved  # shown, refused by the store: the one worth copying

@@ -12,6 +12,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from jarvis_tui.core import costs
+from jarvis_tui.core.costs import CompactionCost, Price
 from jarvis_tui.core.store import Summary
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
@@ -30,6 +32,9 @@ T = Texts(
         "hint": "F2 view / edit",
         "compacting": "Compacting {n} messages…",
         "compacting_any": "Compacting…",
+        "cost": "Last compaction: {n} requests · prompt {prompt} · out {out}",
+        "cost_one": "Last compaction: 1 request · prompt {prompt} · out {out}",
+        "freed": "freed {n} tokens",
     },
     zh={
         "title": "摘要",
@@ -43,6 +48,9 @@ T = Texts(
         "hint": "F2 查看 / 编辑",
         "compacting": "正在压缩 {n} 条消息…",
         "compacting_any": "正在压缩…",
+        "cost": "上次压缩：{n} 次请求 · 提示 {prompt} · 输出 {out}",
+        "cost_one": "上次压缩：1 次请求 · 提示 {prompt} · 输出 {out}",
+        "freed": "腾出 {n} token",
     },
 )
 
@@ -66,6 +74,9 @@ class SummaryPanel(Widget):
     SummaryPanel #summary-text.-empty, SummaryPanel #summary-meta, SummaryPanel #summary-hint {
         color: $text-muted;
     }
+    SummaryPanel #summary-cost {
+        color: $text-muted;
+    }
     SummaryPanel #summary-progress {
         color: $accent;
         display: none;
@@ -83,6 +94,8 @@ class SummaryPanel(Widget):
         super().__init__(name=name, id=id, classes=classes)
         self._summary: Summary | None = None
         self._compacting: int | None = None
+        self._cost: CompactionCost | None = None
+        self._price: Price | None = None
         self._frame = 0
         self._timer: Timer | None = None
         self.add_class("-empty")
@@ -93,6 +106,7 @@ class SummaryPanel(Widget):
             with VerticalScroll(id="summary-scroll"):
                 yield Static(id="summary-text", markup=False)
             yield Static(id="summary-meta", markup=False)
+            yield Static(id="summary-cost", markup=False)
             yield Static(self._t("hint"), id="summary-hint", markup=False)
 
     def on_mount(self) -> None:
@@ -113,6 +127,17 @@ class SummaryPanel(Widget):
         self.set_class(summary is None, "-empty")
         if self.is_mounted:
             self._show()
+
+    def show_compaction(self, cost: CompactionCost | None, price: Price | None = None) -> None:
+        """What the last compaction cost and freed (None: no compaction has counts), with its
+        money when `price` prices its model."""
+        self._cost, self._price = cost, price
+        if self.is_mounted:
+            self._show()
+
+    @property
+    def cost_text(self) -> str:
+        return self._cost_text()
 
     def set_compacting(self, active: bool, messages: int = 0) -> None:
         self._compacting = max(0, messages) if active else None
@@ -155,7 +180,26 @@ class SummaryPanel(Widget):
         # Content(...) is plain text: a summary that looks like markup is shown as written.
         body.update(Content(self._t("empty") if s is None else s.content))
         self.query_one("#summary-meta", Static).update(Content("" if s is None else self._meta(s)))
+        cost = self._cost_text()
+        box = self.query_one("#summary-cost", Static)
+        box.update(Content(cost))
+        box.display = bool(cost)
         self._show_progress()
+
+    def _cost_text(self) -> str:
+        c = self._cost
+        if c is None or c.requests <= 0:
+            return ""
+        key = "cost_one" if c.requests == 1 else "cost"
+        parts = [self._t(key, n=f"{c.requests:,}", prompt=costs.tokens(c.prompt_tokens),
+                         out=costs.tokens(c.completion_tokens))]
+        if c.freed_tokens is not None:
+            parts.append(self._t("freed", n=costs.tokens(c.freed_tokens)))
+        if self._price is not None:
+            parts.append(costs.money(costs.cost(self._price, c.prompt_tokens,
+                                                c.completion_tokens, c.cached_tokens,
+                                                c.cache_write_tokens), self._price.currency))
+        return " · ".join(parts)
 
     def _meta(self, s: Summary) -> str:
         covers = (self._t("covers_one") if s.covered_count == 1

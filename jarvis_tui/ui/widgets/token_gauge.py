@@ -9,7 +9,9 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 
+from jarvis_tui.core import costs
 from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.core.costs import Counts, Price, Tally
 from jarvis_tui.ui.i18n import Texts, ui_language
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -49,6 +51,14 @@ T = Texts(
         "ws_learned from the server": "window: learned from an error",
         "ws_known model": "window: known for this model",
         "ws_default": "⚠ limit unknown: {n} assumed (F3)",
+        "cost_last": "Last turn: prompt {prompt}{cached} · out {out}",
+        "cost_session": "Session: {n} requests · prompt {prompt}{cached} · out {out}",
+        "cost_session_one": "Session: 1 request · prompt {prompt}{cached} · out {out}",
+        "cached": " ({n} cached, {share})",
+        "cache_unknown": "cache: not reported",
+        "cache_some": "cache: reported by {n} of {of}",
+        "no_usage": "Last turn: the server reported no token counts",
+        "partly_priced": "(some models have no price)",
     },
     zh={
         "title": "Token 预算",
@@ -76,6 +86,14 @@ T = Texts(
         "ws_learned from the server": "窗口：从报错中得知",
         "ws_known model": "窗口：已知模型",
         "ws_default": "⚠ 上限未知：暂按 {n}（F3 设置）",
+        "cost_last": "上一轮：提示 {prompt}{cached} · 输出 {out}",
+        "cost_session": "本会话：{n} 次请求 · 提示 {prompt}{cached} · 输出 {out}",
+        "cost_session_one": "本会话：1 次请求 · 提示 {prompt}{cached} · 输出 {out}",
+        "cached": "（缓存 {n}，{share}）",
+        "cache_unknown": "缓存：服务器未报告",
+        "cache_some": "缓存：{of} 次中 {n} 次有报告",
+        "no_usage": "上一轮：服务器未报告 token 数",
+        "partly_priced": "（部分模型未设价格）",
     },
 )
 
@@ -110,6 +128,36 @@ def split_cells(sizes: list[int], width: int) -> list[int]:
 Part = str | tuple[str, str]  # plain text, or (text, style) with theme variables in the style
 
 
+def wrap_cells(text: str, width: int, sep: str = " · ") -> list[str]:
+    """`text` in lines of at most `width` cells, broken after a `sep` where it can be, else at a
+    space, else anywhere (CJK has no spaces to break at)."""
+    width = max(1, width)
+    out: list[str] = []
+    line = ""
+    for i, piece in enumerate(text.split(sep)):
+        joined = f"{line}{sep}{piece}" if i else piece
+        if cell_len(joined) <= width:
+            line = joined
+            continue
+        if line:
+            out.append(line)
+        line = ""
+        for word in piece.split(" "):
+            joined = f"{line} {word}" if line else word
+            if cell_len(joined) <= width:
+                line = joined
+                continue
+            if line:
+                out.append(line)
+            line = ""
+            for ch in word:
+                if cell_len(line + ch) > width:
+                    out.append(line)
+                    line = ""
+                line += ch
+    return [*out, line] if line or not out else out
+
+
 def _row(width: int, left: list[Part], right: str, right_style: str = "") -> list[Part]:
     """`left` and `right` on one line, right-aligned; a single space apart if they do not fit."""
     used = sum(cell_len(p if isinstance(p, str) else p[0]) for p in left) + cell_len(right)
@@ -138,6 +186,10 @@ class TokenGauge(Widget):
         self._content: Content | None = None
         self._built_width = -1
         self._shape: tuple[object, ...] = ()
+        self._last: Counts | None = None
+        self._last_known = False  # a round answered, so "no counts" is worth saying
+        self._price: Price | None = None
+        self._session: Tally | None = None
         self.add_class("-empty")
 
     # -- public API ---------------------------------------------------------------------------
@@ -176,6 +228,21 @@ class TokenGauge(Widget):
     @property
     def compacting(self) -> bool:
         return self._compacting is not None
+
+    def update_cost(self, last: Counts | None, session: Tally | None,
+                    price: Price | None = None, *, answered: bool = False) -> None:
+        """The cost lines: the last request's counts (`answered`: a round finished, so no
+        counts means the server gave none) and the session's totals; money when `price`
+        prices the chat model (the session's own sums are priced model by model)."""
+        self._last, self._session, self._price = last, session, price
+        self._last_known = answered or last is not None
+        self._content = None
+        self.refresh(layout=True)  # the lines wrap to a count of their own
+
+    def cost_lines(self, width: int | None = None) -> list[str]:
+        """The cost lines as drawn, wrapped to `width` cells (the widget's own by default)."""
+        width = self._width() if width is None else width
+        return [line for text in self.cost_texts() for line in wrap_cells(text, width)]
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -218,11 +285,55 @@ class TokenGauge(Widget):
             text = (self._t("compacting", n=f"{self._compacting:,}") if self._compacting
                     else self._t("compacting_any"))
             lines.append([(SPINNER[self._frame], "$accent"), " ", text])
+        lines += [[line] for line in self.cost_lines(width)]
         parts: list[Part] = []
         for line in lines:
             parts += line
             parts.append("\n")
         return Content.assemble(*parts[:-1])
+
+    def cost_texts(self) -> list[str]:
+        """The cost lines as written, before they wrap: the last turn's, the session's."""
+        texts = []
+        last, session = self._last, self._session
+        if last is not None:
+            line = self._t("cost_last", prompt=costs.tokens(last.prompt_tokens),
+                           cached=self._cached(last.cached_tokens, last.prompt_tokens),
+                           out=costs.tokens(last.completion_tokens))
+            if last.cached_tokens is None:
+                line += " · " + self._t("cache_unknown")
+            if self._price is not None:
+                line += " · " + costs.money(costs.cost(
+                    self._price, last.prompt_tokens, last.completion_tokens,
+                    last.cached_tokens, last.cache_write_tokens), self._price.currency)
+            texts.append(line)
+        elif self._last_known:
+            texts.append(self._t("no_usage"))
+        if session is not None and session.requests:
+            key = "cost_session_one" if session.requests == 1 else "cost_session"
+            share = session.cached_share
+            cached = "" if session.cached_tokens is None or share is None else self._t(
+                "cached", n=costs.tokens(session.cached_tokens), share=costs.share(share))
+            line = self._t(key, n=f"{session.requests:,}", prompt=costs.tokens(
+                session.prompt_tokens), cached=cached,
+                out=costs.tokens(session.completion_tokens))
+            if session.reported_requests == 0:
+                line += " · " + self._t("cache_unknown")
+            elif session.reported_requests < session.requests:
+                line += " · " + self._t("cache_some", n=f"{session.reported_requests:,}",
+                                        of=f"{session.requests:,}")
+            if session.money:
+                line += " · " + costs.moneys(session.money)
+                if session.unpriced:
+                    line += " " + self._t("partly_priced")
+            texts.append(line)
+        return texts
+
+    def _cached(self, cached: int | None, prompt: int) -> str:
+        if cached is None:
+            return ""
+        part = cached / prompt if prompt > 0 else 0.0
+        return self._t("cached", n=costs.tokens(cached), share=costs.share(part))
 
     def _gauge(self, u: BudgetUsage, width: int) -> list[list[Part]]:
         level_style = LEVEL_STYLES[self.level]
