@@ -26,10 +26,12 @@ from jarvis_tui.core.config import (
     config_path,
     config_warnings,
     load_settings,
+    price_for,
     provider_chosen,
     validate,
     with_overrides,
 )
+from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
@@ -41,7 +43,7 @@ from jarvis_tui.core.local_server import (
     llama_cpp_command,
     local_model_installed,
 )
-from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.store import Store, StoreError, default_db_path
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
@@ -126,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--new", action="store_true", help="start a new session")
     which.add_argument("--session", type=session_id, metavar="ID", help="continue session ID")
     ask.add_argument("text", help="the message; - reads it from standard input")
+    ask.add_argument("--usage", action="store_true",
+                     help="after the reply, print its token counts (prompt, cached, completion) "
+                          "and cost, when the model has a price in the config, to stderr")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     _connection_flags(sessions)
@@ -359,7 +364,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with open_store(args) as store, local_server(args, settings) as (settings, _):
         conv_id = _conversation_id(store, args, settings)
         return asyncio.run(_ask(settings, store, conv_id, text,
-                                forget_limit=getattr(args, "context_window", None) is not None))
+                                forget_limit=getattr(args, "context_window", None) is not None,
+                                usage=args.usage))
 
 
 def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
@@ -409,7 +415,7 @@ def _silence(stream: TextIO) -> None:
 
 
 async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
-               forget_limit: bool = False) -> int:
+               forget_limit: bool = False, usage: bool = False) -> int:
     from jarvis_tui.core.engine import Engine
 
     provider = make_provider(settings)
@@ -417,6 +423,8 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
     out = _Output(sys.stdout)
     safe = SafeStream()
     streamed = False
+    counted: list[ev.Usage] = []  # the counts of the attempt under way, when it gave any
+    compacted: list[ev.CompactionFinished] = []
     try:
         engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
         async with aclosing(engine.stream_reply(text)) as events:
@@ -425,11 +433,20 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                     out.write(safe.feed(event.text))
                     streamed = True
                     continue
+                if isinstance(event, ev.WindowFitted):
+                    counted.clear()  # a new attempt: only the answered one's counts are its
+                elif isinstance(event, ev.Usage):
+                    counted.append(event)
+                elif isinstance(event, ev.CompactionFinished):
+                    compacted.append(event)
                 if isinstance(event, ev.Finished) or streamed and isinstance(event, ev.Failed):
                     out.write(safe.flush() + "\n")
                 line = describe(event, language)
                 if line:
                     _say(terminal_safe(line))
+                if usage and (isinstance(event, ev.Finished)
+                              or isinstance(event, ev.Failed) and counted):
+                    _say_usage(settings, language, counted, compacted)
                 if isinstance(event, ev.Finished):
                     return out.status(0)
                 if isinstance(event, ev.Failed):
@@ -438,6 +455,21 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
     finally:
         await provider.aclose()
     return out.status(EXIT_FAILED)
+
+
+def _say_usage(settings: Settings, language: str, counted: list[ev.Usage],
+               compacted: list[ev.CompactionFinished]) -> None:
+    """`ask --usage`: the answered request's counts and a compaction the round ran first."""
+    summary_model = settings.summary_model or settings.model
+    compaction = None
+    if compacted and any(c.calls for c in compacted):
+        compaction = CompactionCost(
+            sum(c.calls for c in compacted), sum(c.cost_prompt_tokens for c in compacted),
+            sum(c.cost_completion_tokens for c in compacted), None, None,
+            sum(max(0, c.tokens_before - c.tokens_after) for c in compacted), summary_model)
+    _say("jarvis-tui: " + terminal_safe(usage_line(
+        counted[-1] if counted else None, language, price=price_for(settings, settings.model),
+        compaction=compaction, compaction_price=price_for(settings, summary_model))))
 
 
 def _say_what_was_kept(failed: ev.Failed, *, printed: bool) -> None:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from jarvis_tui.core import costs
 from tests.engine_helpers import summarising_replies
 
 
@@ -299,3 +300,58 @@ def test_what_the_store_repaired_is_told_on_stderr_before_the_output(home, fake_
     assert len(listing.stderr.splitlines()) == 1
     found = run(home, "search", "Mochi")
     assert "remember the cat Mochi" in found.stdout and found.stderr == ""
+
+
+def write_config(tmp_path, text: str):
+    """The config file of the `home` fixture's user (its XDG_CONFIG_HOME)."""
+    config = tmp_path / "config" / "jarvis-tui" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_ask_usage_prints_the_counts_and_cost_to_stderr_only(home, fake_server, tmp_path):
+    write_config(tmp_path, '[prices."fake-model"]\ninput = 2.5\ncached_input = 1.25\n'
+                           "output = 10\n")
+    result = run(home, *flags(fake_server), "ask", "--usage", "What does this cost?")
+    assert result.returncode == 0, result.stderr
+    answered = fake_server.chat_requests[-1]
+    assert result.stdout == answered.reply + "\n"  # stdout stays just the reply
+    money = costs.money((answered.prompt_tokens * 2.5 + answered.completion_tokens * 10) / 1e6)
+    assert result.stderr.splitlines()[-1] == (
+        f"jarvis-tui: usage: prompt {answered.prompt_tokens:,} tokens (cache not reported) · "
+        f"completion {answered.completion_tokens:,} · {money}")
+    # Recorded too: the export has the same counts against the reply.
+    data = json.loads(run(home, "export", "--format", "json").stdout)
+    (counted,) = data["messages"][-1]["usage"]
+    assert (counted["prompt_tokens"], counted["completion_tokens"]) == (
+        answered.prompt_tokens, answered.completion_tokens)
+    plain = run(home, *flags(fake_server), "ask", "no usage asked for")
+    assert "usage:" not in plain.stderr
+
+
+def test_ask_usage_in_chinese_and_without_a_price(home, fake_server):
+    result = run(home, *flags(fake_server), "ask", "--usage", "这要花多少钱？")
+    assert result.returncode == 0, result.stderr
+    answered = fake_server.chat_requests[-1]
+    assert result.stderr.splitlines()[-1] == (
+        f"jarvis-tui: 用量：提示 {answered.prompt_tokens:,} token（缓存未报告） · 输出 "
+        f"{answered.completion_tokens:,}")
+
+
+def test_ask_usage_when_the_server_counts_nothing(home, fake_server):
+    fake_server.stream_usage = False
+    result = run(home, *flags(fake_server), "ask", "--usage", "count me")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "jarvis-tui: usage: the server reported no token counts")
+
+
+def test_a_bad_price_stops_ask_with_one_line(home, fake_server, tmp_path):
+    config = write_config(tmp_path, '[prices."fake-model"]\ninput = -2\noutput = 10\n')
+    result = run(home, *flags(fake_server), "ask", "--usage", "hi")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"jarvis-tui: {config}: key 'prices.\"fake-model\".input': expected money per million "
+        "prompt tokens, a number from 0 to 1,000,000, got -2")
+    assert fake_server.chat_requests == []

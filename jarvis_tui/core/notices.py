@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -41,6 +42,13 @@ TEXTS = {
                     "({tokens} tokens)",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
                   "response_reserve for longer replies",
+        "usage": "usage: prompt {prompt} tokens{cached} · completion {completion}",
+        "usage_cached": " ({n} cached, {share})",
+        "usage_written": " ({n} written to the cache)",
+        "usage_no_cache": " (cache not reported)",
+        "usage_none": "usage: the server reported no token counts",
+        "usage_compaction": "compaction: {n} requests, prompt {prompt} · completion {completion}",
+        "usage_partly": " (a model has no price; its part is not counted)",
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
@@ -62,8 +70,59 @@ TEXTS = {
         "empty": "ℹ 模型返回了空回复",
         "recalled": "↺ 已为这个问题找回摘要之前的 {n} 轮原始对话（{tokens} 个 token）",
         "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
+        "usage": "用量：提示 {prompt} token{cached} · 输出 {completion}",
+        "usage_cached": "（缓存 {n}，{share}）",
+        "usage_written": "（写入缓存 {n}）",
+        "usage_no_cache": "（缓存未报告）",
+        "usage_none": "用量：服务器未报告 token 数",
+        "usage_compaction": "压缩：{n} 次请求，提示 {prompt} · 输出 {completion}",
+        "usage_partly": "（有模型未设价格，未计入）",
     },
 }
+
+
+def usage_line(usage: costs.Counts | None, language: str = "en", *,
+               price: costs.Price | None = None,
+               compaction: costs.CompactionCost | None = None,
+               compaction_price: costs.Price | None = None) -> str:
+    """One line of what a round cost: the answered request's counts (None: the server gave
+    none), a compaction it ran first, and the money where the models are priced."""
+    t = TEXTS.get(language, TEXTS["en"])
+    parts = []
+    amounts: dict[str, float] = {}
+    unpriced = False
+    if usage is None:
+        parts.append(t["usage_none"])
+    else:
+        cached = usage.cached_tokens
+        if cached is None:
+            said = t["usage_no_cache"]
+        else:
+            whole = usage.prompt_tokens
+            said = t["usage_cached"].format(n=costs.tokens(cached), share=costs.share(
+                cached / whole if whole > 0 else 0.0))
+        if usage.cache_write_tokens:
+            said += t["usage_written"].format(n=costs.tokens(usage.cache_write_tokens))
+        parts.append(t["usage"].format(prompt=costs.tokens(usage.prompt_tokens), cached=said,
+                                       completion=costs.tokens(usage.completion_tokens)))
+        if price is not None:
+            amounts[price.currency] = costs.cost(
+                price, usage.prompt_tokens, usage.completion_tokens, cached,
+                usage.cache_write_tokens)
+        unpriced = price is None
+    if compaction is not None and compaction.requests:
+        c = compaction
+        parts.append(t["usage_compaction"].format(
+            n=c.requests, prompt=costs.tokens(c.prompt_tokens),
+            completion=costs.tokens(c.completion_tokens)))
+        if compaction_price is not None:
+            amounts[compaction_price.currency] = amounts.get(compaction_price.currency, 0.0) + \
+                costs.cost(compaction_price, c.prompt_tokens, c.completion_tokens,
+                           c.cached_tokens, c.cache_write_tokens)
+        unpriced = unpriced or compaction_price is None
+    if amounts:
+        parts.append(costs.moneys(amounts) + (t["usage_partly"] if unpriced else ""))
+    return " · ".join(parts)
 
 
 def pick_language(setting: str, sample: str = "") -> str:
