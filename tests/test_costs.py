@@ -121,3 +121,19 @@ def test_moneys_never_adds_currencies() -> None:
 ])
 def test_share_never_rounds_to_an_untrue_zero_or_hundred(part: float, text: str) -> None:
     assert costs.share(part) == text
+
+
+def test_the_ask_usage_line_says_each_part_and_prices_each_model() -> None:
+    from jarvis_tui.core.notices import usage_line
+
+    used = ev.Usage(12_000, 300, 11_500, cached_tokens=10_240, cache_write_tokens=512)
+    compacted = costs.CompactionCost(2, 5_000, 400, None, None, 3_000, "mini")
+    mini, sonnet = Price(input=0.15, output=0.6), Price(3.0, 15.0, 0.3, 3.75)
+    money = costs.money(cost(sonnet, 12_000, 300, 10_240, 512) + cost(mini, 5_000, 400))
+    assert usage_line(used, price=sonnet, compaction=compacted, compaction_price=mini) == (
+        "usage: prompt 12,000 tokens (10,240 cached, 85%) (512 written to the cache) · "
+        f"completion 300 · compaction: 2 requests, prompt 5,000 · completion 400 · {money}")
+    # A compaction on an unpriced model: the money says it is not the whole of it.
+    assert usage_line(used, "zh", price=GPT, compaction=compacted).endswith(
+        "（有模型未设价格，未计入）")
+    assert usage_line(None) == "usage: the server reported no token counts"
