@@ -1,9 +1,12 @@
 """A fake Anthropic Messages API (``POST /v1/messages``) on a real loopback socket.
 
 It checks what the real API checks (x-api-key, anthropic-version, required fields, no unknown
-fields, strictly alternating roles starting with "user", no blank content), counts input tokens
-with tiktoken, refuses too-long requests with Anthropic's exact 400 bodies, and streams the real
-SSE event sequence. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
+fields, strictly alternating roles starting with "user", no blank content, at most four
+cache_control breakpoints and none on an empty block), counts input tokens with tiktoken,
+refuses too-long requests with Anthropic's exact 400 bodies, and streams the real SSE event
+sequence. Its prompt cache reads back the longest prefix an earlier request marked, up to this
+request's last breakpoint, and writes the rest up to it: input_tokens is what is left after,
+as the real API counts. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
 
     python -m tests.fake_anthropic --port 8766 --limit 4096
 """
@@ -29,7 +32,6 @@ from tests.prompt_cache import PromptCache
 # Each message's role markers, like a chat template's: ids of their own, so that the prompt is a
 # token list its cache can match prefixes of.
 ROLE_MARKS = {"user": (-11, -12, -13, -14), "assistant": (-21, -22, -23, -24)}
-MESSAGE_OVERHEAD = 4
 MAX_BREAKPOINTS = 4  # blocks with cache_control in one request, the API's limit
 CACHE_SLOTS = 64  # prefixes kept, a few requests' worth of breakpoints
 PING_EVERY = 5  # a ping event after this many text deltas (the real API interleaves them)
@@ -255,8 +257,8 @@ class _Handler(BaseHTTPRequestHandler):
         breakpoint, and write the rest up to that breakpoint; unmarked input is neither."""
         tokens, marks = prompt_of(rec.body)
         last = max(marks, default=0)
-        rec.cached_tokens = self.fake.cache.longest_entry(tokens, last) if marks else 0
-        rec.cache_write_tokens = last - rec.cached_tokens if marks else 0
+        rec.cached_tokens = self.fake.cache.longest_entry(tokens, last)
+        rec.cache_write_tokens = last - rec.cached_tokens
         for mark in marks:
             self.fake.cache.store(tokens[:mark])
 

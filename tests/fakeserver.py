@@ -3,6 +3,10 @@
 It counts prompt tokens with its own tokenizer (tiktoken cl100k, OpenAI's chat formula), refuses
 requests over ``limit`` with the exact error body and status of the chosen server ``flavor``,
 streams SSE like the real thing, and has fault switches for the failures clients must survive.
+Like the real servers it keeps a prompt cache (tests.prompt_cache) and says how much of each
+prompt it read from it, each flavour in its own server's words: OpenAI and llama.cpp in
+prompt_tokens_details.cached_tokens (llama.cpp in timings.cache_n too, from its one slot),
+DeepSeek in prompt_cache_hit/miss_tokens; the other flavours, like their servers, say nothing.
 Stdlib plus tiktoken only; it never imports jarvis_tui.
 
     python -m tests.fakeserver --port 8765 --limit 4096 --flavor openai
@@ -564,8 +568,10 @@ def _usage(rec: RecordedRequest, flavor: str) -> dict[str, Any]:
                              "completion_tokens": rec.completion_tokens,
                              "total_tokens": rec.prompt_tokens + rec.completion_tokens}
     cached = rec.cached_tokens or 0
-    if flavor in ("openai", "llamacpp"):
+    if flavor == "openai":
         usage["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
+    if flavor == "llamacpp":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
     if flavor == "deepseek":
         usage.update(prompt_cache_hit_tokens=cached,
                      prompt_cache_miss_tokens=rec.prompt_tokens - cached)

@@ -231,4 +231,3 @@ def chatml_prompt(messages: list[dict]) -> str:
 
 class _StreamOptionsRejected(ProviderError):
     pass
-
