@@ -46,10 +46,16 @@ async def test_each_request_starts_with_the_one_before_it_between_compactions(
         fake_server, tmp_path):
     summarising_replies(fake_server)
     engine = make_engine(fake_server, tmp_path, context_window=16384)
+    usages: list[ev.Usage] = []
     for i in range(12):
         events = await send(engine, PROSE[i % 3].format(i=i))
         assert isinstance(final(events), ev.Finished)
         assert not any(isinstance(e, ev.CompactionStarted) for e in events)
+        usages += [e for e in events if isinstance(e, ev.Usage)]
+    # The server's cache served each request all of the one before it.
+    assert len(usages) == 12 and usages[0].cached_tokens == 0
+    for before, after in zip(usages, usages[1:], strict=False):
+        assert after.cached_tokens is not None and after.cached_tokens >= before.prompt_tokens - 8
     bodies = chat_bodies(fake_server)
     assert len(bodies) == 12
     for before, after in zip(bodies, bodies[1:], strict=False):
