@@ -8,6 +8,7 @@ import json
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction import PREFIX_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.notices import describe
 from jarvis_tui.core.recall import RECALL_HEADER
 from tests.engine_helpers import (
     final,
@@ -147,6 +148,8 @@ async def test_the_summary_request_is_the_chat_prefix_plus_one_instruction(
     assert summary["max_tokens"] == engine.summary_max_tokens and not summary.get("stream")
     assert finished[0].cached_prefix and finished[0].calls == 1
     assert finished[0].cost_prompt_tokens > 0 and finished[0].cost_completion_tokens > 0
+    assert f"the summary cost {finished[0].cost_prompt_tokens:,} prompt tokens (the " \
+        "conversation's own, from the provider's cache)" in describe(finished[0])
     # The folded-in turns are the front's turns, and no later ones.
     covered = [m.content for m in engine.messages if m.covered]
     assert [m["content"] for m in front[1:] if m["role"] == "user"] == [
