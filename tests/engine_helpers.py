@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.compaction import PREFIX_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
@@ -43,9 +43,25 @@ class Sleeps:
         await asyncio.sleep(min(delay, self.cap))
 
 
+def is_prefix_summary(body: dict) -> bool:
+    """A summary asked at the end of the chat request's own prefix (its cache reused)."""
+    msgs = body.get("messages", [])
+    return bool(msgs) and (msgs[-1].get("content") or "").startswith(PREFIX_INSTRUCTION)
+
+
 def is_summary_request(body: dict) -> bool:
     msgs = body.get("messages", [])
-    return bool(msgs) and msgs[0].get("content") == SUMMARY_SYSTEM_PROMPT
+    return bool(msgs) and (msgs[0].get("content") == SUMMARY_SYSTEM_PROMPT
+                           or is_prefix_summary(body))
+
+
+def summary_material(body: dict) -> str:
+    """What a summary request asks to fold in: the transcript of the small prompt, or the
+    whole front of a prefix summary request."""
+    msgs = body["messages"]
+    if is_prefix_summary(body):
+        return "\n\n".join(m.get("content") or "" for m in msgs[:-1])
+    return msgs[-1]["content"]
 
 
 def summarising_replies(fake: FakeProvider, chat_words: int = 30) -> None:
@@ -53,7 +69,7 @@ def summarising_replies(fake: FakeProvider, chat_words: int = 30) -> None:
 
     def reply(body: dict) -> str:
         if is_summary_request(body):
-            material = body["messages"][-1]["content"]
+            material = summary_material(body)
             return "Summary: " + " ".join(material.split()[:40])
         return fake.default_reply(body) + " " + "more words in the answer" * (chat_words // 5)
 

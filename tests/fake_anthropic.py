@@ -1,9 +1,12 @@
 """A fake Anthropic Messages API (``POST /v1/messages``) on a real loopback socket.
 
 It checks what the real API checks (x-api-key, anthropic-version, required fields, no unknown
-fields, strictly alternating roles starting with "user", no blank content), counts input tokens
-with tiktoken, refuses too-long requests with Anthropic's exact 400 bodies, and streams the real
-SSE event sequence. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
+fields, strictly alternating roles starting with "user", no blank content, at most four
+cache_control breakpoints and none on an empty block), counts input tokens with tiktoken,
+refuses too-long requests with Anthropic's exact 400 bodies, and streams the real SSE event
+sequence. Its prompt cache reads back the longest prefix an earlier request marked, up to this
+request's last breakpoint, and writes the rest up to it: input_tokens is what is left after,
+as the real API counts. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
 
     python -m tests.fake_anthropic --port 8766 --limit 4096
 """
@@ -20,11 +23,17 @@ from tests.fakeserver import (
     FakeServer,
     RecordedRequest,
     count_tokens,
+    encode,
     fit_reply,
     start_event_stream,
 )
+from tests.prompt_cache import PromptCache
 
-MESSAGE_OVERHEAD = 4  # tokens per message for role markers, like a chat template's
+# Each message's role markers, like a chat template's: ids of their own, so that the prompt is a
+# token list its cache can match prefixes of.
+ROLE_MARKS = {"user": (-11, -12, -13, -14), "assistant": (-21, -22, -23, -24)}
+MAX_BREAKPOINTS = 4  # blocks with cache_control in one request, the API's limit
+CACHE_SLOTS = 64  # prefixes kept, a few requests' worth of breakpoints
 PING_EVERY = 5  # a ping event after this many text deltas (the real API interleaves them)
 ALLOWED_FIELDS = {"model", "messages", "max_tokens", "system", "stream", "stop_sequences",
                   "temperature", "top_p", "top_k", "metadata", "tools", "tool_choice",
@@ -39,12 +48,52 @@ def text_of(content: object) -> str:
     return ""
 
 
-def count_input(body: dict) -> int:
-    """Input tokens of a request: the system text plus each message and its overhead."""
-    total = count_tokens(text_of(body.get("system")))
+def blocks_of(content: object) -> list[dict]:
+    """Content as text blocks: a string is one block without a breakpoint."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def prompt_of(body: dict) -> tuple[list[int], list[int]]:
+    """The input as tokens (the system text, then each message with its overhead; a block
+    counted on its own, as breakpoints fall between blocks) and where its cache breakpoints
+    fall: the token count up to the end of each block that has cache_control."""
+    tokens: list[int] = []
+    marks: list[int] = []
+
+    def add(content: object) -> None:
+        for block in blocks_of(content):
+            text = block.get("text")
+            tokens.extend(encode(text if isinstance(text, str) else ""))
+            if block.get("cache_control"):
+                marks.append(len(tokens))
+
+    add(body.get("system"))
     for message in body.get("messages", []):
-        total += MESSAGE_OVERHEAD + count_tokens(text_of(message.get("content")))
-    return total
+        tokens.extend(ROLE_MARKS.get(message.get("role"), ROLE_MARKS["user"]))
+        add(message.get("content"))
+    return tokens, marks
+
+
+def count_input(body: dict) -> int:
+    return len(prompt_of(body)[0])
+
+
+def breakpoint_problem(body: dict) -> str | None:
+    """The real API's refusal of the request's cache_control breakpoints, or None."""
+    lists = [("system", body.get("system"))] + [
+        (f"messages.{m}.content", message.get("content"))
+        for m, message in enumerate(body["messages"])]
+    marked = [(f"{path}.{i}", block) for path, content in lists if isinstance(content, list)
+              for i, block in enumerate(blocks_of(content)) if block.get("cache_control")]
+    for path, block in marked:
+        if not block.get("text"):
+            return f"{path}.text: cache_control cannot be set for empty text blocks"
+    if len(marked) > MAX_BREAKPOINTS:
+        return (f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+                f"Found {len(marked)}.")
+    return None
 
 
 def error_body(kind: str, message: str) -> dict[str, Any]:
@@ -107,7 +156,10 @@ class FakeAnthropic(FakeServer):
         self.limit = limit
         self.api_key = api_key
         self.model = model
-        self.cache_read_tokens = 0  # report this much of the input as read from the cache
+        self.cache = PromptCache(CACHE_SLOTS)
+        # Newer API versions repeat the input counts in message_delta; the documented stream
+        # has only output_tokens there.
+        self.repeat_usage = False
         self.thinking = ""  # if set, a thinking block (with signature) streams before the text
 
     @property
@@ -154,6 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
             rec.overflowed, rec.status = True, 400
             self._send(400, error_body("invalid_request_error", too_long))
             return
+        self._use_cache(rec)
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
         reply, cut = fit_reply(reply, max_tokens)
         stop = "max_tokens" if cut else "end_turn"
@@ -193,20 +246,33 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
             return 400, error_body("invalid_request_error",
                                    "max_tokens: Input should be greater than or equal to 1")
-        wrong = invalid_messages(body["messages"])
+        wrong = invalid_messages(body["messages"]) or breakpoint_problem(body)
         if wrong:
             return 400, error_body("invalid_request_error", wrong)
         rec.body, rec.prompt_tokens = body, count_input(body)
         return None
 
+    def _use_cache(self, rec: RecordedRequest) -> None:
+        """Read back the longest prefix an earlier request marked, up to this one's last
+        breakpoint, and write the rest up to that breakpoint; unmarked input is neither."""
+        tokens, marks = prompt_of(rec.body)
+        last = max(marks, default=0)
+        rec.cached_tokens = self.fake.cache.longest_entry(tokens, last)
+        rec.cache_write_tokens = last - rec.cached_tokens
+        for mark in marks:
+            self.fake.cache.store(tokens[:mark])
+
+    def _input_usage(self, rec: RecordedRequest) -> dict[str, int]:
+        read, written = rec.cached_tokens or 0, rec.cache_write_tokens or 0
+        return {"input_tokens": rec.prompt_tokens - read - written,
+                "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
+
     def _message(self, rec: RecordedRequest, stop: str | None) -> dict[str, Any]:
         fake = self.fake
-        cached = min(fake.cache_read_tokens, rec.prompt_tokens)
         return {"id": f"msg_fake_{len(fake.requests)}", "type": "message", "role": "assistant",
                 "model": rec.body.get("model", fake.model), "content": [],
                 "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": rec.prompt_tokens - cached,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached,
+                "usage": {**self._input_usage(rec),
                           "output_tokens": rec.completion_tokens if stop else 1}}
 
     def _stream(self, rec: RecordedRequest, stop: str, fault: tuple | None) -> None:
@@ -245,9 +311,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if pieces:
             self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+        usage = {"output_tokens": rec.completion_tokens}
+        if fake.repeat_usage:
+            usage = {**self._input_usage(rec), **usage}
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": stop, "stop_sequence": None},
-                                      "usage": {"output_tokens": rec.completion_tokens}})
+                                      "usage": usage})
         self._event("message_stop", {"type": "message_stop"})
 
     def _block(self, index: int, start: dict, deltas: list[dict]) -> None:

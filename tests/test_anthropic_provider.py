@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -14,7 +13,6 @@ import httpx
 import pytest
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.messages import COMPLETE
 from jarvis_tui.core.providers import make_provider
@@ -36,6 +34,7 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.core.window import SUMMARY_HEADER
 from tests.engine_helpers import BASE, Sleeps, final, send
 from tests.fake_anthropic import FakeAnthropic, count_input, error_body
+from tests.fake_anthropic import text_of as content_text
 from tests.fakeserver import CHUNK_CHARS, count_tokens
 from tests.provider_helpers import huge, stream_events, text_of
 
@@ -45,6 +44,7 @@ KEY = "sk-ant-api03-secret-0123456789"
 HELLO = [{"role": "system", "content": "You are terse."},
          {"role": "user", "content": "Tell me about context windows please"}]
 # The two overflow bodies the real API sends for a 200k model, verbatim.
+EPHEMERAL = {"type": "ephemeral"}
 TOO_LONG = error_body("invalid_request_error", "prompt is too long: 208412 tokens > 200000 maximum")
 TOO_LONG_WITH_RESERVE = error_body(
     "invalid_request_error", "input length and `max_tokens` exceed context limit: 198465 + 8192 "
@@ -77,16 +77,19 @@ async def test_stream_text_usage_and_finish(fake: FakeAnthropic):
     assert text_of(events) == rec.reply == "Reply 1: Tell me about context windows please"
     deltas = [e for e in events if isinstance(e, ChatDelta)]
     assert len(deltas) == -(-len(rec.reply) // CHUNK_CHARS)  # it really came in pieces
-    assert events[-2:] == [ChatUsage(rec.prompt_tokens, count_tokens(rec.reply)),
-                           ChatDone("stop")]
+    # A first request: nothing to read back, the whole prompt written up to its last breakpoint.
+    assert events[-2:] == [ChatUsage(rec.prompt_tokens, count_tokens(rec.reply), 0,
+                                     rec.prompt_tokens), ChatDone("stop")]
     assert rec.path == "/v1/messages"
     assert rec.headers["x-api-key"] == KEY
     assert rec.headers["anthropic-version"] == "2023-06-01"
     assert rec.headers["content-type"] == "application/json"
     assert rec.body == {"model": MODEL, "max_tokens": 256, "stream": True,
-                        "system": "You are terse.",
-                        "messages": [{"role": "user",
-                                      "content": "Tell me about context windows please"}]}
+                        "system": [{"type": "text", "text": "You are terse.",
+                                    "cache_control": EPHEMERAL}],
+                        "messages": [{"role": "user", "content": [
+                            {"type": "text", "text": "Tell me about context windows please",
+                             "cache_control": EPHEMERAL}]}]}
 
 
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
@@ -108,8 +111,10 @@ async def test_every_system_message_goes_top_level(fake: FakeAnthropic):
     async with AnthropicProvider(fake.base_url, KEY) as provider:
         await collect(provider, wire)
     body = fake.message_requests[-1].body
-    assert body["system"] == "You are Jarvis.\n\nSummary of earlier turns: the user likes tea."
-    assert body["messages"] == [{"role": "user", "content": "hi\n\nwhat do I like?"}]
+    assert content_text(body["system"]) == (
+        "You are Jarvis.\n\nSummary of earlier turns: the user likes tea.")
+    assert [(m["role"], content_text(m["content"])) for m in body["messages"]] == [
+        ("user", "hi\n\nwhat do I like?")]
     assert fake.message_requests[-1].prompt_tokens == count_input(body)
 
 
@@ -129,12 +134,12 @@ async def test_roles_merged_leading_assistant_and_tools_as_text(fake: FakeAnthro
         events = await collect(provider, wire)
     rec = fake.message_requests[-1]
     assert rec.status == 200 and events[-1] == ChatDone("stop")  # the strict fake accepted it
-    assert rec.body["messages"] == [
-        {"role": "user", "content": LEAD_IN},
-        {"role": "assistant", "content": "Earlier answer.\n\nAnd more."},
-        {"role": "user", "content": "First.\n\nSecond."},
-        {"role": "assistant", "content": '[tool call] read_file({"path": "a.txt"})'},
-        {"role": "user", "content": "[tool result] file text\n\nThanks."}]
+    assert [(m["role"], content_text(m["content"])) for m in rec.body["messages"]] == [
+        ("user", LEAD_IN),
+        ("assistant", "Earlier answer.\n\nAnd more."),
+        ("user", "First.\n\nSecond."),
+        ("assistant", '[tool call] read_file({"path": "a.txt"})'),
+        ("user", "[tool result] file text\n\nThanks.")]
 
 
 def test_translation_of_a_system_only_request_still_has_a_user_turn():
@@ -180,14 +185,6 @@ async def test_thinking_and_signature_deltas_are_not_reply_text(fake: FakeAnthro
     assert "think" not in text_of(events)
 
 
-async def test_cached_input_counts_as_prompt(fake: FakeAnthropic):
-    fake.cache_read_tokens = 10
-    async with AnthropicProvider(fake.base_url, KEY) as provider:
-        events = await collect(provider, HELLO)
-        done = await provider.complete(HELLO, model=MODEL, max_tokens=50)
-    rec = fake.message_requests[0]
-    assert ChatUsage(rec.prompt_tokens, rec.completion_tokens) in events
-    assert done.prompt_tokens == rec.prompt_tokens
 
 
 async def test_max_tokens_cut_finishes_with_length(fake: FakeAnthropic):
@@ -209,7 +206,8 @@ async def test_empty_reply(fake: FakeAnthropic):
     fake.faults.append(("empty",))
     async with AnthropicProvider(fake.base_url, KEY) as provider:
         events = await collect(provider, HELLO)
-    assert events == [ChatUsage(fake.message_requests[-1].prompt_tokens, 0), ChatDone("stop")]
+    prompt = fake.message_requests[-1].prompt_tokens
+    assert events == [ChatUsage(prompt, 0, 0, prompt), ChatDone("stop")]
 
 
 async def test_malformed_line_is_skipped(fake: FakeAnthropic):
@@ -382,7 +380,10 @@ async def test_complete_returns_text_usage_and_finish(fake: FakeAnthropic):
     assert (done.prompt_tokens, done.completion_tokens) == (rec.prompt_tokens,
                                                             count_tokens(done.text))
     assert done.finish_reason == "stop"
-    assert rec.body["stream"] is False and rec.body["system"] == "You are terse."
+    assert (done.cached_tokens, done.cache_write_tokens) == (0, rec.prompt_tokens)
+    assert rec.body["stream"] is False
+    assert rec.body["system"] == [{"type": "text", "text": "You are terse.",
+                                   "cache_control": EPHEMERAL}]
 
 
 async def test_chinese_round_trips_intact(fake: FakeAnthropic):
@@ -396,10 +397,11 @@ async def test_chinese_round_trips_intact(fake: FakeAnthropic):
         done = await provider.complete(messages, model=MODEL, max_tokens=200)
     assert text_of(events) == answer == done.text
     first, second = fake.message_requests
-    assert first.body["system"] == "用中文回答。"
-    assert first.body["messages"] == [{"role": "user", "content": question}]
-    assert ChatUsage(first.prompt_tokens, count_tokens(answer)) in events
+    assert content_text(first.body["system"]) == "用中文回答。"
+    assert content_text(first.body["messages"][0]["content"]) == question
+    assert ChatUsage(first.prompt_tokens, count_tokens(answer), 0, first.prompt_tokens) in events
     assert second.prompt_tokens == first.prompt_tokens
+    assert (done.cached_tokens, done.cache_write_tokens) == (second.prompt_tokens, 0)
 
 
 async def test_detect_context_window_says_nothing(fake: FakeAnthropic):
@@ -432,8 +434,9 @@ async def test_engine_overflows_learns_the_limit_and_keeps_every_message(
     fake = make_fake(limit=2048, api_key=KEY)
 
     def reply(body: dict) -> str:
-        if body.get("system") == SUMMARY_SYSTEM_PROMPT:
-            return "Summary: " + " ".join(body["messages"][-1]["content"].split()[:40])
+        if not body.get("stream"):  # summaries never go through the (streaming) chat path
+            material = content_text(body["messages"][-1]["content"])
+            return "Summary: " + " ".join(material.split()[:40])
         return fake.default_reply(body) + " more words in the answer" * 2
 
     fake.reply_fn = reply
@@ -463,10 +466,11 @@ async def test_engine_overflows_learns_the_limit_and_keeps_every_message(
     # Only overflows were refused: roles, headers and fields were right every time.
     assert any(r.overflowed for r in requests)
     assert all(r.status == 200 or r.overflowed for r in requests)
-    summaries = [r for r in requests if r.body.get("system") == SUMMARY_SYSTEM_PROMPT]
+    summaries = [r for r in requests if not r.body.get("stream")]
     assert summaries and all(r.body["stream"] is False for r in summaries)
     last = requests[-1].body
-    assert SUMMARY_HEADER in last["system"] and engine.summary.content in last["system"]
+    system = content_text(last["system"])
+    assert SUMMARY_HEADER in system and engine.summary.content in system
     assert last["messages"][0]["role"] == "user"
-    assert json.dumps(last["messages"][-1], ensure_ascii=False).startswith(
-        '{"role": "user", "content": "message 11 ')
+    assert last["messages"][-1]["role"] == "user"
+    assert content_text(last["messages"][-1]["content"]).startswith("message 11 ")

@@ -12,6 +12,7 @@ from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.window import SUMMARY_HEADER
 from tests.engine_helpers import (
+    is_prefix_summary,
     Sleeps,
     final,
     is_summary_request,
@@ -54,7 +55,10 @@ async def test_threshold_compaction_folds_old_turns_into_a_summary(fake_server, 
     # Incremental: a later summary request carried the previous summary.
     summary_bodies = [r.body for r in fake_server.chat_requests if is_summary_request(r.body)]
     assert len(summary_bodies) >= 2
-    assert "Previous summary:" in summary_bodies[-1]["messages"][-1]["content"]
+    # The summary model is the chat model: asked at the end of the chat request's own front,
+    # whose system message holds the summary so far.
+    assert all(is_prefix_summary(b) for b in summary_bodies)
+    assert SUMMARY_HEADER in summary_bodies[-1]["messages"][0]["content"]
     assert all(not b.get("stream") for b in summary_bodies)  # never the chat path
     # The chat request after compaction carries the summary in its one system message.
     last_chat = [r.body for r in fake_server.chat_requests if not is_summary_request(r.body)][-1]

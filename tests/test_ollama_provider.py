@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Callable
 from functools import partial
@@ -287,6 +288,34 @@ async def test_complete_returns_text_counts_and_reason(ollama: FakeOllama):
     assert first.body["options"] == {"num_predict": 100, "num_ctx": 8192}
     assert (cut.text, cut.finish_reason, cut.completion_tokens) == ("A summary", "length", 2)
     assert second.body["options"] == {"num_predict": 2}
+
+
+async def test_ollama_says_nothing_of_its_cache(ollama: FakeOllama):
+    """Ollama reuses a cached prefix but reports no count of it (its prompt_eval_count holds
+    the cached part too), as the fake does: unknown, not 0."""
+    async with OllamaProvider(ollama.base_url) as provider:
+        await collect(provider, HELLO)
+        again = await collect(provider, HELLO)
+        done = await provider.complete(HELLO, model=MODEL, max_tokens=10)
+    usage = next(e for e in again if isinstance(e, ChatUsage))
+    assert usage == ChatUsage(ollama.chat_requests[1].evaluated, usage.completion_tokens)
+    assert usage.cached_tokens is None and done.cached_tokens is None
+
+
+async def test_a_cached_count_is_read_where_a_build_sends_one(ollama: FakeOllama):
+    """Some builds add prompt_eval_cached_count (a part of prompt_eval_count) to the final
+    object, as here; the fake, like upstream Ollama, sends none."""
+    final = {"model": MODEL, "created_at": "2026-09-17T15:42:59.7420965Z",
+             "message": {"role": "assistant", "content": "ok"}, "done": True,
+             "done_reason": "stop", "prompt_eval_count": 40, "prompt_eval_cached_count": 32,
+             "eval_count": 1}
+    ollama.faults.extend([("status", 200, {}, final),
+                          ("status", 200, {}, json.dumps(final) + "\n")])
+    async with OllamaProvider(ollama.base_url) as provider:
+        done = await provider.complete(HELLO, model=MODEL, max_tokens=10)
+        events = await collect(provider, HELLO)
+    assert (done.text, done.prompt_tokens, done.cached_tokens) == ("ok", 40, 32)
+    assert events == [ChatDelta("ok"), ChatUsage(40, 1, 32), ChatDone("stop")]
 
 
 async def test_complete_server_error(ollama: FakeOllama):

@@ -42,7 +42,8 @@ async def test_stream_deltas_join_into_the_reply_and_usage_matches(fake_server: 
     assert text_of(events) == rec.reply == "Reply 1: Tell me about context windows please"
     deltas = [e for e in events if isinstance(e, ChatDelta)]
     assert len(deltas) == -(-len(rec.reply) // CHUNK_CHARS)  # it really came in pieces
-    assert events[-2] == ChatUsage(rec.prompt_tokens, count_tokens(rec.reply))
+    # A first request: nothing of it was in the cache, and OpenAI says 0, not nothing.
+    assert events[-2] == ChatUsage(rec.prompt_tokens, count_tokens(rec.reply), 0)
     assert events[-1] == ChatDone("stop")
     assert rec.body["stream"] is True
     assert rec.body["stream_options"] == {"include_usage": True}
@@ -226,7 +227,7 @@ async def test_empty_reply(fake_server: FakeProvider):
     async with OpenAIProvider(fake_server.base_url) as provider:
         events = await collect(provider, HELLO)
     rec = fake_server.chat_requests[-1]
-    assert events == [ChatUsage(rec.prompt_tokens, 0), ChatDone("stop")]
+    assert events == [ChatUsage(rec.prompt_tokens, 0, 0), ChatDone("stop")]
 
 
 async def test_server_without_usage_chunk(fake_server: FakeProvider):
@@ -261,7 +262,8 @@ async def test_llamacpp_usage_in_the_finishing_chunk(
     async with OpenAIProvider(fake.base_url) as provider:
         events = await collect(provider, HELLO)
     rec = fake.chat_requests[-1]
-    assert events[-2:] == [ChatUsage(rec.prompt_tokens, rec.completion_tokens), ChatDone("stop")]
+    assert events[-2:] == [ChatUsage(rec.prompt_tokens, rec.completion_tokens, 0),
+                           ChatDone("stop")]
 
 
 async def test_stream_options_rejected_then_dropped(fake_server: FakeProvider):
@@ -330,8 +332,10 @@ async def test_chinese_round_trips_intact(fake_server: FakeProvider):
     first, second = fake_server.chat_requests
     assert first.body["messages"][0]["content"] == question
     usage = [e for e in events if isinstance(e, ChatUsage)]
-    assert usage == [ChatUsage(first.prompt_tokens, count_tokens(answer))]
+    assert usage == [ChatUsage(first.prompt_tokens, count_tokens(answer), 0)]
     assert second.prompt_tokens == first.prompt_tokens
+    # Asked the same again: all of it came from the cache.
+    assert done.cached_tokens == second.cached_tokens == second.prompt_tokens
 
 
 async def test_concurrent_streams(fake_server: FakeProvider):

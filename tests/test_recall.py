@@ -22,9 +22,12 @@ def lossy(fake):
 
 
 def recalled_block(request) -> str:
-    system = request.body["messages"][0]
-    assert system["role"] == "system"
-    text = system["content"]
+    """The recalled turns a request carried: in its newest user message, never in the system
+    message (which then stays the same from turn to turn)."""
+    messages = request.body["messages"]
+    assert RECALL_HEADER not in messages[0]["content"]
+    text = messages[-1]["content"]
+    assert messages[-1]["role"] == "user"
     return text.split(RECALL_HEADER, 1)[1] if RECALL_HEADER in text else ""
 
 

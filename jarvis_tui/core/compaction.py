@@ -25,6 +25,17 @@ ONE updated summary; drop small talk and repetition. Write in the language the c
 written in (if it mixes languages, use the user's main language). Plain text or short bullet \
 points, no preamble, no closing remarks."""
 
+# The summary request that reuses the chat request's cached prefix: the conversation as the
+# model last saw it, then this one instruction. Same guidance as the small prompt.
+PREFIX_INSTRUCTION = """\
+Pause the conversation here and do not answer it. Write an updated summary of this conversation \
+so far (the summary in the system message, if there is one, and every turn above) that lets the \
+assistant continue without those turns. Keep everything that matters for continuing: the user's \
+goals and preferences, decisions made, facts, names, numbers, dates, file paths, code \
+identifiers, commands, errors, and open questions or to-dos; drop small talk and repetition. \
+Write in the language the conversation is written in (if it mixes languages, use the user's \
+main language). Plain text or short bullet points, no preamble, no closing remarks."""
+
 MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 PROMPT_SLACK = 64  # wrapper text and chat-template tokens around the material
@@ -104,6 +115,8 @@ class Summarizer:
         self.window = window
         self.counter = counter
         self.calls = 0
+        # What the summary requests cost: the server's counts where it gave them, else ours.
+        self.prompt_tokens = self.completion_tokens = self.cached_tokens = 0
         self._failed_size = window  # tokens of the last summary request refused as too long
 
     @property
@@ -173,9 +186,25 @@ class Summarizer:
                 truncate_middle(t, self.input_budget // 2, self.counter)[0] for t in pair))
                 if len(pair) > 1 else pair[0] for pair in pairs]
 
+    async def summarize_prefix(self, prefix: list[dict], focus: str | None = None) -> str:
+        """The summary asked at the end of the chat request's own prefix (system message,
+        summary, the turns to fold in, as last sent): the provider's prompt cache has all of it,
+        so only the instruction is new. A ContextOverflow is the caller's cue to fall back."""
+        instruction = PREFIX_INSTRUCTION
+        if focus:
+            instruction = f"{instruction}\n\nPay special attention to: {focus}"
+        return await self._request([*prefix, {"role": "user", "content": instruction}])
+
     async def _call(self, material: str) -> str:
-        messages = [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
-                    {"role": "user", "content": material}]
+        try:
+            return await self._request([{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
+                                        {"role": "user", "content": material}])
+        except ContextOverflow:
+            self._failed_size = (self.counter.text(material) + self.max_tokens
+                                 + self.counter.text(SUMMARY_SYSTEM_PROMPT))
+            raise
+
+    async def _request(self, messages: list[dict]) -> str:
         attempt = 0
         while True:
             self.calls += 1
@@ -186,9 +215,7 @@ class Summarizer:
                                                       context_window=self.window)
                 break
             except ContextOverflow:
-                self._failed_size = (self.counter.text(material) + self.max_tokens
-                                     + self.counter.text(SUMMARY_SYSTEM_PROMPT))
-                raise
+                raise  # the caller's to handle: a smaller window, or the small prompt
             except RetryableError as err:
                 # A 429 or a 502 should not cost the user a compaction: a short, bounded retry.
                 attempt += 1
@@ -198,6 +225,11 @@ class Summarizer:
             except ProviderError as err:
                 raise SummaryError(err.message) from err
         text = result.text.strip()
+        self.prompt_tokens += (result.prompt_tokens if result.prompt_tokens is not None else
+                               sum(self.counter.text(m.get("content") or "") for m in messages))
+        self.completion_tokens += (result.completion_tokens if result.completion_tokens
+                                   is not None else self.counter.text(text))
+        self.cached_tokens += result.cached_tokens or 0
         if not text:
             raise SummaryError("the summariser returned an empty summary")
         return text

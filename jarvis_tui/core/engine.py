@@ -19,7 +19,13 @@ from dataclasses import replace
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
-from jarvis_tui.core.compaction import Summarizer, SummaryError, plan_compaction
+from jarvis_tui.core.compaction import (
+    PREFIX_INSTRUCTION,
+    PROMPT_SLACK,
+    Summarizer,
+    SummaryError,
+    plan_compaction,
+)
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
@@ -32,10 +38,10 @@ from jarvis_tui.core.providers.errors import (
     RetryableError,
     StreamCut,
 )
-from jarvis_tui.core.recall import Recalled, recall
+from jarvis_tui.core.recall import RECALL_HEADER, Recalled, recall
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from jarvis_tui.core.window import FittedWindow, fit_window, system_text
+from jarvis_tui.core.window import FittedWindow, fit_window, system_text, with_recalled
 
 MAX_OVERFLOW_RETRIES = 3
 FLUSH_S = 0.5  # a streaming reply reaches the store this often, so a killed process loses little
@@ -108,6 +114,10 @@ class Engine:
         self.anchor: Anchor | None = None  # the server's count of the last request
         self._counted: ChatUsage | None = None  # the count for the request in flight
         self.framing: float | None = None  # template tokens per message beyond our estimate
+        # Message id -> the text a request sent instead of its content (cut to fit, or with
+        # recalled turns): later requests send the same bytes, so each one starts with the one
+        # before and the provider's prompt cache serves all but the new turn.
+        self._sent_as: dict[int, str] = {}
 
     def _resolve_window(self) -> None:
         self.context_window, self.window_source = resolve_context_window(
@@ -267,9 +277,12 @@ class Engine:
         keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
         history = self.history()
         plan = plan_compaction(history, keep)
-        # Recent turns too big to stay verbatim beside the summary would be dropped by the
-        # window without being summarised, forgotten silently: keep fewer (at least one).
-        room = self.budget.threshold_tokens - self.summary_max_tokens
+        # Down to the low-water mark, not just under the threshold: each compaction changes the
+        # front of the request (the provider's cache then re-reads all of it), so the next one
+        # should be many turns away. Recent turns that would not fit under it with the summary
+        # are folded in too, all but the newest, which stays verbatim however large.
+        room = (int(self.budget.tokens * self.settings.compact_low_water)
+                - self.summary_max_tokens - self.usage().system_overflow)
         while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
             keep -= 1
             plan = plan_compaction(history, keep)
@@ -287,8 +300,17 @@ class Engine:
             window=self.context_window, counter=self.counter,
             retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep)
         previous = self.summary.content if self.summary else None
+        prefix = self._summary_prefix(plan.evict)
         try:
-            text = await summarizer.summarize(previous, plan.evict, focus)
+            text = None
+            if prefix is not None:
+                # Too big for the server after all: the small prompt goes in chunks. Any other
+                # failure is the summariser's, and asking again another way would not help.
+                with contextlib.suppress(ContextOverflow):
+                    text = await summarizer.summarize_prefix(prefix, focus)
+            if text is None:
+                prefix = None
+                text = await summarizer.summarize(previous, plan.evict, focus)
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
@@ -298,8 +320,42 @@ class Engine:
             self.conversation.id, text, plan.evict, kind=kind, focus=focus,
             model=summarizer.model)
         self._history.changed()
-        yield ev.CompactionFinished(self.summary.id, len(plan.evict), before,
-                                    self.usage().used, reason)
+        # The front changed anyway: recalled turns a kept message carried are let go (they
+        # would fill the window for good); a message cut to fit is still sent cut.
+        self._sent_as = {m.id: text for m in self.history()
+                         if (text := self._sent_as.get(m.id)) is not None
+                         and not text.startswith(RECALL_HEADER)}
+        yield ev.CompactionFinished(
+            self.summary.id, len(plan.evict), before, self.usage().used, reason,
+            cost_prompt_tokens=summarizer.prompt_tokens,
+            cost_completion_tokens=summarizer.completion_tokens, calls=summarizer.calls,
+            cached_prefix=prefix is not None)
+
+    def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
+        """The chat request's own front up to the last message to fold in (system message with
+        the summary so far, then the turns as they were sent), when the summary model is the
+        chat model and that front fits its window with the summary's room: the provider's
+        prompt cache (llama.cpp's KV cache) already holds it, so the summary request costs the
+        instruction only, and the cache stays warm. None: use the small summary prompt."""
+        s = self.settings
+        if s.summary_model not in ("", s.model) or not evict:
+            return None
+        if any(m.content not in self._sent_as.get(m.id, m.content) for m in evict):
+            return None  # sent cut to fit: the summary is made from the stored original
+        active = self.history()
+        ids = {m.id for m in evict}
+        last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
+        summary = self.summary.content if self.summary else None
+        fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
+                            counter=self.counter, system_prompt=s.system_prompt,
+                            summary=summary, sent_as=self._sent_as)
+        wire = fitted.wire
+        if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
+            return None  # a message cut or left out, or no reply to end on: not the chat front
+        system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
+        need = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
+                + self.summary_max_tokens + PROMPT_SLACK)
+        return wire if need <= self.context_window else None
 
     def edit_summary(self, text: str) -> Summary:
         if self.summary is None:
@@ -384,6 +440,7 @@ class Engine:
         self.messages = self._history.all
         self.summary = self.store.latest_summary(self.conversation.id)
         self.anchor = None  # another process's requests: our count of the last one is stale
+        self._sent_as.clear()
         return max(1, count - len(mine))
 
     @property
@@ -447,12 +504,14 @@ class Engine:
                 told.add(ids)
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
-            if summary and recalled.block:
-                summary = f"{summary}\n\n{recalled.block}"
+            if recalled.block and user.id is not None:
+                self._sent_as[user.id] = with_recalled(recalled.block, user.content)
+            elif user.id is not None:
+                self._sent_as.pop(user.id, None)
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
-                                pinned=self._history.pinned)
+                                pinned=self._history.pinned, sent_as=self._sent_as)
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
             parts: list[str] = []
@@ -510,6 +569,7 @@ class Engine:
                 yield self._not_saved(err)
                 return
             reply = saved[0]
+            self._sent_as.update(fitted.sent_as)
             self._record_usage(reply)
             self._set_anchor(fitted, reply)
             if cut:
@@ -756,6 +816,8 @@ class Engine:
 
     def _withdraw(self, user: Message) -> None:
         user.status = FAILED
+        if user.id is not None:
+            self._sent_as.pop(user.id, None)
         self._history.changed()
         # The store may be what failed; the message is left out of this session's requests
         # in any case.

@@ -16,7 +16,10 @@ TEXTS = {
     "en": {
         "compacting": "📦 Compacting: summarising {n} earlier messages…",
         "compacted": "📦 Conversation compacted: earlier turns summarised "
-                     "({n} messages, {before} → {after} tokens)",
+                     "({n} messages, {before} → {after} tokens){cost}",
+        "compact_cost": "; the summary cost {prompt} prompt + {reply} reply tokens",
+        "compact_cost_cached": "; the summary cost {prompt} prompt tokens (the conversation's "
+                               "own, from the provider's cache) + {reply} reply tokens",
         "compact_failed": "⚠ Compaction failed ({why}); sending with plain windowing, "
                           "history is intact",
         "retrying": "↻ {reason}: retrying in {delay:.1f}s (attempt {attempt})",
@@ -52,7 +55,10 @@ TEXTS = {
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
-        "compacted": "📦 对话已压缩，早期内容已摘要（{n} 条消息，{before} → {after} tokens）",
+        "compacted": "📦 对话已压缩，早期内容已摘要（{n} 条消息，{before} → {after} tokens）{cost}",
+        "compact_cost": "；摘要花费 {prompt} 个输入 token + {reply} 个输出 token",
+        "compact_cost_cached": "；摘要花费 {prompt} 个输入 token（沿用对话本身的前缀，由服务商缓存）"
+                               " + {reply} 个输出 token",
         "compact_failed": "⚠ 压缩失败（{why}）；本轮按 token 窗口发送，历史记录完好",
         "retrying": "↻ {reason}：{delay:.1f} 秒后重试（第 {attempt} 次）",
         "limit": "ℹ 服务器的上下文窗口为 {tokens} tokens（原设置 {previous}），已采用",
@@ -139,7 +145,12 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
         case ev.CompactionStarted(messages=n):
             return t["compacting"].format(n=n)
         case ev.CompactionFinished(covered_messages=n, tokens_before=b, tokens_after=a):
-            return t["compacted"].format(n=n, before=b, after=a)
+            cost = ""
+            if event.calls:
+                key = "compact_cost_cached" if event.cached_prefix else "compact_cost"
+                cost = t[key].format(prompt=f"{event.cost_prompt_tokens:,}",
+                                     reply=f"{event.cost_completion_tokens:,}")
+            return t["compacted"].format(n=n, before=b, after=a, cost=cost)
         case ev.CompactionFailed(error=why, reason="manual"):
             return t["manual_failed"].format(why=why)
         case ev.CompactionFailed(error=why):

@@ -8,7 +8,7 @@ a message too big for the whole budget is cut in the middle in the request only.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter
@@ -22,6 +22,14 @@ SUMMARY_HEADER = (
     "the most recent turns follow verbatim):"
 )
 OMITTED_MARKER = "\n[... {n} tokens omitted ...]\n"
+NEW_MESSAGE_HEADER = "(End of the recalled turns. The user's new message:)"
+
+
+def with_recalled(block: str, text: str) -> str:
+    """The newest user message as sent with the turns recall brought back: beside the message
+    they are for, not in the system message, which then stays the same from turn to turn (the
+    provider's prompt cache holds everything before the new turn)."""
+    return f"{block}\n\n{NEW_MESSAGE_HEADER}\n{text}" if block else text
 
 
 def system_text(system_prompt: str, summary: str | None) -> str:
@@ -41,6 +49,9 @@ class FittedWindow:
     truncated: int  # messages cut in the middle for this request
     estimated_raw: int  # uncalibrated estimate of the whole request, for calibration
     truncations: dict[int, str] = field(default_factory=dict)  # id(msg) -> text sent instead
+    # Stored message id -> the text sent instead of its content (cut to fit, or carrying
+    # recalled turns): the next request sends it the same way, so it starts with this one.
+    sent_as: dict[int, str] = field(default_factory=dict)
 
 
 def truncate_middle(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, int]:
@@ -67,21 +78,36 @@ def truncate_middle(text: str, max_tokens: int, counter: TokenCounter) -> tuple[
     return OMITTED_MARKER.format(n=total).strip(), total
 
 
-def _group_tokens(group: list[Message], counter: TokenCounter) -> int:
-    return sum(counter.message(m) for m in group)
+class _Sizes:
+    """Tokens of a message as it will be sent: its content, or the text it was sent as."""
+
+    def __init__(self, counter: TokenCounter, overrides: Mapping[int, str]) -> None:
+        self.counter, self.overrides = counter, overrides
+
+    def text(self, msg: Message) -> str:
+        return self.overrides.get(msg.id, msg.content) if msg.id is not None else msg.content
+
+    def message(self, msg: Message) -> int:
+        if msg.id is None or msg.id not in self.overrides:
+            return self.counter.message(msg)
+        return self.counter.text(self.overrides[msg.id]) + MESSAGE_OVERHEAD
+
+    def group(self, group: list[Message]) -> int:
+        return sum(self.message(m) for m in group)
 
 
-def _fit_mandatory(group: list[Message], room: int, counter: TokenCounter,
+def _fit_mandatory(group: list[Message], room: int, sizing: _Sizes,
                    truncations: dict[int, str]) -> int:
     """Shrink the largest messages of `group` until it fits in `room`; return its tokens."""
-    sizes = {id(m): counter.message(m) for m in group}
+    counter = sizing.counter
+    sizes = {id(m): sizing.message(m) for m in group}
     total = sum(sizes.values())
     for msg in sorted(group, key=lambda m: sizes[id(m)], reverse=True):
         if total <= room:
             break
         others = total - sizes[id(msg)]
         target = max(room - others - MESSAGE_OVERHEAD, 32)
-        text, omitted = truncate_middle(msg.content, target, counter)
+        text, omitted = truncate_middle(sizing.text(msg), target, counter)
         if omitted:
             truncations[id(msg)] = text
             new_size = counter.text(text) + MESSAGE_OVERHEAD
@@ -92,7 +118,8 @@ def _fit_mandatory(group: list[Message], room: int, counter: TokenCounter,
 
 def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
                system_prompt: str, summary: str | None = None,
-               pinned: Sequence[int] | None = None) -> FittedWindow:
+               pinned: Sequence[int] | None = None,
+               sent_as: Mapping[int, str] | None = None) -> FittedWindow:
     """Choose what of `history` (the messages no summary covers) goes into the request.
 
     `budget` is the room for summary + history. The groups from the newest user message on are
@@ -100,7 +127,10 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     until one does not fit. Only the groups visited are counted, and `pinned` (the positions
     of the pinned messages, ascending, when the caller keeps them) spares the one scan of the
     older history for pinned flags: the cost follows the window, not the length of the history.
+    `sent_as` (message id -> text) is how earlier requests sent a message that was cut or
+    carried recalled turns: it is sent, and counted, that way again.
     """
+    sizing = _Sizes(counter, sent_as or {})
     sys_text = system_text(system_prompt, summary)
     summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
     room = budget - summary_tokens
@@ -115,7 +145,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
             if history[a].role == "user":
                 break
     mandatory = [m for _, group in reversed(chosen) for m in group]
-    used = _fit_mandatory(mandatory, max(room, 64), counter, truncations) if mandatory else 0
+    used = _fit_mandatory(mandatory, max(room, 64), sizing, truncations) if mandatory else 0
     oldest = chosen[-1][0] if chosen else len(history)
 
     if pinned is None:  # a C-level scan for pinned flags (compress + attrgetter)
@@ -124,7 +154,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     pinned_groups = {group_of(history, i) for i in pinned[:bisect_left(pinned, oldest)]}
     for a, b in sorted(pinned_groups, reverse=True):
         group = sendable(history[a:b])
-        size = _group_tokens(group, counter)
+        size = sizing.group(group)
         if group and used + size <= room:
             chosen.append((a, group))
             used += size
@@ -132,7 +162,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
         group = sendable(history[a:b])
         if (a, b) in pinned_groups or not group:
             continue
-        size = _group_tokens(group, counter)
+        size = sizing.group(group)
         if used + size > room:
             break
         chosen.append((a, group))
@@ -141,8 +171,13 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     sent = [m for _, group in sorted(chosen, key=lambda c: c[0]) for m in group]
     wire = [{"role": "system", "content": sys_text}] if sys_text else []
     raw = REQUEST_OVERHEAD + (counter.raw_text(sys_text) + MESSAGE_OVERHEAD if sys_text else 0)
+    sent_texts: dict[int, str] = {}
     for msg in sent:
         text = truncations.get(id(msg))
+        if text is None and msg.id is not None:
+            text = sizing.overrides.get(msg.id)
+        if text is not None and msg.id is not None:
+            sent_texts[msg.id] = text
         wire.append(msg.to_wire(text))
         raw += (counter.raw_text(text) + MESSAGE_OVERHEAD if text is not None
                 else counter.raw_message(msg))
@@ -154,4 +189,5 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
         truncated=len(truncations),
         estimated_raw=raw,
         truncations=truncations,
+        sent_as=sent_texts,
     )

@@ -15,6 +15,7 @@ import httpx
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import AuthError, ProviderError, StreamCut, classify
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.usage import anthropic_prompt, count
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -86,13 +87,22 @@ def _finish(stop_reason: object) -> str | None:
     return STOP_REASONS.get(stop_reason, stop_reason)
 
 
-def _input_tokens(usage: object) -> int | None:
-    """Prompt tokens: cached input is counted apart by Anthropic but fills the window too."""
-    if not isinstance(usage, dict) or not isinstance(usage.get("input_tokens"), int):
-        return None
-    counts = (usage.get(k) for k in (
-        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-    return sum(n for n in counts if isinstance(n, int))
+def with_cache_breakpoints(system: str, turns: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The system prompt as a text block and the turns, with cache_control breakpoints where a
+    later request can read them back: Anthropic caches nothing unmarked, and a read lands only
+    on a prefix an earlier request marked. Marked are the system block, the newest turn (the
+    next request's prefix runs up to it) and the turn before the newest user turn, which stays
+    put when that user turn is retried cut down or sent again. Three, under the API's four;
+    to_anthropic leaves no blank turn, and the API refuses a breakpoint on an empty block."""
+    newest_user = max(i for i, turn in enumerate(turns) if turn["role"] == "user")
+    marked = {len(turns) - 1} | ({newest_user - 1} if newest_user else set())
+    blocks = [_block(system)] if system else []
+    return blocks, [{**turn, "content": [_block(turn["content"])]} if i in marked else turn
+                    for i, turn in enumerate(turns)]
+
+
+def _block(text: str) -> dict:
+    return {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
 
 
 class AnthropicProvider(HttpProvider):
@@ -115,7 +125,7 @@ class AnthropicProvider(HttpProvider):
 
     def _payload(self, messages: list[dict], model: str, max_tokens: int,
                  stream: bool) -> dict[str, Any]:
-        system, turns = to_anthropic(messages)
+        system, turns = with_cache_breakpoints(*to_anthropic(messages))
         payload: dict[str, Any] = {"model": model, "messages": turns,
                                    "max_tokens": max(int(max_tokens), 1), "stream": stream}
         if system:
@@ -144,7 +154,7 @@ class AnthropicProvider(HttpProvider):
             yield event
 
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
-        prompt: int | None = None
+        prompt: tuple[int, int | None, int | None] | None = None  # whole, cache read, written
         completion = 0
         stop: str | None = None
         finished = False
@@ -165,7 +175,7 @@ class AnthropicProvider(HttpProvider):
             if kind == "message_start":
                 message = event.get("message")
                 usage = message.get("usage") if isinstance(message, dict) else None
-                prompt = _input_tokens(usage)
+                prompt = anthropic_prompt(usage)
                 if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
                     completion = usage["output_tokens"]
             elif kind == "content_block_delta":
@@ -182,7 +192,8 @@ class AnthropicProvider(HttpProvider):
                 if isinstance(usage, dict):
                     if isinstance(usage.get("output_tokens"), int):
                         completion = usage["output_tokens"]  # cumulative, not a delta
-                    prompt = _input_tokens(usage) or prompt  # newer API versions repeat it
+                    # Newer API versions repeat the input counts here, cumulative too.
+                    prompt = anthropic_prompt(usage) or prompt
             elif kind == "message_stop":
                 finished = True
                 break
@@ -191,7 +202,7 @@ class AnthropicProvider(HttpProvider):
         if not finished and stop is None:
             raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
         if prompt is not None:
-            yield ChatUsage(prompt, completion)
+            yield ChatUsage(prompt[0], completion, *prompt[1:])
         yield ChatDone(stop)
 
     def _stream_error(self, event: dict[str, Any], raw: str) -> ProviderError:
@@ -215,9 +226,9 @@ class AnthropicProvider(HttpProvider):
                        and b.get("type") == "text" and isinstance(b.get("text"), str)) \
             if isinstance(blocks, list) else ""
         usage = data.get("usage")
-        out = usage.get("output_tokens") if isinstance(usage, dict) else None
-        return Completion(text=text, prompt_tokens=_input_tokens(usage),
-                          completion_tokens=out if isinstance(out, int) else None,
-                          finish_reason=_finish(data.get("stop_reason")))
+        prompt = anthropic_prompt(usage)
+        out = count(usage.get("output_tokens")) if isinstance(usage, dict) else None
+        return Completion(text, prompt[0] if prompt else None, out,
+                          _finish(data.get("stop_reason")), *(prompt[1:] if prompt else ()))
 
 

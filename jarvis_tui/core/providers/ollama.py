@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
+from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, Completion
 from jarvis_tui.core.providers.errors import (
     ProviderError,
     RequestError,
@@ -23,6 +23,7 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.usage import completion, ollama_usage
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -102,7 +103,7 @@ class OllamaProvider(HttpProvider):
                 break
         if final is None:
             raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
-        usage = _usage(final)
+        usage = ollama_usage(final)
         if usage is not None:
             yield usage
         yield ChatDone(_finish(final.get("done_reason")))
@@ -120,12 +121,8 @@ class OllamaProvider(HttpProvider):
             raise self._scrub(self._error(None, body, None, model))
         message = data.get("message")
         text = message.get("content") if isinstance(message, dict) else None
-        usage = _usage(data)
-        return Completion(
-            text=text if isinstance(text, str) else "",
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            finish_reason=_finish(data.get("done_reason")))
+        return completion(text if isinstance(text, str) else "", ollama_usage(data),
+                          _finish(data.get("done_reason")))
 
     # --- discovery -----------------------------------------------------------------------------
 
@@ -232,14 +229,6 @@ def _tool_call(call: dict, names: dict[str, str]) -> dict:
     if call.get("id") and isinstance(fn.get("name"), str):
         names[str(call["id"])] = fn["name"]
     return {**call, "function": {**fn, "arguments": args}}
-
-
-def _usage(data: Mapping[str, Any]) -> ChatUsage | None:
-    # Old Ollama left prompt_eval_count out when the whole prompt came from its cache.
-    prompt, completion = data.get("prompt_eval_count"), data.get("eval_count")
-    if not isinstance(prompt, int):
-        return None
-    return ChatUsage(prompt, completion if isinstance(completion, int) else 0)
 
 
 def _finish(reason: object) -> str:

@@ -20,6 +20,7 @@ from jarvis_tui.core.providers.errors import (
     classify,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.usage import completion, openai_usage
 
 
 class OpenAIProvider(HttpProvider):
@@ -173,8 +174,9 @@ class OpenAIProvider(HttpProvider):
                     yield ChatDelta(text)
                 if choice.get("finish_reason"):
                     finish = str(choice["finish_reason"])
-            # OpenAI sends usage in a last chunk with no choices; llama.cpp in the finish chunk.
-            usage = _usage(chunk.get("usage")) or usage
+            # OpenAI sends usage in a last chunk with no choices; llama.cpp in the finish chunk
+            # or that last one, with its timings (sent even when usage was not asked for).
+            usage = openai_usage(chunk.get("usage"), chunk.get("timings")) or usage
         if not done and finish is None:
             raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
         if usage is not None:
@@ -205,13 +207,10 @@ class OpenAIProvider(HttpProvider):
         choice = choices[0] if isinstance(choices, list) and choices else {}
         message = choice.get("message") if isinstance(choice, dict) else None
         text = message.get("content") if isinstance(message, dict) else None
-        usage = _usage(data.get("usage"))
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        return Completion(
-            text=text if isinstance(text, str) else "",
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            finish_reason=str(finish) if finish else None)
+        return completion(text if isinstance(text, str) else "",
+                          openai_usage(data.get("usage"), data.get("timings")),
+                          str(finish) if finish else None)
 
 
 def chatml_prompt(messages: list[dict]) -> str:
@@ -232,12 +231,3 @@ def chatml_prompt(messages: list[dict]) -> str:
 
 class _StreamOptionsRejected(ProviderError):
     pass
-
-
-def _usage(raw: object) -> ChatUsage | None:
-    if not isinstance(raw, dict):
-        return None
-    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
-    if not isinstance(prompt, int):
-        return None
-    return ChatUsage(prompt, completion if isinstance(completion, int) else 0)

@@ -1,0 +1,241 @@
+"""The workload and the three clients of bench/cache.py: jarvis-tui's engine, a client that
+appends the whole history, and the "last 20 messages" client. Each takes a base URL and calls
+`on_turn()` before each turn, so the caller can cut its request log (or a server's log) by turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.config import Settings
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.messages import COMPLETE
+from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.store import Store
+from tests.fakeserver import count_tokens, fit_reply
+
+SYSTEM = "You are Jarvis, a helpful assistant. Answer in the user's language."
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+EN = ["We plan the {n}th release; the build must pass on Linux and macOS.",
+      "The changelog should mention the token gauge and the new settings screen.",
+      "Can you explain why the summary is kept in the system message?",
+      "I measured the latency on the staging box and it was 240 ms at p95.",
+      "Please keep the public API stable; two plugins depend on Engine.stream_reply.",
+      "What happens when the server refuses a request because the prompt is too long?",
+      "Last week we agreed to store every message, even the ones a summary covers.",
+      "My colleague Ana asked whether the cache works with vLLM and llama.cpp alike."]
+ZH = ["第{n}轮：我们讨论一下上下文窗口的管理方式。",
+      "为什么不能只发送最后二十条消息？旧的决定会被忘掉。",
+      "请把摘要写得短一些，但要保留文件路径、命令和数字。",
+      "昨天在测试机上跑了一遍，首个字的延迟大约是三百毫秒。",
+      "如果服务器因为提示太长而拒绝请求，客户端应该怎么处理？",
+      "我们约定所有消息都要存进数据库，包括已经被摘要覆盖的。",
+      "同事小王问：这个缓存在 vLLM 和 llama.cpp 上都有效吗？",
+      "下周要发布新版本，更新日志里要提到令牌计量条。"]
+EN_REPLY = ["That is a fair question, and the short answer is that it depends on the server.",
+            "The request keeps the oldest turns only as long as they fit the budget.",
+            "A provider's prompt cache only helps when the new request starts with the old one.",
+            "I would keep the system message fixed and add new material at the end.",
+            "If the server refuses the request, the client should compact and try again.",
+            "Storing every message means nothing is lost even when the summary is wrong.",
+            "For the release, the Linux and macOS builds both need the same test matrix.",
+            "Let me know if you want a shorter summary or more detail on any point."]
+ZH_REPLY = ["这个问题问得好，简单地说，要看服务器怎么实现。",
+            "请求里只保留放得下的旧对话，其余的折叠进摘要。",
+            "提供方的前缀缓存只有在新请求以旧请求开头时才有用。",
+            "我建议系统消息保持不变，新的内容追加在末尾。",
+            "如果服务器拒绝请求，客户端应该先压缩，再重试一次。",
+            "所有消息都存下来，即使摘要写错了，也不会丢失原文。",
+            "发布之前，Linux 和 macOS 的构建都要跑同一套测试。",
+            "如果你想要更短的摘要，或者某一点想展开，告诉我就好。"]
+
+
+@dataclass
+class Turn:
+    kind: str  # "prose", "code", "json" or "huge" (a paste larger than the window)
+    text: str
+
+
+def _grow(make: Callable[[int], str], tokens: int, joiner: str = "\n") -> str:
+    """Pieces make(0), make(1), ... joined until the text reaches `tokens` (cl100k)."""
+    pieces: list[str] = []
+    step = 16  # count every 16 pieces: counting each of thousands would dominate the run
+    while not pieces or count_tokens(joiner.join(pieces)) < tokens:
+        pieces.extend(make(len(pieces) + k) for k in range(step))
+    return joiner.join(pieces)
+
+
+def _code(i: int) -> str:
+    return (f"def handler_{i}(request, retries={i % 5}):\n"
+            f"    \"\"\"Answer route {i}; log and retry on a timeout.\"\"\"\n"
+            f"    return respond(request, code={200 + i % 7}, cache_key='r{i}')\n")
+
+
+def _record(i: int) -> str:
+    return json.dumps({"id": i, "user": f"user{i % 37}", "city": ["北京", "Berlin", "上海",
+                       "Lisbon"][i % 4], "score": round(i * 1.37 % 100, 2),
+                       "tags": ["cache", "window", "summary"][: 1 + i % 3]},
+                      ensure_ascii=False) + ","
+
+
+def workload(turns: int, window: int) -> list[Turn]:
+    """Prose in both languages, code and JSON pastes scaled to the window, and at turns 25 and
+    47 a paste 1.3x the window (it has to be cut to be sent at all)."""
+    out = []
+    for i in range(turns):
+        if i in (25, 47):
+            out.append(Turn("huge", "Here is the whole service log, find the failure:\n"
+                            + _grow(_code, int(window * 1.3))))
+        elif i % 10 == 4:
+            out.append(Turn("code", "Please review this module:\n```python\n"
+                            + _grow(_code, int(window * 0.12)) + "```"))
+        elif i % 10 == 8:
+            out.append(Turn("json", "These are the records from the export:\n["
+                            + _grow(_record, int(window * 0.08)) + "]"))
+        else:
+            pool = ZH if i % 2 else EN
+            # 2 to 5 sentences, starting somewhere different each turn: 40-160 tokens.
+            picked = [pool[(i * 3 + k) % len(pool)] for k in range(2 + i % 4)]
+            out.append(Turn("prose", (" " if pool is EN else "").join(picked).format(n=i)))
+    return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def request_kind(body: dict) -> str:
+    """"chat", "summary" or "probe". The engine's summary calls go through provider.complete,
+    which never streams, while its chat requests and both plain clients' always do: this holds
+    whatever the summary request's messages look like. The one other unstreamed request is the
+    provider's one-token probe behind an empty llama-cpp-python stream."""
+    if body.get("stream") is True:
+        return "chat"
+    return "probe" if int(body.get("max_tokens") or 0) == 1 else "summary"
+
+
+def summary_reply(body: dict) -> str:
+    """A short summary, whatever the request looks like (a transcript in one user message, or
+    the chat itself followed by an instruction): the head of each user turn, at most 150 tokens."""
+    heads = []
+    for m in body["messages"][1:]:
+        if m.get("role") != "user":
+            continue
+        text = _text(m.get("content"))
+        lines = [ln[6:] for ln in text.splitlines() if ln.startswith("User: ")] or [text]
+        heads.extend(ln[:40] for ln in lines)
+    return fit_reply("Summary: " + "; ".join(heads), 150)[0]
+
+
+def chat_reply(body: dict) -> str:
+    """A reply in the user's language, 4 to 9 sentences (about 80-250 tokens), the same for the
+    same user text whichever client sent it (so the clients' histories stay comparable)."""
+    users = [m for m in body["messages"] if m.get("role") == "user"]
+    text = _text(users[-1].get("content")) if users else ""
+    seed = zlib.crc32(text[:200].encode("utf-8"))
+    zh = bool(CJK.search(text[:200]))
+    pool = ZH_REPLY if zh else EN_REPLY
+    echo = text.split("\n", 1)[0][:40]
+    sentences = [pool[(seed + k) % len(pool)] for k in range(4 + seed % 6)]
+    if "```" in text or text.startswith("These are the records"):
+        sentences.insert(1, "```python\nreturn respond(request, code=200)\n```")
+    head = f"关于“{echo}”：" if zh else f"About \"{echo}\": "
+    return head + ("" if zh else " ").join(sentences)
+
+
+def reply_fn(body: dict) -> str:
+    return summary_reply(body) if request_kind(body) == "summary" else chat_reply(body)
+
+
+@dataclass
+class Run:
+    name: str
+    answered: list[bool] = field(default_factory=list)  # per turn attempted
+    errors: int = 0  # turns that ended in an error (the engine's Failed, a plain client's 400)
+    compactions: int | None = None  # the engine's CompactionFinished events
+    stored: tuple[int, int] | None = None  # (messages the store holds intact, messages expected)
+
+
+async def _ask(client: httpx.AsyncClient, base_url: str, messages: list[dict],
+               max_tokens: int, model: str) -> str | None:
+    """One streamed request, as a chat client sends it; None if it was refused or cut."""
+    body = {"model": model, "messages": messages, "max_tokens": max_tokens, "stream": True}
+    parts, finished = [], False
+    try:
+        async with client.stream("POST", f"{base_url}/chat/completions", json=body) as resp:
+            if resp.status_code != 200:
+                await resp.aread()
+                return None
+            async for line in resp.aiter_lines():
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                for choice in json.loads(line[6:]).get("choices") or []:
+                    parts.append((choice.get("delta") or {}).get("content") or "")
+                    finished = finished or bool(choice.get("finish_reason"))
+    except (httpx.HTTPError, ValueError):
+        return None  # llama-cpp-python refuses an overflowing stream by dropping it
+    return "".join(parts) if finished else None
+
+
+async def plain(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *,
+                keep_last: int | None, max_tokens: int, name: str, model: str = "fake") -> Run:
+    """keep_last=None: the whole history every time, and the first refusal ends the run (the
+    floor for fresh tokens while it lasts). keep_last=20: system + the last 20 messages; a
+    refused turn stays in the history, as in bench/conversation.py."""
+    run = Run(name)
+    history: list[dict] = []
+    async with httpx.AsyncClient(timeout=600) as client:
+        for turn in turns:
+            on_turn()
+            history.append({"role": "user", "content": turn.text})
+            sent = history if keep_last is None else history[-keep_last:]
+            reply = await _ask(client, base_url, [{"role": "system", "content": SYSTEM}] + sent,
+                               max_tokens, model)
+            run.answered.append(reply is not None)
+            if reply is None:
+                run.errors += 1
+                if keep_last is None:
+                    break
+                continue
+            history.append({"role": "assistant", "content": reply})
+    return run
+
+
+async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *, db: Path,
+                 **settings: Any) -> Run:
+    """jarvis-tui's engine as the app drives it: the real provider, a real store."""
+    run = Run("jarvis-tui engine", compactions=0)
+    config = Settings(base_url=base_url, system_prompt=SYSTEM, **settings)
+    async with OpenAIProvider(base_url) as provider:
+        with Store(db) as store:
+            eng = Engine(config, store, provider)
+            for turn in turns:
+                on_turn()
+                ok = False
+                async for event in eng.stream_reply(turn.text):
+                    if isinstance(event, ev.Failed):
+                        run.errors += 1
+                    elif isinstance(event, ev.Finished):
+                        ok = True
+                    elif isinstance(event, ev.CompactionFinished):
+                        run.compactions += 1
+                run.answered.append(ok)
+            stored = store.messages(eng.conversation.id)
+    users = [m.content for m in stored if m.role == "user"]
+    intact = sum(a == t.text for a, t in zip(users, turns, strict=False))  # a lost one is fewer
+    replies = sum(m.role == "assistant" and m.status == COMPLETE and bool(m.content)
+                  for m in stored)
+    run.stored = (intact + min(replies, len(turns)), 2 * len(turns))
+    return run

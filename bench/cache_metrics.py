@@ -1,0 +1,114 @@
+"""Prefix-cache figures computed from the fake server's log of whole request bodies.
+
+A request becomes the token sequence the fake charges for it (tests/fakeserver.count_prompt:
+3 per message, its values in cl100k, 3 to prime the reply), so lengths match the server's own
+count. The cache is one slot, as llama.cpp's: a request reuses its longest common prefix (LCP)
+with the request just before it, and pays for the rest ("fresh" tokens).
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from os.path import commonprefix
+
+from cache_clients import request_kind  # bench/ is on sys.path
+
+from tests.fakeserver import ENCODING, RecordedRequest
+
+# Stand-ins for the template tokens around each message: negative, so no text token matches
+# them, and the same before every message and before the reply, which is how chatml's
+# "<|im_start|>" lets the next request's assistant message continue the priming.
+FRAME = (-1, -2, -3)
+NAME = (-4,)  # the fake's +1 for a message's name
+
+
+@lru_cache(maxsize=4096)
+def _encode(text: str) -> tuple[int, ...]:
+    # Cached: each message comes back in request after request.
+    return tuple(ENCODING.encode(text, disallowed_special=()))
+
+
+def request_tokens(messages: list[dict]) -> tuple[int, ...]:
+    out: list[int] = []
+    for message in messages:
+        out += FRAME
+        for key, value in message.items():
+            if value is None:
+                continue
+            if isinstance(value, str):
+                out += _encode(value)
+            elif key == "content" and isinstance(value, list):
+                for part in value:
+                    if isinstance(part, dict):
+                        out += _encode(part.get("text", ""))
+            else:
+                out += _encode(json.dumps(value, ensure_ascii=False))
+            if key == "name":
+                out += NAME
+    return tuple(out + list(FRAME))
+
+
+def lcp(a: tuple[int, ...], b: tuple[int, ...] | None) -> int:
+    return len(commonprefix([a, b])) if b else 0
+
+
+@dataclass
+class Stats:
+    turns: int
+    refused: int = 0  # requests the server refused (a 400: nothing evaluated, nothing cached)
+    summaries: int = 0  # summary requests answered
+    sent: int = 0  # prompt tokens of every request, refused ones too
+    chat_tokens: int = 0
+    chat_fresh: int = 0
+    summary_fresh: int = 0
+    reuse_any: int = 0  # sum of each chat request's LCP with the request just before it
+    reuse_chat: int = 0  # ... with the chat request before it
+    broke: set[int] = field(default_factory=set)  # turns whose chat request broke the prefix
+    unexplained: set[int] = field(default_factory=set)  # ... with no summary request between
+    fresh: list[int] = field(default_factory=list)  # per turn, chat and summary requests
+
+    def pct(self, part: int) -> float:
+        return 100.0 * part / self.chat_tokens if self.chat_tokens else 0.0
+
+
+def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> Stats:
+    """`starts[t]`: how many requests had been logged when turn t began."""
+    stats = Stats(turns, fresh=[0] * turns)
+    previous = previous_chat = None
+    summary_since = False
+    for index, rec in enumerate(requests):
+        if not rec.path.endswith("/chat/completions"):
+            continue
+        turn = bisect_right(starts, index) - 1
+        stats.sent += rec.prompt_tokens
+        if rec.status != 200:
+            stats.refused += 1
+            continue  # a refused request is not evaluated and leaves the cache as it was
+        tokens = request_tokens(rec.body["messages"])
+        assert len(tokens) == rec.prompt_tokens, "the bench must count as the fake counts"
+        fresh = len(tokens) - lcp(tokens, previous)
+        stats.fresh[turn] += fresh
+        kind = request_kind(rec.body)
+        if kind == "probe":
+            pass  # evaluated, so it holds the cache slot, but it is neither chat nor summary
+        elif kind == "summary":
+            stats.summaries += 1
+            stats.summary_fresh += fresh
+            summary_since = True
+        else:
+            stats.chat_tokens += len(tokens)
+            stats.chat_fresh += fresh
+            stats.reuse_any += len(tokens) - fresh
+            if previous_chat is not None:
+                common = lcp(tokens, previous_chat)
+                stats.reuse_chat += common
+                if common < len(previous_chat):
+                    stats.broke.add(turn)
+                    if not summary_since:
+                        stats.unexplained.add(turn)
+            previous_chat, summary_since = tokens, False
+        previous = tokens
+    return stats
