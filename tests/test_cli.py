@@ -313,27 +313,33 @@ def write_config(tmp_path, text: str):
 def test_ask_usage_prints_the_counts_and_cost_to_stderr_only(home, fake_server, tmp_path):
     write_config(tmp_path, '[prices."fake-model"]\ninput = 2.5\ncached_input = 1.25\n'
                            "output = 10\n")
+    run(home, *flags(fake_server), "ask", "A first question, so the next one has a prefix")
     result = run(home, *flags(fake_server), "ask", "--usage", "What does this cost?")
     assert result.returncode == 0, result.stderr
     answered = fake_server.chat_requests[-1]
+    assert answered.cached_tokens > 0  # the fake's prompt cache served the session's prefix
     assert result.stdout == answered.reply + "\n"  # stdout stays just the reply
-    money = costs.money((answered.prompt_tokens * 2.5 + answered.completion_tokens * 10) / 1e6)
+    money = costs.money(costs.cost(costs.Price(2.5, 10, 1.25), answered.prompt_tokens,
+                                   answered.completion_tokens, answered.cached_tokens))
+    share = costs.share(answered.cached_tokens / answered.prompt_tokens)
     assert result.stderr.splitlines()[-1] == (
-        f"jarvis-tui: usage: prompt {answered.prompt_tokens:,} tokens (cache not reported) · "
-        f"completion {answered.completion_tokens:,} · {money}")
+        f"jarvis-tui: usage: prompt {answered.prompt_tokens:,} tokens "
+        f"({answered.cached_tokens:,} cached, {share}) · completion "
+        f"{answered.completion_tokens:,} · {money}")
     # Recorded too: the export has the same counts against the reply.
     data = json.loads(run(home, "export", "--format", "json").stdout)
     (counted,) = data["messages"][-1]["usage"]
-    assert (counted["prompt_tokens"], counted["completion_tokens"]) == (
-        answered.prompt_tokens, answered.completion_tokens)
+    assert (counted["prompt_tokens"], counted["cached_tokens"], counted["completion_tokens"]) == (
+        answered.prompt_tokens, answered.cached_tokens, answered.completion_tokens)
     plain = run(home, *flags(fake_server), "ask", "no usage asked for")
     assert "usage:" not in plain.stderr
 
 
-def test_ask_usage_in_chinese_and_without_a_price(home, fake_server):
-    result = run(home, *flags(fake_server), "ask", "--usage", "这要花多少钱？")
+def test_ask_usage_in_chinese_without_a_price_or_a_cache_count(home, make_fake_server):
+    fake = make_fake_server(flavor="vllm")  # vLLM's usage has no cached count
+    result = run(home, *flags(fake), "ask", "--usage", "这要花多少钱？")
     assert result.returncode == 0, result.stderr
-    answered = fake_server.chat_requests[-1]
+    answered = fake.chat_requests[-1]
     assert result.stderr.splitlines()[-1] == (
         f"jarvis-tui: 用量：提示 {answered.prompt_tokens:,} token（缓存未报告） · 输出 "
         f"{answered.completion_tokens:,}")

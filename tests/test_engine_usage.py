@@ -29,7 +29,9 @@ async def test_each_answered_round_is_recorded_against_its_reply(fake_server, tm
     assert [r.message_id for r in rows] == [final(first).message.id, final(second).message.id]
     assert [(r.prompt_tokens, r.completion_tokens) for r in rows] == [
         (q.prompt_tokens, q.completion_tokens) for q in requests]
-    # What the provider said of its cache, as it said it (None: nothing).
+    # What the server said of its cache (the fake keeps one, as OpenAI does).
+    assert [r.cached_tokens for r in rows] == [q.cached_tokens for q in requests]
+    assert rows[1].cached_tokens > 0
     assert [(r.cached_tokens, r.cache_write_tokens) for r in rows] == [
         (u.cached_tokens, u.cache_write_tokens) for u in usages(first) + usages(second)]
     assert engine.last_usage == usages(second)[-1]

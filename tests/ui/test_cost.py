@@ -48,27 +48,50 @@ async def test_a_round_shows_its_cost_and_cost_prints_the_totals(fake_server, tm
         await send_and_wait(pilot, "How much does a question cost?")
         await send_and_wait(pilot, "And a second, somewhat longer question about the bill")
         first, second = fake_server.chat_requests
+        # The fake keeps a prompt cache as OpenAI does: the second request reuses the first.
+        assert second.cached_tokens > 0
+        prompt = first.prompt_tokens + second.prompt_tokens
+        completion = first.completion_tokens + second.completion_tokens
+        cached = first.cached_tokens + second.cached_tokens
         last_money = costs.money(costs.cost(PRICE, second.prompt_tokens,
-                                            second.completion_tokens))
-        total_money = costs.money(costs.cost(
-            PRICE, first.prompt_tokens + second.prompt_tokens,
-            first.completion_tokens + second.completion_tokens))
-        text = cost_text(app)
-        # This fake says nothing of a prompt cache: the gauge says so rather than showing 0.
-        assert (f"Last turn: prompt {second.prompt_tokens:,} · out "
-                f"{second.completion_tokens:,} · cache: not reported · {last_money}") in text
-        assert (f"Session: 2 requests · prompt {first.prompt_tokens + second.prompt_tokens:,} "
-                f"· out {first.completion_tokens + second.completion_tokens:,} · cache: not "
-                f"reported · {total_money}") in text
-
+                                            second.completion_tokens, second.cached_tokens))
+        total_money = costs.money(costs.cost(PRICE, prompt, completion, cached))
+        last_share = costs.share(second.cached_tokens / second.prompt_tokens)
+        assert cost_text(app).split("\n") == [
+            f"Last turn: prompt {second.prompt_tokens:,} ({second.cached_tokens:,} cached, "
+            f"{last_share}) · out {second.completion_tokens:,} · {last_money}",
+            f"Session: 2 requests · prompt {prompt:,} ({cached:,} cached, "
+            f"{costs.share(cached / prompt)}) · out {completion:,} · {total_money}",
+        ]
         report = await cost_notice(pilot)
         assert report.split("\n") == [
             f"💰 Session #{app.chat.cid}: 2 chat and 0 summary requests",
-            f"Prompt: {first.prompt_tokens + second.prompt_tokens:,} tokens",
-            "From the cache: not reported by the server",
-            f"Completion: {first.completion_tokens + second.completion_tokens:,} tokens",
+            f"Prompt: {prompt:,} tokens",
+            f"From the cache: {cached:,} tokens, {costs.share(cached / prompt)} of the prompt",
+            f"Completion: {completion:,} tokens",
             f"Cost: {total_money}",
         ]
+
+
+async def test_a_server_that_says_nothing_of_its_cache_is_not_shown_as_zero(
+        make_fake_server, tmp_path):
+    fake = make_fake_server(flavor="vllm")  # vLLM's usage has no cached count
+    app = make_app(fake, tmp_path, prices={"fake-model": PRICE})
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "one")
+        await send_and_wait(pilot, "two")
+        first, second = fake.chat_requests
+        prompt = first.prompt_tokens + second.prompt_tokens
+        completion = first.completion_tokens + second.completion_tokens
+        assert cost_text(app).split("\n") == [
+            f"Last turn: prompt {second.prompt_tokens:,} · out {second.completion_tokens:,} · "
+            "cache: not reported · " + costs.money(costs.cost(PRICE, second.prompt_tokens,
+                                                              second.completion_tokens)),
+            f"Session: 2 requests · prompt {prompt:,} · out {completion:,} · cache: not "
+            "reported · " + costs.money(costs.cost(PRICE, prompt, completion)),
+        ]
+        report = (await cost_notice(pilot)).split("\n")
+        assert report[2] == "From the cache: not reported by the server"
 
 
 def seeded(tmp_path, *, cached: int = 1_024, prompt: int = 1_600) -> tuple[Store, int]:
@@ -106,14 +129,17 @@ async def test_after_a_restart_the_stored_counts_are_shown_with_their_cache_shar
 
         await send_and_wait(pilot, "a new question")
         answered = fake_server.chat_requests[-1]
-        text = cost_text(app)
-        assert f"Last turn: prompt {answered.prompt_tokens:,} · out" in text
+        assert cost_text(app).startswith(
+            f"Last turn: prompt {answered.prompt_tokens:,} ({answered.cached_tokens:,} cached,")
         report = await cost_notice(pilot)
         lines = report.split("\n")
+        cached = 1_024 + answered.cached_tokens
+        share = costs.share(cached / (1_600 + answered.prompt_tokens))
         assert lines[0] == f"💰 Session #{cid}: 2 chat and 2 summary requests"
         assert lines[1] == f"Prompt: {3_400 + answered.prompt_tokens:,} tokens"
-        assert lines[2] == ("From the cache: 1,024 tokens, 64% of the prompt tokens of the 1 "
-                            "of 4 requests whose server said")
+        # The summary requests' server said nothing of its cache: the share is of the others.
+        assert lines[2] == (f"From the cache: {cached:,} tokens, {share} of the prompt tokens of "
+                            "the 2 of 4 requests whose server said")
         assert "Compactions freed: 1,500 tokens" in lines
         assert lines[-1].startswith("Cost: $0.0")
 
@@ -148,7 +174,7 @@ async def test_no_price_is_said_and_never_guessed(fake_server, tmp_path):
 
 
 async def test_a_server_that_counts_nothing_is_said_to(fake_server, tmp_path):
-    fake_server.stream_usage = False
+    fake_server.stream_usage = False  # no usage at all in the stream
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await send_and_wait(pilot, "hello")
