@@ -9,7 +9,7 @@ import pytest
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.recall import RECALL_HEADER, recall
+from jarvis_tui.core.recall import MAX_TERMS, RECALL_HEADER, recall
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
 from tests.engine_helpers import is_summary_request, make_engine, send
@@ -203,3 +203,20 @@ def test_the_message_being_sent_is_not_evidence_of_itself(store):
     store.add_message(cid, Message("user", query))  # the engine stores it, then recalls
     history = History(store.messages(cid))
     assert recalled(store, cid, history, query) == before
+
+
+def test_a_pasted_file_is_weighed_by_its_first_terms_only(store, monkeypatch):
+    log = "\n".join(f"worker-{i} failed: timeout after {i * 7} ms on shard {i % 13}"
+                    for i in range(150))  # over MAX_TERMS terms, within the budget
+    cid, history = session(store, [log] + RELEASE_TALK * 3 + ["What is new today?"] * 3)
+    asked: list[int] = []
+    postings = store.postings
+
+    def counted(conv_id, words, *, cap):
+        asked.append(len(words))
+        return postings(conv_id, words, cap=cap)
+
+    monkeypatch.setattr(store, "postings", counted)
+    # The same log pasted again, with more after it: still about that turn.
+    assert recalled(store, cid, history, log + "\nand 5000 more lines like these") == [log]
+    assert asked == [MAX_TERMS]  # each term a look-up as the user types: a few hundred at most

@@ -41,6 +41,9 @@ MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
 COVERAGE_BACK_REFERENCE = 0.4
 MIN_WORDS = 2  # shared words a match needs: one alone ("continue", "继续") is chance
+# A pasted file or page has thousands of terms, each a look-up as the user types; its first
+# ones say what it is about as well as all of them do.
+MAX_TERMS = 200
 COMMON_SHARE = 5  # a term in more than 1/COMMON_SHARE of the session's messages weighs nothing
 # Words that refer back to the conversation itself. They are taken out of the terms (no turn
 # is about "again") and lower the share needed.
@@ -97,7 +100,8 @@ def _content_terms(query: str) -> tuple[list[str], bool]:
     words = _words(query)
     back = back or any(t in BACK_REFERENCE_WORDS for t in wanted) or any(
         pair in BACK_REFERENCE_PAIRS for pair in pairwise(words))
-    return [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS], back
+    wanted = [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS]
+    return wanted[:MAX_TERMS], back
 
 
 def _words(text: str) -> list[str]:
