@@ -191,9 +191,15 @@ def postings(db: sqlite3.Connection, conversation_id: int, words: list[str],
     which message is meant, and stopping at the cap keeps the cost to what is worth reading."""
     out: dict[str, list[int] | None] = {}
     for term in words:
+        # The conversation is read from the messages table, not the index's own copy: that
+        # sits after the message's terms in its record, and reading past them took 1.8 times
+        # as long on a 40,000-message session. CROSS keeps the index the outer loop: SQLite
+        # otherwise chose to run the match once per message of the session (seconds).
         rows = db.execute(
-            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND conversation_id = ? "
-            "LIMIT ?", ('"' + term.replace('"', '""') + '"', conversation_id, cap + 1))
+            f"SELECT {TABLE}.rowid FROM {TABLE} CROSS JOIN messages "
+            f"ON messages.id = {TABLE}.rowid WHERE {TABLE} MATCH ? "
+            "AND messages.conversation_id = ? LIMIT ?",
+            ('"' + term.replace('"', '""') + '"', conversation_id, cap + 1))
         ids = [rowid for (rowid,) in rows]
         out[term] = ids if len(ids) <= cap else None
     return out
