@@ -8,7 +8,7 @@ after the summary, labelled, oldest first, within the recall budget.
 "About" needs evidence, not shared vocabulary: every recall changes the request and so breaks
 the provider's prefix cache, and ordinary prose shares common words with half the session.
 Each of the message's search terms weighs by how rare it is in this session (a name said once
-weighs a lot, "build" said in every other message nearly nothing), and a covered message
+weighs a lot, "build" said in every other message nothing), and a covered message
 qualifies when what it shares with the new one
   - is held, all of it together, by at most MAX_SPECIFIC turns of the session: it picks that
     turn out rather than a topic the whole session is about;
