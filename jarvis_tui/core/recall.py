@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -130,9 +130,10 @@ def _own_id(history: History, query: str) -> int | None:
 
 
 def recall(store: Store, conversation_id: int, history: History, query: str,
-           counter: TokenCounter, budget: int) -> Recalled:
+           counter: TokenCounter, budget: int, present: Set[int] = frozenset()) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
-    `budget` tokens."""
+    `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
+    request carries them already) is not sent twice."""
     if budget <= 0:
         return Recalled()
     wanted, back = _content_terms(query)
@@ -142,11 +143,15 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
         start, stop = turn_span(history.all, position)
         if start not in chosen:
             chosen[start] = [m for m in history.all[start:stop] if _recallable(m)]
+            if all(m.id in present for m in chosen[start]):
+                chosen[start] = []
         if len(chosen) == MAX_TURNS:
             break
     picked: list[int] = []
     used = counter.text(RECALL_HEADER) if chosen else 0
     for start, turn in chosen.items():  # best first, each turn whole or not at all
+        if not turn:
+            continue
         cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turn)
         if used + cost <= budget:
             picked.append(start)
