@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import cache_clients  # noqa: E402 - bench/ is on sys.path
 from cache_clients import Run, Turn, engine, plain, reply_fn, workload  # noqa: E402
 from cache_metrics import Stats, measure  # noqa: E402 - bench/ is on sys.path
 
@@ -96,9 +97,14 @@ async def scenario(window: int, turns: int) -> None:
     intact, expected = run.stored or (0, 0)
     print(f"\njarvis-tui: {compactions} compactions ({compactions / turns:.2f} per turn, "
           f"{compactions / max(prose, 1) * 4:.2f} per 4 prose turns) in {st.summaries} summary "
-          f"requests;\n  summary requests' fresh tokens {st.summary_fresh:,} = {summary_share:.1f}%"
-          f" of chat requests' {st.chat_fresh:,};\n  over the {len(both)} turns both answered, "
-          f"fresh/turn {mean_fresh(st, both):,.0f} vs append-only's {mean_fresh(base, both):,.0f}")
+          f"requests; recall in {run.recalls} turns;\n  summary requests' fresh tokens {st.summary_fresh:,} = {summary_share:.1f}%"
+          f" of chat requests' {st.chat_fresh:,}, of them {st.small_prompt_fresh:,} in "
+          f"{st.small_prompt_requests} with the small prompt (material that cannot be the chat "
+          f"prefix: a paste sent cut, summarised from the stored original)"
+          f" = {100.0 * st.small_prompt_fresh / max(st.chat_fresh, 1):.1f}%;\n  over the {len(both)} turns both answered, "
+          f"fresh/turn {mean_fresh(st, both):,.0f} vs append-only's {mean_fresh(base, both):,.0f}"
+          f";\n  the new messages and replies alone are {st.pct(st.new_content):.1f}% of the chat "
+          f"tokens: no client could reuse more than {100 - st.pct(st.new_content):.1f}% of them")
     if compactions and not st.summaries:
         print("  WARNING: compactions but no summary request recognised (not unstreamed any more?)")
     targets = [(f"every turn answered, 0 errors, {expected} messages stored",
@@ -134,6 +140,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=int, help="one scenario: this context window")
     parser.add_argument("--turns", type=int, help="... with this many turns")
+    parser.add_argument("--no-huge", action="store_true",
+                        help="leave out the two pastes larger than the window (they are cut to "
+                             "be sent, so they are fresh for every client)")
     parser.add_argument("--local", action="store_true",
                         help="the real embedded model instead (bench/cache_local.py)")
     args = parser.parse_args()
@@ -142,6 +151,8 @@ def main() -> None:
 
         asyncio.run(run_local(turns=args.turns or 16, window=args.window or 4096))
         return
+    if args.no_huge:
+        cache_clients.HUGE_AT = ()
     chosen = SCENARIOS
     if args.window or args.turns:
         defaults = dict(SCENARIOS)

@@ -26,22 +26,19 @@ from tests.fakeserver import count_tokens, fit_reply
 SYSTEM = "You are Jarvis, a helpful assistant. Answer in the user's language."
 CJK = re.compile(r"[\u3400-\u9fff]")
 
-EN = ["We plan the {n}th release; the build must pass on Linux and macOS.",
-      "The changelog should mention the token gauge and the new settings screen.",
-      "Can you explain why the summary is kept in the system message?",
-      "I measured the latency on the staging box and it was 240 ms at p95.",
-      "Please keep the public API stable; two plugins depend on Engine.stream_reply.",
-      "What happens when the server refuses a request because the prompt is too long?",
-      "Last week we agreed to store every message, even the ones a summary covers.",
-      "My colleague Ana asked whether the cache works with vLLM and llama.cpp alike."]
-ZH = ["第{n}轮：我们讨论一下上下文窗口的管理方式。",
-      "为什么不能只发送最后二十条消息？旧的决定会被忘掉。",
-      "请把摘要写得短一些，但要保留文件路径、命令和数字。",
-      "昨天在测试机上跑了一遍，首个字的延迟大约是三百毫秒。",
-      "如果服务器因为提示太长而拒绝请求，客户端应该怎么处理？",
-      "我们约定所有消息都要存进数据库，包括已经被摘要覆盖的。",
-      "同事小王问：这个缓存在 vLLM 和 llama.cpp 上都有效吗？",
-      "下周要发布新版本，更新日志里要提到令牌计量条。"]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _sentences(name: str, end: str) -> list[str]:
+    text = " ".join((DATA / name).read_text(encoding="utf-8").split())
+    return [t.strip() for t in re.split(f"(?<=[{end}])", text) if len(t.strip()) > 8]
+
+
+# The user's prose: natural text, each turn the next few sentences, so no two turns say the
+# same thing (people do not repeat whole sentences; a workload that does would make recall
+# bring back the turn it repeats, rightly, and measure that instead of the cache).
+EN = _sentences("english.txt", ".!?")
+ZH = _sentences("chinese.txt", "。！？")
 EN_REPLY = ["That is a fair question, and the short answer is that it depends on the server.",
             "The request keeps the oldest turns only as long as they fit the budget.",
             "A provider's prompt cache only helps when the new request starts with the old one.",
@@ -88,12 +85,16 @@ def _record(i: int) -> str:
                       ensure_ascii=False) + ","
 
 
+HUGE_AT = (25, 47)
+
+
 def workload(turns: int, window: int) -> list[Turn]:
     """Prose in both languages, code and JSON pastes scaled to the window, and at turns 25 and
     47 a paste 1.3x the window (it has to be cut to be sent at all)."""
     out = []
+    used = {False: 0, True: 0}  # sentences used so far, English and Chinese
     for i in range(turns):
-        if i in (25, 47):
+        if i in HUGE_AT:
             out.append(Turn("huge", "Here is the whole service log, find the failure:\n"
                             + _grow(_code, int(window * 1.3))))
         elif i % 10 == 4:
@@ -104,9 +105,11 @@ def workload(turns: int, window: int) -> list[Turn]:
                             + _grow(_record, int(window * 0.08)) + "]"))
         else:
             pool = ZH if i % 2 else EN
-            # 2 to 5 sentences, starting somewhere different each turn: 40-160 tokens.
-            picked = [pool[(i * 3 + k) % len(pool)] for k in range(2 + i % 4)]
-            out.append(Turn("prose", (" " if pool is EN else "").join(picked).format(n=i)))
+            # 2 to 5 sentences, the ones after the last turn in that language: 40-200 tokens.
+            at, count = used[pool is ZH], 2 + i % 4
+            picked = [pool[(at + k) % len(pool)] for k in range(count)]
+            used[pool is ZH] = at + count
+            out.append(Turn("prose", (" " if pool is EN else "").join(picked)))
     return out
 
 
@@ -165,6 +168,7 @@ class Run:
     answered: list[bool] = field(default_factory=list)  # per turn attempted
     errors: int = 0  # turns that ended in an error (the engine's Failed, a plain client's 400)
     compactions: int | None = None  # the engine's CompactionFinished events
+    recalls: int = 0  # turns whose request carried recalled turns
     stored: tuple[int, int] | None = None  # (messages the store holds intact, messages expected)
 
 
@@ -231,6 +235,8 @@ async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], 
                         ok = True
                     elif isinstance(event, ev.CompactionFinished):
                         run.compactions += 1
+                    elif isinstance(event, ev.Recalled):
+                        run.recalls += 1
                 run.answered.append(ok)
             stored = store.messages(eng.conversation.id)
     users = [m.content for m in stored if m.role == "user"]

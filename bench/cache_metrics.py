@@ -16,6 +16,8 @@ from os.path import commonprefix
 
 from cache_clients import request_kind  # bench/ is on sys.path
 
+from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
+
 from tests.fakeserver import ENCODING, RecordedRequest
 
 # Stand-ins for the template tokens around each message: negative, so no text token matches
@@ -64,8 +66,13 @@ class Stats:
     chat_tokens: int = 0
     chat_fresh: int = 0
     summary_fresh: int = 0
+    small_prompt_fresh: int = 0  # ... of summary requests with their own small prompt
+    small_prompt_requests: int = 0
     reuse_any: int = 0  # sum of each chat request's LCP with the request just before it
     reuse_chat: int = 0  # ... with the chat request before it
+    # Each chat request's new message and the reply before it: fresh for any client, so the
+    # most any client could reuse of this workload is the rest.
+    new_content: int = 0
     broke: set[int] = field(default_factory=set)  # turns whose chat request broke the prefix
     unexplained: set[int] = field(default_factory=set)  # ... with no summary request between
     fresh: list[int] = field(default_factory=list)  # per turn, chat and summary requests
@@ -97,10 +104,16 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
         elif kind == "summary":
             stats.summaries += 1
             stats.summary_fresh += fresh
+            if rec.body["messages"][0].get("content") == SUMMARY_SYSTEM_PROMPT:
+                stats.small_prompt_requests += 1
+                stats.small_prompt_fresh += fresh
             summary_since = True
         else:
             stats.chat_tokens += len(tokens)
             stats.chat_fresh += fresh
+            messages = rec.body["messages"]
+            newest = 2 if len(messages) > 2 and messages[-2]["role"] == "assistant" else 1
+            stats.new_content += len(tokens) - len(request_tokens(messages[:-newest]))
             stats.reuse_any += len(tokens) - fresh
             if previous_chat is not None:
                 common = lcp(tokens, previous_chat)

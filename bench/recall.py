@@ -1,16 +1,25 @@
-"""Recall of planted facts in a long conversation: ours beside plain FTS5, same run, same data.
+"""Recall of planted facts in a long conversation: ours beside the baselines, same run, same data.
 
 A generated 2,000-turn conversation (a user message and a reply each) holds 50 facts, 25 stated
 in English and 25 in Chinese, among filler turns that reuse the same people, pets and places.
 Each fact is then asked about in other words; recall@3 counts the questions whose answer turn is
-among the first three results. The baseline is FTS5's own `unicode61` tokenizer over the raw
-text, which sees a Chinese sentence as one word. Latency is per search over the whole store.
-Run from the repository root: python bench/recall.py
+among the first three results.
+
+Two layers are measured. The search: ours beside FTS5's own `unicode61` tokenizer over the raw
+text, which sees a Chinese sentence as one word; latency is per search over the whole store.
+Then recall() itself, what the engine sends, beside the rule it had before issue 14 (a covered
+turn qualified when it shared two of the question's stemmed terms, kept below as `old_recall`):
+recall@3 of the same questions, and the false-fire rate, the share of ordinary messages that
+are about no planted fact (same people, pets and topics as the filler, code and JSON lines too)
+for which recall brought anything back. Each brought-back turn changes the request and so
+breaks the provider's prefix cache.
+Run from the repository root: python bench/recall.py [--turns N] (2,000 unless told)
 """
 
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import statistics
 import sys
@@ -20,9 +29,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jarvis_tui.core.messages import Message  # noqa: E402
-from jarvis_tui.core.recall_index import query_terms  # noqa: E402
+from jarvis_tui.core.history import History  # noqa: E402
+from jarvis_tui.core.messages import FAILED, Message, turn_span  # noqa: E402
+from jarvis_tui.core.recall import MAX_TURNS, Recalled, recall  # noqa: E402
+from jarvis_tui.core.recall_index import query_terms, terms  # noqa: E402
 from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.tokens import TokenCounter  # noqa: E402
 
 TURNS = 2000
 RELATIONS = ["sister", "brother", "neighbour", "boss", "cousin"]
@@ -44,6 +56,85 @@ FILLER_ZH = ["今天我和{r}聊了天气。", "我的{r}也养了一只{p}，�
              "我{r}的{p}昨天生病了。", "{p}适合我{r}家的孩子养吗？"]
 
 
+# Ordinary messages about no planted fact: the filler's people, pets and topics in other
+# sentences, with back-reference words used as prose uses them, and code and JSON lines.
+PROSE_EN = ["My {r} and I took the {p} for a long walk in the rain this morning.",
+            "Do you think a {p} needs a check-up at the vet every year?",
+            "I am thinking about getting a second {p} so the first one has company.",
+            "The weather was awful, so my {r} stayed home and watched films.",
+            "Can you explain why trains in Japan are so punctual?",
+            "I cooked rice with beans for dinner and my {r} loved it.",
+            "What is the best way to teach a {p} a new trick?",
+            "My {r} says the {p} is afraid of thunder.",
+            "Remind me to call my {r} tomorrow about the meeting.",
+            "I remember when my {r} first got a {p}, it was chaos.",
+            "Let's try that recipe again with more garlic and less salt.",
+            "The meeting ran long, then I had to buy groceries before dinner.",
+            "Is it normal for a {p} to sleep most of the day?",
+            "My {r} wants to move closer to the city for work.",
+            "How do I keep a {p} cool when the weather gets hot?",
+            "We should plan a trip by train next spring with my {r}."]
+CODE = ['{{"owner": "{r}", "pet": "{p}", "meals": 2, "vet": false}}',
+        "def feed(pet: str = '{p}') -> None: bowl.fill(pet, grams=120)",
+        'git commit -m "walk the {p} before the meeting"',
+        "SELECT owner, kind FROM pets WHERE owner = '{r}' ORDER BY kind;",
+        "ERROR 404: GET /api/{p}/meals returned nothing at line 12",
+        "for pet in pets: print(pet.owner, pet.kind)  # {r}'s {p} too"]
+PROSE_ZH = ["我{r}今天带{p}去公园跑了一圈。", "下雨天{p}一直待在家里睡觉。",
+            "你知道怎么训练{p}握手吗？", "我想给{r}买个生日礼物，有什么建议？",
+            "周末我们打算去爬山，天气预报说会下雨。", "我记得小时候家里也养过{p}。",
+            "{r}说{p}最近胃口不太好。", "坐火车去旅行的话要提前多久买票？",
+            "晚饭我想做番茄炒蛋，你觉得怎么样？", "{p}每天应该喝多少水？",
+            "我{r}下个月要搬家了，{p}也一起去。", "今天开会开到很晚，回家还要做饭。",
+            "天气热的时候怎么给{p}降温？", "我们之前去的那家餐厅关门了吗？",
+            "{p}适合住在小公寓里吗？", "帮我写一条提醒：明天给{r}打电话。"]
+
+
+def prose(rng: random.Random, count: int) -> list[tuple[str, str]]:
+    """`count` ordinary messages in each language, as (text, language); a quarter of the
+    English ones are code and JSON lines."""
+    out = []
+    for i in range(count):
+        template = rng.choice(CODE if i % 4 == 0 else PROSE_EN)
+        out.append((template.format(r=rng.choice(RELATIONS), p=rng.choice(PETS)), "en"))
+        out.append((rng.choice(PROSE_ZH).format(r=rng.choice(ZH_RELATIONS),
+                                                p=rng.choice(ZH_PETS)), "zh"))
+    return out
+
+
+def old_recall(store: Store, conversation_id: int, history: History, query: str,
+               counter: TokenCounter, budget: int) -> Recalled:
+    """The rule before issue 14, the baseline: a covered turn among the search's first
+    12 hits qualifies when it shares two of the query's stemmed terms (one when the
+    query has only one). The budget is not applied: the bench's budget holds any three turns."""
+    def stem(term: str) -> str:
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(term) > len(suffix) + 2 and term.endswith(suffix):
+                return term[: -len(suffix)]
+        return term
+
+    wanted = {stem(t) for t in query_terms(query)}
+    if budget <= 0 or not wanted:
+        return Recalled()
+    need = min(2, len(wanted))
+    chosen: dict[int, list[Message]] = {}
+    for hit in store.search(conversation_id, query, limit=12, covered_only=True):
+        position = history.position(hit.message_id)
+        if position is None:
+            continue
+        start, stop = turn_span(history.all, position)
+        if start in chosen:
+            continue
+        turn = [m for m in history.all[start:stop]
+                if m.covered and not m.pinned and m.status != FAILED]
+        text = " ".join(m.content for m in turn)
+        if turn and len(wanted & {stem(t) for t in terms(text).split()}) >= need:
+            chosen[start] = turn
+        if len(chosen) == MAX_TURNS:
+            break
+    return Recalled([chosen[start] for start in sorted(chosen)], 0)
+
+
 def facts() -> list[tuple[str, str, str]]:
     """(statement, question, language) for 50 distinct facts."""
     out = []
@@ -57,13 +148,22 @@ def facts() -> list[tuple[str, str, str]]:
     return out
 
 
-def conversation(rng: random.Random) -> tuple[list[Message], dict[int, int]]:
+def direct_questions() -> list[str]:
+    """Each fact asked for with no back-reference ("again", "来着"), in the facts' order."""
+    out = []
+    for i in range(25):
+        out.append(f"Tell me the name of my {RELATIONS[i % 5]}'s {PETS[i // 5]}.")
+        out.append(f"我{ZH_RELATIONS[i % 5]}的{ZH_PETS[i // 5]}叫什么？")
+    return out
+
+
+def conversation(rng: random.Random, turns: int) -> tuple[list[Message], dict[int, int]]:
     """The turns, and which turn index holds each fact."""
     planted = facts()
-    at = sorted(rng.sample(range(TURNS - 100), len(planted)))  # all stated before the end
+    at = sorted(rng.sample(range(turns - 100), len(planted)))  # all stated before the end
     where = dict(zip(at, range(len(planted)), strict=True))
     msgs = []
-    for turn in range(TURNS):
+    for turn in range(turns):
         if turn in where:
             text = planted[where[turn]][0]
         elif turn % 2:
@@ -96,9 +196,131 @@ def plain_fts(path: Path, conv_id: int, question: str, limit: int) -> list[int]:
         db.close()
 
 
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def natural_false_fires(rules) -> dict[str, dict[str, tuple[int, int]]]:
+    """Natural text rather than templates: bench/data's samples (Chinese, English, mixed,
+    code), half the documents a covered session (a paragraph a turn), the sentences of the
+    other half (a paragraph of code) the new messages, about none of it. Per rule and kind:
+    (messages that recalled anything, messages)."""
+    docs = [(kind, block) for kind in ("chinese", "english", "mixed", "code")
+            for block in (DATA / f"{kind}.txt").read_text(encoding="utf-8").split("\n----\n")]
+    random.Random(3).shuffle(docs)
+    said = [p.strip() for _, d in docs[::2] for p in re.split(r"\n\s*\n", d) if p.strip()]
+    new = []
+    for kind, d in docs[1::2]:
+        if kind == "code":
+            new += [(kind, p.strip()) for p in re.split(r"\n\s*\n", d) if p.strip()]
+        else:
+            new += [(kind, p.strip()) for p in re.split(r"(?<=[。！？.!?])\s*|\n+", d)
+                    if len(p.strip()) > 8]
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "natural.db") as store:
+        conv = store.create_conversation(model="bench")
+        msgs = []
+        for text in said:
+            msgs.append(store.add_message(conv.id, Message("user", text)))
+            msgs.append(store.add_message(conv.id, Message("assistant", "好的，明白了。Got it.")))
+        store.add_summary(conv.id, "bench summary", msgs[:-4], kind="auto")
+        history = History(store.messages(conv.id))
+        counter = TokenCounter("bench", exact=False)
+        for name, rule in rules:
+            counts = {kind: [0, 0] for kind, _ in docs}
+            for kind, text in new:
+                counts[kind][0] += bool(rule(store, conv.id, history, text, counter, 4000).turns)
+                counts[kind][1] += 1
+            out[name] = {kind: (a, b) for kind, (a, b) in counts.items()}
+    return out
+
+
+def pastes() -> list[str]:
+    """What a user pastes into the input: a 90,000-character file, and bench/data's English
+    and Chinese samples as one 23,000-character page."""
+    code = "\n".join(f"def handler_{i}(request):\n    return respond(request, code={i})"
+                     for i in range(1400))
+    return [code, "\n".join((DATA / f"{kind}.txt").read_text(encoding="utf-8")
+                            for kind in ("english", "chinese"))]
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
+
+
+def engine_figures(store: Store, conv_id: int, msgs: list[Message],
+                   where: dict[int, int], rng: random.Random) -> None:
+    """recall() as the engine calls it, beside the old rule: recall@3, false fires, latency."""
+    history = History(store.messages(conv_id))
+    counter = TokenCounter("bench", exact=False)
+    planted = facts()
+    asked = [(q, lang, fact) for fact, (_, q, lang) in enumerate(planted)]
+    direct = [(q, planted[fact][2], fact) for fact, q in enumerate(direct_questions())]
+    ordinary = prose(rng, 200)
+    rules = (("jarvis-tui recall()", recall), ("old rule (2 shared)", old_recall))
+    rows = {}
+    for name, rule in rules:
+        row = {}
+        latencies = []
+        for label, questions in (("asked", asked), ("direct", direct)):
+            found = {"en": [0, 0], "zh": [0, 0]}
+            for question, lang, fact in questions:
+                target = msgs[2 * where[fact]].id
+                t0 = time.perf_counter()
+                got = rule(store, conv_id, history, question, counter, 4000)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                found[lang][0] += target in {m.id for turn in got.turns for m in turn}
+                found[lang][1] += 1
+            row[label] = {k: v[0] / v[1] for k, v in found.items()}
+        fired = {"en": [0, 0], "zh": [0, 0]}
+        for text, lang in ordinary:
+            t0 = time.perf_counter()
+            got = rule(store, conv_id, history, text, counter, 4000)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            fired[lang][0] += bool(got.turns)
+            fired[lang][1] += 1
+        row["fired"] = {k: v[0] / v[1] for k, v in fired.items()}
+        row["all fired"] = sum(v[0] for v in fired.values()) / len(ordinary)
+        row["latency"] = (statistics.median(latencies), p95(latencies))
+        pasted = []
+        for text in pastes():
+            t0 = time.perf_counter()
+            rule(store, conv_id, history, text, counter, 4000)
+            pasted.append((time.perf_counter() - t0) * 1000)
+        row["pasted"] = pasted
+        rows[name] = row
+    print(f"\nrecall() as the engine calls it ({len(asked)} questions asked as above, the same "
+          f"facts asked directly, {len(ordinary)} ordinary messages about none of them):")
+    print(f"{'':24}{'recall@3':>20}{'direct recall@3':>20}{'false fires':>26}{'latency ms':>16}"
+          f"{'pasted, ms':>16}")
+    print(f"{'':24}{'EN':>10}{'ZH':>10}{'EN':>10}{'ZH':>10}{'EN':>8}{'ZH':>8}{'all':>10}"
+          f"{'p50':>8}{'p95':>8}{'code':>8}{'prose':>8}")
+    for name, row in rows.items():
+        print(f"{name:24}{row['asked']['en']:>10.2f}{row['asked']['zh']:>10.2f}"
+              f"{row['direct']['en']:>10.2f}{row['direct']['zh']:>10.2f}"
+              f"{row['fired']['en']:>8.1%}{row['fired']['zh']:>8.1%}{row['all fired']:>10.1%}"
+              f"{row['latency'][0]:>8.2f}{row['latency'][1]:>8.2f}"
+              + "".join(f"{ms:>8.1f}" for ms in row["pasted"]))
+    natural = natural_false_fires(rules)
+    kinds = ("chinese", "english", "mixed", "code")
+    sizes = next(iter(natural.values()))
+    print(f"\nfalse fires on natural text (bench/data: half the documents the session, the "
+          f"other half's {sum(n for _, n in sizes.values())} sentences and code paragraphs "
+          "the new messages):")
+    print(f"{'':24}" + "".join(f"{k:>10}" for k in kinds) + f"{'all':>10}")
+    for name, counts in natural.items():
+        fired = sum(a for a, _ in counts.values()) / sum(n for _, n in counts.values())
+        print(f"{name:24}" + "".join(f"{counts[k][0] / counts[k][1]:>10.1%}" for k in kinds)
+              + f"{fired:>10.1%}")
+    print("targets: recall@3 >= 0.9 both languages, false fires <= 5%")
+
+
 def main() -> None:
+    turns = TURNS  # --turns N: a longer session, to see how the latencies grow with it
+    if "--turns" in sys.argv:
+        turns = int(sys.argv[sys.argv.index("--turns") + 1])
     rng = random.Random(7)
-    msgs, where = conversation(rng)
+    msgs, where = conversation(rng, turns)
     planted = facts()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
@@ -127,20 +349,20 @@ def main() -> None:
                 ours[lang][1] += 1
                 base[lang][0] += target in plain_fts(path, conv.id, question, 3)
                 base[lang][1] += 1
-    lat = sorted(latencies)
-    p95 = lat[max(0, round(0.95 * len(lat)) - 1)]
-    among = sorted(among_latencies)
-    among_p95 = among[max(0, round(0.95 * len(among)) - 1)]
-    print(f"{TURNS} turns ({len(msgs)} messages), {len(planted)} facts; "
-          f"storing them with the index: {write_s:.2f} s")
-    print(f"{'':24}{'English':>10}{'Chinese':>10}")
-    for name, table in (("jarvis-tui recall@3", ours), ("plain FTS5 recall@3", base)):
-        print(f"{name:24}" + "".join(f"{table[k][0] / table[k][1]:>10.2f}" for k in ("en", "zh")))
-    print(f"search latency: p50 {statistics.median(lat):.2f} ms, p95 {p95:.2f} ms "
-          f"(targets: recall@3 >= 0.9 both languages, p95 <= 20 ms)")
-    print(f"  among the {len(covered):,} covered messages (the engine's recall search): "
-          f"p50 {statistics.median(among):.2f} ms, p95 {among_p95:.2f} ms")
-    print(f"example query terms: {query_terms(planted[1][1])}")
+            print(f"{turns} turns ({len(msgs)} messages), {len(planted)} facts; "
+                  f"storing them with the index: {write_s:.2f} s")
+            print(f"{'':24}{'English':>10}{'Chinese':>10}")
+            for name, table in (("jarvis-tui recall@3", ours), ("plain FTS5 recall@3", base)):
+                print(f"{name:24}" + "".join(f"{table[k][0] / table[k][1]:>10.2f}"
+                                             for k in ("en", "zh")))
+            lat = sorted(latencies)
+            among = sorted(among_latencies)
+            print(f"search latency: p50 {statistics.median(lat):.2f} ms, p95 {p95(lat):.2f} ms "
+                  f"(targets: recall@3 >= 0.9 both languages, p95 <= 20 ms)")
+            print(f"  among the {len(covered):,} covered messages (the engine's recall search): "
+                  f"p50 {statistics.median(among):.2f} ms, p95 {p95(among):.2f} ms")
+            print(f"example query terms: {query_terms(planted[1][1])}")
+            engine_figures(store, conv.id, msgs, where, rng)
 
 
 if __name__ == "__main__":

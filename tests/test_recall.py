@@ -1,10 +1,17 @@
 """Recall against the fake server: facts stated early survive three compactions by a lossy
-summariser, and come back into the request when a later question is about them."""
+summariser, and come back into the request when a later question is about them; and against a
+real store, what counts as a message being about an earlier turn."""
 
 from __future__ import annotations
 
+import pytest
+
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.recall import RECALL_HEADER
+from jarvis_tui.core.history import History
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.recall import MAX_TERMS, RECALL_HEADER, recall
+from jarvis_tui.core.store import Store
+from jarvis_tui.core.tokens import TokenCounter
 from tests.engine_helpers import is_summary_request, make_engine, send
 
 FACT_EN = "For the record: the launch budget is 4,200 euros, approved by Anna on Monday."
@@ -95,3 +102,124 @@ async def test_the_gauge_counts_what_the_draft_would_recall(fake_server, tmp_pat
     assert about.recalled > 0 and unrelated.recalled == 0
     assert about.used - unrelated.used >= about.recalled - 5  # counted in what is used
     await engine.provider.aclose()
+
+
+# -- what counts as "about an earlier turn": recall() against a real store ------------------
+
+RELEASE_TALK = [  # a session that keeps coming back to the same few things
+    "We need to discuss the release build again, the build is slow.",
+    "The release build failed on the test step, can we discuss it?",
+    "Let's plan the release and the build for next week.",
+    "我们讨论一下发布的流程，构建太慢了。",
+    "我们再讨论一下构建脚本的问题。",
+    "发布之前我们要讨论测试的安排。",
+]
+FACTS = [
+    "For the record: the staging database lives at /srv/pg/staging-14 and listens on 6543.",
+    "My neighbour's tortoise is called Sir Reginald and he is 41 years old.",
+    "记一下：服务器的密码提示是鹈鹕，上周五换的。",
+    "顺便说一下，我表姐的乌龟叫花卷，今年三岁。",
+]
+
+
+def session(store: Store, texts: list[str], *, uncovered: int = 2) -> tuple[int, History]:
+    """Each text a turn (the user's words and a short reply), all but the last `uncovered`
+    turns covered by a summary."""
+    conv = store.create_conversation(model="m")
+    msgs = []
+    for text in texts:
+        msgs.append(store.add_message(conv.id, Message("user", text)))
+        msgs.append(store.add_message(conv.id, Message("assistant", "Noted. 好的。")))
+    store.add_summary(conv.id, "talk about releases", msgs[:-2 * uncovered], kind="auto")
+    return conv.id, History(store.messages(conv.id))
+
+
+def recalled(store: Store, cid: int, history: History, query: str) -> list[str]:
+    got = recall(store, cid, history, query, TokenCounter("m", exact=False), 4000)
+    return [m.content for turn in got.turns for m in turn if m.role == "user"]
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "s.db") as s:
+        yield s
+
+
+def test_prose_that_only_shares_common_words_recalls_nothing(store):
+    cid, history = session(store, RELEASE_TALK * 5 + FACTS + ["What is new today?"] * 3)
+    for prose in ["Can we discuss the release build tomorrow? The build seems slow again.",
+                  "I think the release should wait until the database team is back.",
+                  "My neighbour is moving next month, so the old tortoise tank is free.",
+                  "我们明天再讨论发布的事情吧，构建还是有点慢。",
+                  "我表姐下个月要搬家了，乌龟也一起去。",
+                  "服务器今天好像有点慢，我们讨论一下原因。"]:
+        assert recalled(store, cid, history, prose) == [], prose
+
+
+def test_a_question_about_a_name_number_or_path_recalls_its_turn(store):
+    cid, history = session(store, FACTS[:2] + RELEASE_TALK * 5 + FACTS[2:]
+                           + ["What is new today?"] * 3)
+    for question, fact in [
+        ("Which port does the staging database at /srv/pg use?", FACTS[0]),
+        ("How old is Sir Reginald by now?", FACTS[1]),
+        ("那台服务器的密码提示是啥？", FACTS[2]),
+        ("我表姐家那只乌龟叫什么？", FACTS[3]),
+    ]:
+        assert recalled(store, cid, history, question) == [fact], question
+
+
+def test_a_back_reference_lowers_the_bar_but_is_never_enough_alone(store):
+    cid, history = session(store, RELEASE_TALK * 5 + FACTS + ["What is new today?"] * 3)
+    # Each shares under half of what it asks with the fact ("host", "disk", "名字" are in no
+    # turn): not enough on its own, enough when the user says it is about something earlier.
+    for plain, back, fact in [
+        ("Does the staging database still live on the old host with the big disk?",
+         "As you said, does the staging database still live on the old host with the big disk?",
+         FACTS[0]),
+        ("我表姐家那只乌龟叫啥名字？", "我表姐家那只乌龟叫啥名字来着？", FACTS[3]),
+    ]:
+        assert recalled(store, cid, history, plain) == [], plain
+        assert recalled(store, cid, history, back) == [fact], back
+    for alone in ["What did you say earlier?", "Remember what we discussed before? Again?",
+                  "Let's try that again.", "还记得之前说的吗？", "你刚才说的是什么来着？"]:
+        assert recalled(store, cid, history, alone) == [], alone
+
+
+def test_a_word_frequent_in_the_session_or_one_word_alone_does_not_recall(store):
+    # "tortoise" and "乌龟" come up all the time here; "Reginald" once.
+    talk = ["The tortoise ate lettuce again.", "乌龟今天又不吃东西。",
+            "Is the tortoise too cold in winter?", "乌龟需要晒太阳吗？"]
+    cid, history = session(store, talk * 6 + FACTS + ["What is new today?"] * 3)
+    assert recalled(store, cid, history, "Should my tortoise eat lettuce?") == []
+    assert recalled(store, cid, history, "乌龟晒太阳要多久？") == []
+    assert recalled(store, cid, history, "Reginald?") == []  # one word: as likely chance
+    assert recalled(store, cid, history, "Sir Reginald?") == [FACTS[1]]
+
+
+def test_the_message_being_sent_is_not_evidence_of_itself(store):
+    said = "The canary build of pelican-api is pinned to 7.3.1."
+    # Said in three turns: still few enough to single them out, but not with a fourth.
+    cid, history = session(store, [said] * 3 + RELEASE_TALK * 3 + ["What is new today?"] * 3)
+    query = "Which pelican-api version is the canary pinned to?"
+    before = recalled(store, cid, history, query)
+    assert before == [said] * 3
+    store.add_message(cid, Message("user", query))  # the engine stores it, then recalls
+    history = History(store.messages(cid))
+    assert recalled(store, cid, history, query) == before
+
+
+def test_a_pasted_file_is_weighed_by_its_first_terms_only(store, monkeypatch):
+    log = "\n".join(f"worker-{i} failed: timeout after {i * 7} ms on shard {i % 13}"
+                    for i in range(150))  # over MAX_TERMS terms, within the budget
+    cid, history = session(store, [log] + RELEASE_TALK * 3 + ["What is new today?"] * 3)
+    asked: list[int] = []
+    postings = store.postings
+
+    def counted(conv_id, words, *, cap):
+        asked.append(len(words))
+        return postings(conv_id, words, cap=cap)
+
+    monkeypatch.setattr(store, "postings", counted)
+    # The same log pasted again, with more after it: still about that turn.
+    assert recalled(store, cid, history, log + "\nand 5000 more lines like these") == [log]
+    assert asked == [MAX_TERMS]  # each term a look-up as the user types: a few hundred at most

@@ -160,3 +160,16 @@ def test_damage_a_write_meets_is_rebuilt_and_the_write_can_be_retried(tmp_path):
         s.add_message(cid, msg)
         assert s.search(cid, "refuses")[0].message_id == msg.id
         assert s.search(cid, "Mochi")[0].message_id == msgs[0].id
+
+
+def test_postings_say_which_messages_hold_each_term_up_to_a_cap(store):
+    cid, msgs = fill(store, ["the build is red", "the build is green", "Mochi named the build",
+                             "我家的猫叫咪咪"])
+    other, _ = fill(store, ["Mochi again", "build build"])
+    found = store.postings(cid, ["mochi", "build", "name", "猫", "pelican"], cap=2)
+    assert found["mochi"] == [msgs[2].id]  # this conversation's only
+    assert found["build"] is None  # in three messages: more than the cap
+    assert found["name"] == [msgs[2].id]  # stemmed as the index stems: "named"
+    assert found["猫"] == [msgs[3].id] and found["pelican"] == []
+    assert store.postings(cid, ['"', "AND"], cap=2) == {'"': [], "AND": []}  # never syntax
+    assert store.postings(None, ["mochi"], cap=2) == {}

@@ -209,3 +209,19 @@ async def test_a_pin_changes_the_front_once(fake_server, tmp_path):
     assert not starts_with(bodies[-2]["messages"], bodies[-3]["messages"])  # pinned back in
     assert {"role": covered.role, "content": covered.content} in bodies[-2]["messages"]
     assert starts_with(bodies[-1]["messages"], bodies[-2]["messages"])  # and then it holds
+
+
+async def test_a_turn_already_recalled_in_the_request_is_not_sent_twice(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1)
+    fact = "For the record: the staging database lives at db-staging-7.internal port 6432."
+    await send(engine, fact)
+    for i in range(3):
+        await send(engine, PROSE[i % 2].format(i=i) + " filler words" * 60)
+    [e async for e in engine.compact(reason="manual")]
+    first = await send(engine, "Which port did the staging database db-staging-7 use?")
+    again = await send(engine, "And the staging database db-staging-7 host name, which port?")
+    assert any(isinstance(e, ev.Recalled) for e in first)
+    assert not any(isinstance(e, ev.Recalled) for e in again)
+    last = chat_bodies(fake_server)[-1]["messages"]
+    assert sum(fact in m["content"] for m in last[1:]) == 1  # carried once, by the first question

@@ -118,6 +118,7 @@ class Engine:
         # recalled turns): later requests send the same bytes, so each one starts with the one
         # before and the provider's prompt cache serves all but the new turn.
         self._sent_as: dict[int, str] = {}
+        self._carried: dict[int, frozenset[int]] = {}  # user message id -> the ids it recalled
 
     def _resolve_window(self) -> None:
         self.context_window, self.window_source = resolve_context_window(
@@ -238,10 +239,13 @@ class Engine:
                                  pending=pending_tokens, source=c.source,
                                  window_source=self.window_source, recalled=recalled)
 
-    def _recall(self, text: str, shrink: float = 1.0) -> Recalled:
+    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
+        # Turns an earlier message still in the request carries are there already.
+        present = frozenset().union(*(ids for mid, ids in self._carried.items()
+                                      if user is None or mid != user.id))
         return recall(self.store, self.conversation.id, self._history, text, self.counter,
-                      budget)
+                      budget, present)
 
     # ---- layer 2 -------------------------------------------------------------------------
 
@@ -325,6 +329,7 @@ class Engine:
         self._sent_as = {m.id: text for m in self.history()
                          if (text := self._sent_as.get(m.id)) is not None
                          and not text.startswith(RECALL_HEADER)}
+        self._carried.clear()
         yield ev.CompactionFinished(
             self.summary.id, len(plan.evict), before, self.usage().used, reason,
             cost_prompt_tokens=summarizer.prompt_tokens,
@@ -441,6 +446,7 @@ class Engine:
         self.summary = self.store.latest_summary(self.conversation.id)
         self.anchor = None  # another process's requests: our count of the last one is stale
         self._sent_as.clear()
+        self._carried.clear()
         return max(1, count - len(mine))
 
     @property
@@ -498,7 +504,7 @@ class Engine:
             usage = self.usage()  # a pass over the history: once per attempt, not twice
             room = int(budget.tokens * shrink) - usage.system_overflow
             # Again on each attempt: an overflow's compaction may have covered more turns.
-            recalled = self._recall(user.content, shrink)
+            recalled = self._recall(user.content, shrink, user)
             ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
             if ids and ids not in told:
                 told.add(ids)
@@ -506,8 +512,10 @@ class Engine:
             summary = self.summary.content if self.summary else None
             if recalled.block and user.id is not None:
                 self._sent_as[user.id] = with_recalled(recalled.block, user.content)
+                self._carried[user.id] = frozenset(ids)
             elif user.id is not None:
                 self._sent_as.pop(user.id, None)
+                self._carried.pop(user.id, None)
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
@@ -818,6 +826,7 @@ class Engine:
         user.status = FAILED
         if user.id is not None:
             self._sent_as.pop(user.id, None)
+            self._carried.pop(user.id, None)
         self._history.changed()
         # The store may be what failed; the message is left out of this session's requests
         # in any case.

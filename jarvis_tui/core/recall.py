@@ -1,27 +1,72 @@
-"""Recall: the original turns behind a summary, brought back when the new message needs them.
+"""Recall: the original turns behind a summary, brought back when the new message is about them.
 
 A summary keeps the gist and loses the detail: the cat's name, the exact figure, the error text.
-Every original is still in the store, so before each request the new user message is searched
-against the messages a summary covers; the best few whole turns that share enough of its words
-go into the request after the summary, labelled, oldest first, within the recall budget.
+Every original is still in the store, so before each request the new user message is weighed
+against the messages a summary covers; the few whole turns it is about go into the request
+after the summary, labelled, oldest first, within the recall budget.
+
+"About" needs evidence, not shared vocabulary: every recall changes the request and so breaks
+the provider's prefix cache, and ordinary prose shares common words with half the session.
+Each of the message's search terms weighs by how rare it is in this session (a name said once
+weighs a lot, "build" said in every other message nothing), and a covered message
+qualifies when what it shares with the new one
+  - is held, all of it together, by at most MAX_SPECIFIC turns of the session: it picks that
+    turn out rather than a topic the whole session is about;
+  - is most of the new message's weight (COVERAGE): the new message is about that, not about
+    something else that happens to touch it;
+  - is at least two words: one shared word alone is as likely chance as a name.
+A back-reference ("again", "you said", "之前", "来着") lowers the share needed, never the rest.
+Only messages holding the new message's terms are read, never the whole session: this runs as
+the user types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
-from jarvis_tui.core.recall_index import query_terms, terms
+from jarvis_tui.core.recall_index import is_cjk, query_terms
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
 
 RECALL_HEADER = ("Recalled from earlier in this conversation (original messages that the "
                  "summary above covers, oldest first):")
 MAX_TURNS = 3
-SEARCH_DEPTH = 12  # hits looked at to find MAX_TURNS relevant turns
-_SUFFIXES = ("ing", "ed", "es", "s")
+MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
+COVERAGE = 0.5  # share of the new message's term weight a match must hold
+COVERAGE_BACK_REFERENCE = 0.4
+MIN_WORDS = 2  # shared words a match needs: one alone ("continue", "继续") is chance
+# A pasted file or page has thousands of terms, each a look-up as the user types; its first
+# ones say what it is about as well as all of them do.
+MAX_TERMS = 200
+COMMON_SHARE = 5  # a term in more than 1/COMMON_SHARE of the session's messages weighs nothing
+# Words that refer back to the conversation itself. They are taken out of the terms (no turn
+# is about "again") and lower the share needed.
+BACK_REFERENCE_WORDS = frozenset(
+    "again earlier previously remember recall remind reminded mentioned".split())
+BACK_REFERENCE_PAIRS = frozenset((who, verb) for who in ("you", "i", "we")
+                                 for verb in ("said", "told", "mentioned", "discussed"))
+BACK_REFERENCE_ZH = ("还记得", "记得", "之前", "刚才", "上次", "来着", "提到", "说过", "以前",
+                     "先前", "当时")
+# Words too common in any conversation to say which turn is meant, beyond the search's own
+# stopwords: a session's own counts learn the rest, but need many messages to.
+COMMON_WORDS = frozenset("""
+about after all also any anything back been being both bit each even ever get gets getting go
+going good got here her him his just know let like lot make maybe more most much need new no
+not now ok okay one only other out over really same should so some something still sure
+thank thanks thing things think time too up very want way well yes yet
+""".split())
+COMMON_ZH = ("为什么", "我们", "你们", "他们", "她们", "咱们", "大家", "自己", "什么", "怎么",
+             "哪里", "哪个", "哪些", "这个", "那个", "这些", "那些", "这样", "那样", "一下",
+             "一个", "一些", "一起", "可以", "就是", "还是", "但是", "因为", "所以", "如果",
+             "已经", "没有", "知道", "觉得", "现在", "时候", "今天", "讨论", "问题", "事情",
+             "东西", "然后", "其实", "应该", "需要", "可能", "比较", "非常", "真的", "好的",
+             "谢谢", "请问", "告诉", "顺便", "一直", "有点")
 
 
 @dataclass
@@ -41,15 +86,33 @@ class Recalled:
         return "\n".join(lines)
 
 
-def _stem(term: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(term) > len(suffix) + 2 and term.endswith(suffix):
-            return term[: -len(suffix)]
-    return term
+def _content_terms(query: str) -> tuple[list[str], bool]:
+    """The terms of `query` that can say which turn it is about, and whether it refers back
+    to the conversation."""
+    back = False
+    for phrase in BACK_REFERENCE_ZH:
+        if phrase in query:
+            back = True
+            query = query.replace(phrase, " ")  # and the pairs across it go with it
+    for phrase in COMMON_ZH:
+        query = query.replace(phrase, " ")
+    wanted = query_terms(query)
+    words = _words(query)
+    back = back or any(t in BACK_REFERENCE_WORDS for t in wanted) or any(
+        pair in BACK_REFERENCE_PAIRS for pair in pairwise(words))
+    wanted = [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS]
+    return wanted[:MAX_TERMS], back
 
 
-def _shared(query: set[str], text: str) -> int:
-    return len(query & {_stem(t) for t in terms(text).split()})
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _words_in(shared: frozenset[str]) -> int:
+    """About how many words `shared` is: a CJK pair counts as one and takes its characters
+    with it ("妹妹" shared is one word, not 妹 + 妹妹), a CJK character alone counts as one."""
+    paired = {ch for t in shared if len(t) == 2 and is_cjk(t) for ch in t}
+    return sum(1 for t in shared if len(t) > 1 or not is_cjk(t) or t not in paired)
 
 
 def _recallable(msg: Message) -> bool:
@@ -57,34 +120,38 @@ def _recallable(msg: Message) -> bool:
     return msg.covered and not msg.pinned and msg.status != FAILED and msg.id is not None
 
 
-def recall(store: Store, conversation_id: int, history: History, query: str,
-           counter: TokenCounter, budget: int) -> Recalled:
-    """The turns a summary covers that `query` is about, within `budget` tokens.
+def _own_id(history: History, query: str) -> int | None:
+    """The stored message that is `query` itself (sending stores it first): not evidence of
+    anything earlier."""
+    for msg in reversed(history.all):
+        if msg.role == "user":
+            return msg.id if msg.content == query else None
+    return None
 
-    Relevant means sharing at least two of the query's search terms (one when the query has
-    only one): a single common word ("weather", "我们") is not enough to bring a turn back.
-    Only the hits' own turns are looked at, never the whole session: this runs as the user
-    types."""
-    wanted = {_stem(t) for t in query_terms(query)}
-    if budget <= 0 or not wanted:
+
+def recall(store: Store, conversation_id: int, history: History, query: str,
+           counter: TokenCounter, budget: int, present: Set[int] = frozenset()) -> Recalled:
+    """The turns a summary covers that `query` is about (see the module's doc), within
+    `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
+    request carries them already) is not sent twice."""
+    if budget <= 0:
         return Recalled()
-    need = min(2, len(wanted))
+    wanted, back = _content_terms(query)
+    least = COVERAGE_BACK_REFERENCE if back else COVERAGE
     chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
-    for hit in store.search(conversation_id, query, limit=SEARCH_DEPTH, covered_only=True):
-        position = history.position(hit.message_id)
-        if position is None:  # stored since this engine loaded: not in our list
-            continue
+    for position in _evidence(store, conversation_id, history, query, wanted, least):
         start, stop = turn_span(history.all, position)
-        if start in chosen:
-            continue
-        turn = [m for m in history.all[start:stop] if _recallable(m)]
-        if turn and _shared(wanted, " ".join(m.content for m in turn)) >= need:
-            chosen[start] = turn
+        if start not in chosen:
+            chosen[start] = [m for m in history.all[start:stop] if _recallable(m)]
+            if all(m.id in present for m in chosen[start]):
+                chosen[start] = []
         if len(chosen) == MAX_TURNS:
             break
     picked: list[int] = []
     used = counter.text(RECALL_HEADER) if chosen else 0
     for start, turn in chosen.items():  # best first, each turn whole or not at all
+        if not turn:
+            continue
         cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turn)
         if used + cost <= budget:
             picked.append(start)
@@ -92,6 +159,61 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     if not picked:
         return Recalled()
     return Recalled([chosen[start] for start in sorted(picked)], used)
+
+
+def _evidence(store: Store, conversation_id: int, history: History, query: str,
+             wanted: list[str], least: float) -> Iterator[int]:
+    """Positions in `history.all` of the recallable messages that single a turn out and hold
+    at least the share `least` of the weight of `wanted` (the terms of `query`), best first."""
+    if not wanted:
+        return
+    own = _own_id(history, query)
+    n = len(history.all) - (own is not None)
+    held: dict[str, set[int]] = {}
+    weight: dict[str, float] = {}
+    for term, ids in store.postings(conversation_id, wanted,
+                                    cap=max(3, n // COMMON_SHARE)).items():
+        if ids is None:
+            continue  # common: no weight, and not read
+        held[term] = set(ids) - {own}
+        # One no other message has weighs as much as one said once: it is something the new
+        # message is about that no turn is, so it counts against every match.
+        weight[term] = math.log((n + 1) / max(1, len(held[term])))
+    total = sum(weight.values())
+    if total <= 0:
+        return
+    score: dict[int, float] = {}
+    for term, ids in held.items():
+        for mid in ids:
+            score[mid] = score.get(mid, 0.0) + weight[term]
+    specific: dict[frozenset[str], bool] = {}
+    # Ties go to the newer message: a fact restated later is the current one.
+    for mid in sorted((m for m in score if score[m] >= least * total),
+                      key=lambda m: (-score[m], -m)):
+        position = history.position(mid)
+        if position is None or not _recallable(history.all[position]):
+            continue  # not covered, or stored since this engine loaded
+        shares = frozenset(t for t in held if mid in held[t])
+        if _words_in(shares) < MIN_WORDS:
+            continue
+        if shares not in specific:
+            specific[shares] = _specific(history, [held[t] for t in shares])
+        if specific[shares]:
+            yield position
+
+
+def _specific(history: History, holders: list[set[int]]) -> bool:
+    """Whether at most MAX_SPECIFIC turns have a message holding every one of the terms."""
+    holders.sort(key=len)
+    both = set(holders[0]).intersection(*holders[1:])
+    if len(both) > 4 * MAX_SPECIFIC:  # more than so few turns hold but for long tool rounds:
+        return False  # not worth walking them to find out
+    starts = set()
+    for mid in both:
+        position = history.position(mid)
+        if position is not None:
+            starts.add(turn_span(history.all, position)[0])
+    return len(starts) <= MAX_SPECIFIC
 
 
 def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,

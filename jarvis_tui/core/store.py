@@ -646,6 +646,25 @@ class Store:
             return recall_index.search(self._db, conv_id, text, limit=limit,
                                        covered_only=covered_only)
 
+    def postings(self, conv_id: int, words: list[str], *,
+                 cap: int) -> dict[str, list[int] | None]:
+        """For each of `words` (terms as the index makes them), the ids of the messages of
+        `conv_id` that hold it, or None when more than `cap` do (see recall_index.postings).
+        Read-only; a damaged index is rebuilt (the user is told) and asked again, as in
+        search."""
+        if not _storable(conv_id):
+            return {}
+        with self._guard("search"):
+            try:
+                return recall_index.postings(self._db, conv_id, words, cap)
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                damage = recall_index.damage(e)
+                if damage is None:
+                    raise
+            self._rebuild_index()
+            self._notice(self._rebuilt(damage))
+            return recall_index.postings(self._db, conv_id, words, cap)
+
     def messages(self, conv_id: int) -> list[Message]:
         """Every message of `conv_id` in order; one whose tool calls cannot be read has none
         (and the user is told)."""
