@@ -97,11 +97,12 @@ async def scenario(window: int, turns: int) -> None:
     intact, expected = run.stored or (0, 0)
     print(f"\njarvis-tui: {compactions} compactions ({compactions / turns:.2f} per turn, "
           f"{compactions / max(prose, 1) * 4:.2f} per 4 prose turns) in {st.summaries} summary "
-          f"requests; recall in {run.recalls} turns;\n  summary requests' fresh tokens {st.summary_fresh:,} = {summary_share:.1f}%"
-          f" of chat requests' {st.chat_fresh:,}, of them {st.small_prompt_fresh:,} in "
-          f"{st.small_prompt_requests} with the small prompt (material that cannot be the chat "
-          f"prefix: a paste sent cut, summarised from the stored original)"
-          f" = {100.0 * st.small_prompt_fresh / max(st.chat_fresh, 1):.1f}%;\n  over the {len(both)} turns both answered, "
+          f"requests; recall in {run.recalls} turns;\n  summary requests' fresh tokens "
+          f"{st.summary_fresh:,} = {summary_share:.1f}%"
+          f" of chat requests' {st.chat_fresh:,};\n    of them {st.small_prompt_fresh:,} "
+          f"({100.0 * st.small_prompt_fresh / max(st.chat_fresh, 1):.1f}%) in "
+          f"{st.small_prompt_requests} requests with the small summary prompt, not the chat "
+          f"prefix;\n  over the {len(both)} turns both answered, "
           f"fresh/turn {mean_fresh(st, both):,.0f} vs append-only's {mean_fresh(base, both):,.0f}"
           f";\n  the new messages and replies alone are {st.pct(st.new_content):.1f}% of the chat "
           f"tokens: no client could reuse more than {100 - st.pct(st.new_content):.1f}% of them")

@@ -17,7 +17,6 @@ from os.path import commonprefix
 from cache_clients import request_kind  # bench/ is on sys.path
 
 from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
-
 from tests.fakeserver import ENCODING, RecordedRequest
 
 # Stand-ins for the template tokens around each message: negative, so no text token matches

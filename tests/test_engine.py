@@ -12,9 +12,9 @@ from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.window import SUMMARY_HEADER
 from tests.engine_helpers import (
-    is_prefix_summary,
     Sleeps,
     final,
+    is_prefix_summary,
     is_summary_request,
     kinds,
     make_engine,

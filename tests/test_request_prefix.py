@@ -150,6 +150,13 @@ async def test_the_summary_request_is_the_chat_prefix_plus_one_instruction(
     assert finished[0].cost_prompt_tokens > 0 and finished[0].cost_completion_tokens > 0
     assert f"the summary cost {finished[0].cost_prompt_tokens:,} prompt tokens (the " \
         "conversation's own, from the provider's cache)" in describe(finished[0])
+    # What it cost is kept with the summary, for /cost and the summary panel after a restart.
+    rows = [r for r in engine.store.usage_rows(engine.conversation.id) if r.kind == "summary"]
+    assert [(r.summary_id, r.prompt_tokens, r.completion_tokens) for r in rows] == [
+        (finished[0].summary_id, finished[0].cost_prompt_tokens,
+         finished[0].cost_completion_tokens)]
+    assert rows[0].freed_tokens == finished[0].tokens_before - finished[0].tokens_after > 0
+    assert rows[0].cached_tokens and rows[0].cached_tokens > 0.8 * rows[0].prompt_tokens
     # The folded-in turns are the front's turns, and no later ones.
     covered = [m.content for m in engine.messages if m.covered]
     assert [m["content"] for m in front[1:] if m["role"] == "user"] == [

@@ -117,6 +117,7 @@ class Summarizer:
         self.calls = 0
         # What the summary requests cost: the server's counts where it gave them, else ours.
         self.prompt_tokens = self.completion_tokens = self.cached_tokens = 0
+        self.cached_seen = False  # a server that never says what it cached is not shown 0
         self._failed_size = window  # tokens of the last summary request refused as too long
 
     @property
@@ -230,6 +231,7 @@ class Summarizer:
         self.completion_tokens += (result.completion_tokens if result.completion_tokens
                                    is not None else self.counter.text(text))
         self.cached_tokens += result.cached_tokens or 0
+        self.cached_seen = self.cached_seen or result.cached_tokens is not None
         if not text:
             raise SummaryError("the summariser returned an empty summary")
         return text

@@ -330,8 +330,17 @@ class Engine:
                          if (text := self._sent_as.get(m.id)) is not None
                          and not text.startswith(RECALL_HEADER)}
         self._carried.clear()
+        after = self.usage().used
+        with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
+            self.store.add_usage(
+                self.conversation.id, kind="summary", model=summarizer.model,
+                prompt_tokens=summarizer.prompt_tokens,
+                completion_tokens=summarizer.completion_tokens,
+                cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
+                summary_id=self.summary.id, freed_tokens=max(0, before - after),
+                wait=STREAM_SAVE_WAIT_S)
         yield ev.CompactionFinished(
-            self.summary.id, len(plan.evict), before, self.usage().used, reason,
+            self.summary.id, len(plan.evict), before, after, reason,
             cost_prompt_tokens=summarizer.prompt_tokens,
             cost_completion_tokens=summarizer.completion_tokens, calls=summarizer.calls,
             cached_prefix=prefix is not None)

@@ -57,8 +57,8 @@ TEXTS = {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
         "compacted": "📦 对话已压缩，早期内容已摘要（{n} 条消息，{before} → {after} tokens）{cost}",
         "compact_cost": "；摘要花费 {prompt} 个输入 token + {reply} 个输出 token",
-        "compact_cost_cached": "；摘要花费 {prompt} 个输入 token（沿用对话本身的前缀，由服务商缓存）"
-                               " + {reply} 个输出 token",
+        "compact_cost_cached": "；摘要花费 {prompt} 个输入 token（沿用对话本身的前缀，"
+                               "由服务商缓存）+ {reply} 个输出 token",
         "compact_failed": "⚠ 压缩失败（{why}）；本轮按 token 窗口发送，历史记录完好",
         "retrying": "↻ {reason}：{delay:.1f} 秒后重试（第 {attempt} 次）",
         "limit": "ℹ 服务器的上下文窗口为 {tokens} tokens（原设置 {previous}），已采用",

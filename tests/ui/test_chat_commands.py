@@ -333,5 +333,7 @@ async def test_a_question_about_a_summarised_fact_says_it_was_recalled(fake_serv
         await send_and_wait(pilot, "How much was the launch budget Anna approved?")
         said = [n for n in notices(app) if n.startswith("↺ Recalled 1 earlier turn")]
         assert len(said) == 1
-        system = fake_server.chat_requests[-1].body["messages"][0]["content"]
-        assert FACT_EN in system.split("Recalled from earlier in this conversation")[1]
+        sent = fake_server.chat_requests[-1].body["messages"]
+        # Beside the question, not in the system message (which then keeps the cached prefix).
+        assert "Recalled from earlier" not in sent[0]["content"]
+        assert FACT_EN in sent[-1]["content"].split("Recalled from earlier in this conversation")[1]
