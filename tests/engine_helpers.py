@@ -13,6 +13,7 @@ from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store import Store
+from tests.fake_anthropic import text_of
 from tests.fakeserver import FakeProvider
 
 BASE = Settings(
@@ -46,13 +47,15 @@ class Sleeps:
 def is_prefix_summary(body: dict) -> bool:
     """A summary asked at the end of the chat request's own prefix (its cache reused)."""
     msgs = body.get("messages", [])
-    return bool(msgs) and (msgs[-1].get("content") or "").startswith(PREFIX_INSTRUCTION)
+    return bool(msgs) and text_of(msgs[-1].get("content")).startswith(PREFIX_INSTRUCTION)
 
 
 def is_summary_request(body: dict) -> bool:
+    """Either summary request, in OpenAI's shape or Anthropic's (system apart, blocks)."""
     msgs = body.get("messages", [])
-    return bool(msgs) and (msgs[0].get("content") == SUMMARY_SYSTEM_PROMPT
-                           or is_prefix_summary(body))
+    system = text_of(body["system"]) if "system" in body else (
+        text_of(msgs[0].get("content")) if msgs else "")
+    return bool(msgs) and (system == SUMMARY_SYSTEM_PROMPT or is_prefix_summary(body))
 
 
 def summary_material(body: dict) -> str:
@@ -60,8 +63,8 @@ def summary_material(body: dict) -> str:
     whole front of a prefix summary request."""
     msgs = body["messages"]
     if is_prefix_summary(body):
-        return "\n\n".join(m.get("content") or "" for m in msgs[:-1])
-    return msgs[-1]["content"]
+        return "\n\n".join(text_of(m.get("content")) for m in msgs[:-1])
+    return text_of(msgs[-1]["content"])
 
 
 def summarising_replies(fake: FakeProvider, chat_words: int = 30) -> None:

@@ -21,8 +21,8 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.store import Store
-from tests.engine_helpers import BASE, is_summary_request
-from tests.fake_anthropic import FakeAnthropic
+from tests.engine_helpers import BASE, is_summary_request, summary_material
+from tests.fake_anthropic import FakeAnthropic, text_of
 from tests.fake_ollama import FakeOllama
 from tests.fakeserver import FakeProvider, overflow_answer
 
@@ -54,9 +54,9 @@ class Case:
 def summaries_or_prose(body: dict) -> str:
     """A model: a short summary for summary requests, a short answer otherwise."""
     if is_summary_request(body):
-        return "Summary: " + " ".join(body["messages"][-1]["content"].split()[:30])
+        return "Summary: " + " ".join(summary_material(body).split()[:30])
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    return "Noted: " + " ".join(str(users[-1].get("content", "")).split()[:12]) if users else "ok"
+    return "Noted: " + " ".join(text_of(users[-1].get("content")).split()[:12]) if users else "ok"
 
 
 async def converse(name: str, expect: str, engine: Engine, prefill: list[str],

@@ -340,7 +340,10 @@ async def test_a_summary_request_that_overflows_is_rechunked(make_fake_server, t
     events = [e async for e in engine.compact(reason="manual")]
     assert kinds(events) == ["CompactionStarted", "CompactionFinished"]
     summary_requests = fake.chat_requests[before:]
-    assert summary_requests[0].overflowed
+    # The chat prefix plus the instruction was tried first; refused, the small prompt went
+    # in chunks over the stored originals.
+    assert summary_requests[0].overflowed and is_prefix_summary(summary_requests[0].body)
+    assert not any(is_prefix_summary(r.body) for r in summary_requests[1:])
     assert len([r for r in summary_requests if r.status == 200]) >= 3  # chunks, then a merge
     stored = engine.store.messages(engine.conversation.id)
     assert [m.covered for m in stored] == [True] * 4 + [False] * 2
