@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.compaction import PREFIX_INSTRUCTION
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.messages import COMPLETE
 from jarvis_tui.core.providers import make_provider
@@ -380,7 +381,9 @@ async def test_complete_returns_text_usage_and_finish(fake: FakeAnthropic):
     assert (done.prompt_tokens, done.completion_tokens) == (rec.prompt_tokens,
                                                             count_tokens(done.text))
     assert done.finish_reason == "stop"
-    assert (done.cached_tokens, done.cache_write_tokens) == (0, rec.prompt_tokens)
+    # Written only up to the system block: the one-off request's newest turn is not marked.
+    assert done.cached_tokens == 0 and 0 < done.cache_write_tokens < rec.prompt_tokens
+    assert isinstance(rec.body["messages"][-1]["content"], str)
     assert rec.body["stream"] is False
     assert rec.body["system"] == [{"type": "text", "text": "You are terse.",
                                    "cache_control": EPHEMERAL}]
@@ -401,7 +404,10 @@ async def test_chinese_round_trips_intact(fake: FakeAnthropic):
     assert content_text(first.body["messages"][0]["content"]) == question
     assert ChatUsage(first.prompt_tokens, count_tokens(answer), 0, first.prompt_tokens) in events
     assert second.prompt_tokens == first.prompt_tokens
-    assert (done.cached_tokens, done.cache_write_tokens) == (second.prompt_tokens, 0)
+    # complete() is one-off (a summary's): its only breakpoint is the system block, so that is
+    # what it reads back, and it writes nothing (its newest turn would never be read again).
+    assert isinstance(second.body["messages"][0]["content"], str)
+    assert done.cache_write_tokens == 0 and 0 < done.cached_tokens < second.prompt_tokens
 
 
 async def test_detect_context_window_says_nothing(fake: FakeAnthropic):
@@ -474,3 +480,33 @@ async def test_engine_overflows_learns_the_limit_and_keeps_every_message(
     assert last["messages"][0]["role"] == "user"
     assert last["messages"][-1]["role"] == "user"
     assert content_text(last["messages"][-1]["content"]).startswith("message 11 ")
+
+
+async def test_the_engine_reads_anthropic_s_cache_for_chat_and_summary(
+        make_fake: Callable[..., FakeAnthropic], tmp_path):
+    """Through the engine: each chat request reads back the one before it, and the summary
+    request (the chat prefix plus one instruction) reads back almost all of its prompt."""
+    fake = make_fake(limit=100_000, api_key=KEY)
+    settings = replace(BASE, provider="anthropic", base_url=fake.base_url, api_key=KEY,
+                       context_window=8192, keep_recent_turns=1)
+    provider = make_provider(settings)
+    engine = Engine(settings, Store(tmp_path / "sessions.db"), provider, sleep=Sleeps(),
+                    jitter=lambda: 0.5)
+    usages: list[ev.Usage] = []
+    try:
+        for i in range(4):
+            events = await send(engine, f"question {i}: " + "tell me about caching " * 30)
+            assert isinstance(final(events), ev.Finished)
+            usages += [e for e in events if isinstance(e, ev.Usage)]
+        compaction = [e async for e in engine.compact(reason="manual")]
+    finally:
+        await provider.aclose()
+    for before, after in zip(usages, usages[1:], strict=False):
+        assert after.cached_tokens >= before.prompt_tokens - 1 > 0
+    finished = next(e for e in compaction if isinstance(e, ev.CompactionFinished))
+    assert finished.cached_prefix
+    summary = fake.message_requests[-1]
+    assert summary.body["stream"] is False
+    row = next(r for r in engine.store.usage_rows(engine.conversation.id) if r.kind == "summary")
+    # All but the instruction came from the cache.
+    assert row.prompt_tokens - row.cached_tokens <= count_tokens(PREFIX_INSTRUCTION) + 8

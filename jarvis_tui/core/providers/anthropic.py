@@ -87,15 +87,19 @@ def _finish(stop_reason: object) -> str | None:
     return STOP_REASONS.get(stop_reason, stop_reason)
 
 
-def with_cache_breakpoints(system: str, turns: list[dict]) -> tuple[list[dict], list[dict]]:
+def with_cache_breakpoints(system: str, turns: list[dict], *,
+                           one_off: bool = False) -> tuple[list[dict], list[dict]]:
     """The system prompt as a text block and the turns, with cache_control breakpoints where a
     later request can read them back: Anthropic caches nothing unmarked, and a read lands only
     on a prefix an earlier request marked. Marked are the system block, the newest turn (the
     next request's prefix runs up to it) and the turn before the newest user turn, which stays
     put when that user turn is retried cut down or sent again. Three, under the API's four;
-    to_anthropic leaves no blank turn, and the API refuses a breakpoint on an empty block."""
+    to_anthropic leaves no blank turn, and the API refuses a breakpoint on an empty block.
+    A `one_off` request (a summary: no later request starts with all of it) leaves its newest
+    turn unmarked: a write there costs a quarter more and is never read back."""
     newest_user = max(i for i, turn in enumerate(turns) if turn["role"] == "user")
-    marked = {len(turns) - 1} | ({newest_user - 1} if newest_user else set())
+    marked = ({newest_user - 1} if newest_user else set()) | (
+        set() if one_off else {len(turns) - 1})
     blocks = [_block(system)] if system else []
     return blocks, [{**turn, "content": [_block(turn["content"])]} if i in marked else turn
                     for i, turn in enumerate(turns)]
@@ -125,7 +129,7 @@ class AnthropicProvider(HttpProvider):
 
     def _payload(self, messages: list[dict], model: str, max_tokens: int,
                  stream: bool) -> dict[str, Any]:
-        system, turns = with_cache_breakpoints(*to_anthropic(messages))
+        system, turns = with_cache_breakpoints(*to_anthropic(messages), one_off=not stream)
         payload: dict[str, Any] = {"model": model, "messages": turns,
                                    "max_tokens": max(int(max_tokens), 1), "stream": stream}
         if system:
