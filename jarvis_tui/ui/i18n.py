@@ -54,7 +54,11 @@ def translate_bindings(node: object, lang: str, texts: Texts) -> None:
     Descriptions are looked up as `key_<action>`; bindings without an entry keep theirs."""
     from dataclasses import replace
 
-    bindings = node._bindings.key_to_bindings  # type: ignore[attr-defined]
+    from jarvis_tui.ui.textual_compat import bindings_by_key
+
+    bindings = bindings_by_key(node)
+    if bindings is None:
+        return  # a Textual that keeps them elsewhere: the descriptions stay as declared
     for key, items in bindings.items():
         bindings[key] = [
             replace(b, description=texts(lang, f"key_{b.action.rsplit('.', 1)[-1]}"))

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.textual_compat import anchor_released
 from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.notice import Notice
@@ -64,7 +65,7 @@ class MessageWindow(VerticalScroll):
     def following(self) -> bool:
         """Kept at the bottom as content grows: anchored, and not scrolled away by the user
         (Textual keeps the two apart)."""
-        return self.is_anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     def views(self) -> list[MessageView]:
         return list(self.query_children(MessageView))

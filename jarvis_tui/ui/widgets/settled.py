@@ -10,18 +10,20 @@ reply grows. The real blocks never leave the document; `unsettle` shows them aga
 ends (links and text selection need them), or when the width or theme changes and the drawn lines
 would be wrong.
 
-Drawing uses Textual's own compositor on the document alone, so the lines are exactly what the
-screen showed (tests/ui/test_streaming_settled.py compares them cell by cell).
+Drawing uses Textual's own compositor on the document alone (through ui/textual_compat.py), so
+the lines are exactly what the screen showed (tests/ui/test_streaming_settled.py compares them
+cell by cell).
 """
 
 from __future__ import annotations
 
-from textual._compositor import Compositor
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
+
+from jarvis_tui.ui.textual_compat import lay_out_alone
 
 SETTLE_AT = 2  # live blocks in the document before the finished ones are settled
 KEEP_LIVE = 1  # the last block: the parser may still rewrite it
@@ -64,9 +66,10 @@ def settle(md: Markdown) -> tuple[SettledImage, list[SettledImage]] | None:
     if not all(node.is_mounted for block in done for node in block.walk_children(with_self=True)):
         return None
     size = md.outer_size
-    compositor = Compositor()
-    compositor.reflow(md, size)
-    regions = compositor.full_map
+    drawing = lay_out_alone(md, size)
+    if drawing is None:
+        return None  # this Textual cannot draw a document alone: every block stays live
+    regions = drawing.regions
     images = list(md.query_children(SettledImage))
     replaced = images if len(images) >= MAX_IMAGES else []
     first: Widget = replaced[0] if replaced else done[0]
@@ -75,10 +78,9 @@ def settle(md: Markdown) -> tuple[SettledImage, list[SettledImage]] | None:
     top, bottom = regions[first].region.y, regions[done[-1]].region.bottom
     if bottom <= top:
         return None
-    chops = compositor._render_chops(Region(0, top, size.width, bottom - top),
-                                     lambda y: top <= y < bottom)
-    # Links and selection offsets in the drawn lines point at the hidden blocks; drop them.
-    strips = [Strip.join(chop.values()).discard_meta() for chop in chops[top:bottom]]
+    strips = drawing.lines(size.width, top, bottom)
+    if strips is None:
+        return None
     image = SettledImage(strips, size.width, first.styles.margin.top,
                          done[-1].styles.margin.bottom)
     for block in done:
