@@ -25,3 +25,14 @@ def text_of(events: list) -> str:
 
 def huge(n_words: int) -> list[dict]:
     return [{"role": "user", "content": " ".join(f"word{i}" for i in range(n_words))}]
+
+
+def shared(a: list[int], b: list[int]) -> int:
+    """Leading tokens two prompts have in common, counted one by one
+    (apart from the fakes' own cache, so the tests check it)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

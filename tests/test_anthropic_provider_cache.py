@@ -12,7 +12,7 @@ import pytest
 from jarvis_tui.core.providers.anthropic import AnthropicProvider
 from jarvis_tui.core.providers.base import ChatUsage
 from tests.fake_anthropic import MAX_BREAKPOINTS, FakeAnthropic, error_body, prompt_of
-from tests.provider_helpers import stream_events, text_of
+from tests.provider_helpers import shared, stream_events, text_of
 
 MODEL = "claude-fake"
 collect = partial(stream_events, model=MODEL)
@@ -33,15 +33,6 @@ def marked(body: dict) -> list[tuple[str, str]]:
         if isinstance(content, list):
             found += [(f"messages.{i}", b["text"]) for b in content if "cache_control" in b]
     return found
-
-
-def shared(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def usage_of(events: list) -> ChatUsage:

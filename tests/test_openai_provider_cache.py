@@ -14,7 +14,7 @@ from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.usage import openai_usage
 from tests.engine_helpers import make_engine, send
 from tests.fakeserver import PRIMING, FakeProvider, prompt_tokens
-from tests.provider_helpers import stream_events, text_of
+from tests.provider_helpers import shared, stream_events, text_of
 
 MODEL = "fake-model"
 collect = partial(stream_events, model=MODEL)
@@ -23,16 +23,6 @@ FIRST = [{"role": "system", "content": "You are terse."},
 STREAM_OPTIONS_REFUSED = ("status", 400, {}, {"error": {
     "message": "Unrecognized request argument supplied: stream_options",
     "type": "invalid_request_error"}})
-
-
-def shared(a: list[int], b: list[int]) -> int:
-    """Leading tokens two prompts have in common, counted one by one."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def grown(messages: list[dict], reply: str, question: str) -> list[dict]:
