@@ -175,15 +175,23 @@ async def test_a_separate_summary_model_gets_the_small_prompt(fake_server, tmp_p
     assert summary["model"] == "small-summariser" and not finished[0].cached_prefix
 
 
-async def test_recalled_turns_sit_beside_the_new_message_and_stay_there(fake_server, tmp_path):
-    summarising_replies(fake_server)
-    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1)
-    fact = "For the record: the staging database lives at db-staging-7.internal port 6432."
-    await send(engine, fact)
+FACT = "For the record: the staging database lives at db-staging-7.internal port 6432."
+
+
+async def fact_compacted_away(fake, tmp_path):  # type: ignore[no-untyped-def]
+    """An engine whose summary covers FACT's turn: only recall can bring it back."""
+    summarising_replies(fake)
+    engine = make_engine(fake, tmp_path, keep_recent_turns=1)
+    await send(engine, FACT)
     for i in range(3):
         await send(engine, PROSE[i % 2].format(i=i) + " filler words" * 60)
     [e async for e in engine.compact(reason="manual")]
-    assert any(m.content == fact and m.covered for m in engine.messages)
+    return engine
+
+
+async def test_recalled_turns_sit_beside_the_new_message_and_stay_there(fake_server, tmp_path):
+    engine = await fact_compacted_away(fake_server, tmp_path)
+    assert any(m.content == FACT and m.covered for m in engine.messages)
     await send(engine, "Short check before we go on.")
     before = chat_bodies(fake_server)[-1]["messages"]
     events = await send(engine, "Which port did the staging database db-staging-7 use?")
@@ -191,7 +199,7 @@ async def test_recalled_turns_sit_beside_the_new_message_and_stay_there(fake_ser
     recalled = chat_bodies(fake_server)[-1]["messages"]
     assert RECALL_HEADER not in recalled[0]["content"]  # the system message is unchanged
     assert starts_with(recalled, before)
-    assert RECALL_HEADER in recalled[-1]["content"] and fact in recalled[-1]["content"]
+    assert RECALL_HEADER in recalled[-1]["content"] and FACT in recalled[-1]["content"]
     assert recalled[-1]["content"].endswith("Which port did the staging database db-staging-7 use?")
     # The next request sends that message as it was sent, recalled turns and all.
     await send(engine, "Thanks, that is all.")
@@ -219,16 +227,10 @@ async def test_a_pin_changes_the_front_once(fake_server, tmp_path):
 
 
 async def test_a_turn_already_recalled_in_the_request_is_not_sent_twice(fake_server, tmp_path):
-    summarising_replies(fake_server)
-    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1)
-    fact = "For the record: the staging database lives at db-staging-7.internal port 6432."
-    await send(engine, fact)
-    for i in range(3):
-        await send(engine, PROSE[i % 2].format(i=i) + " filler words" * 60)
-    [e async for e in engine.compact(reason="manual")]
+    engine = await fact_compacted_away(fake_server, tmp_path)
     first = await send(engine, "Which port did the staging database db-staging-7 use?")
     again = await send(engine, "And the staging database db-staging-7 host name, which port?")
     assert any(isinstance(e, ev.Recalled) for e in first)
     assert not any(isinstance(e, ev.Recalled) for e in again)
     last = chat_bodies(fake_server)[-1]["messages"]
-    assert sum(fact in m["content"] for m in last[1:]) == 1  # carried once, by the first question
+    assert sum(FACT in m["content"] for m in last[1:]) == 1  # carried once, by the first question

@@ -285,8 +285,9 @@ class Engine:
         # front of the request (the provider's cache then re-reads all of it), so the next one
         # should be many turns away. Recent turns that would not fit under it with the summary
         # are folded in too, all but the newest, which stays verbatim however large.
+        usage = self.usage()  # a pass over the history: once, for the mark and the notice
         room = (int(self.budget.tokens * self.settings.compact_low_water)
-                - self.summary_max_tokens - self.usage().system_overflow)
+                - self.summary_max_tokens - usage.system_overflow)
         while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
             keep -= 1
             plan = plan_compaction(history, keep)
@@ -297,7 +298,7 @@ class Engine:
                     reason)
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
-        before = self.usage().used
+        before = usage.used
         summarizer = Summarizer(
             self.provider, model=self.settings.summary_model or self.settings.model,
             max_tokens=self.summary_max_tokens,
