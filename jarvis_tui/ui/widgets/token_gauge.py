@@ -128,33 +128,26 @@ def split_cells(sizes: list[int], width: int) -> list[int]:
 Part = str | tuple[str, str]  # plain text, or (text, style) with theme variables in the style
 
 
-def wrap_cells(text: str, width: int, sep: str = " · ") -> list[str]:
-    """`text` in lines of at most `width` cells, broken after a `sep` where it can be, else at a
-    space, else anywhere (CJK has no spaces to break at)."""
+def wrap_cells(text: str, width: int, seps: tuple[str, ...] = (" · ", " ", "")) -> list[str]:
+    """`text` in lines of at most `width` cells, broken after a separator where it can be, else
+    at a space, else anywhere (CJK has no spaces to break at): a piece too long for a line is
+    broken at the next separator down."""
     width = max(1, width)
+    sep, finer = seps[0], seps[1:]
     out: list[str] = []
     line = ""
-    for i, piece in enumerate(text.split(sep)):
-        joined = f"{line}{sep}{piece}" if i else piece
+    for piece in text.split(sep) if sep else list(text):
+        joined = f"{line}{sep}{piece}" if line else piece
         if cell_len(joined) <= width:
             line = joined
             continue
         if line:
             out.append(line)
-        line = ""
-        for word in piece.split(" "):
-            joined = f"{line} {word}" if line else word
-            if cell_len(joined) <= width:
-                line = joined
-                continue
-            if line:
-                out.append(line)
-            line = ""
-            for ch in word:
-                if cell_len(line + ch) > width:
-                    out.append(line)
-                    line = ""
-                line += ch
+        if cell_len(piece) <= width or not finer:
+            line = piece
+        else:
+            *lines, line = wrap_cells(piece, width, finer)
+            out.extend(lines)
     return [*out, line] if line or not out else out
 
 
