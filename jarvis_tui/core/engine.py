@@ -14,11 +14,12 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.anchor import Anchor
-from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage, resolve_context_window
+from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
+from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
     PREFIX_INSTRUCTION,
     PROMPT_SLACK,
@@ -38,43 +39,61 @@ from jarvis_tui.core.providers.errors import (
     RetryableError,
     StreamCut,
 )
-from jarvis_tui.core.recall import RECALL_HEADER, Recalled, recall
+from jarvis_tui.core.recall import Recalled, recall
+from jarvis_tui.core.reply_log import ReplyLog
+from jarvis_tui.core.retry_policy import (
+    MAX_OVERFLOW_RETRIES,
+    MAX_TIMEOUT_RETRIES,
+    OVERFLOW_CALIBRATION_STEP,
+    OVERFLOW_MARGIN,
+    SHRINK_PER_OVERFLOW,
+    backoff,
+    overflow_gap,
+)
+from jarvis_tui.core.sent_texts import SentTexts
+from jarvis_tui.core.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from jarvis_tui.core.window import FittedWindow, fit_window, system_text, with_recalled
+from jarvis_tui.core.window import FittedWindow, fit_window, system_text
+from jarvis_tui.core.window_limit import WindowLimit
 
-MAX_OVERFLOW_RETRIES = 3
-FLUSH_S = 0.5  # a streaming reply reaches the store this often, so a killed process loses little
 # Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
 # request was large enough for the window to be the reason (a small reading of a small request
 # is the server's prompt cache, not a cut).
 TRUNCATED_BELOW = 0.85
 TRUNCATION_POSSIBLE_FROM = 0.5
-SHRINK_PER_OVERFLOW = 0.75  # each overflow retry sends a window this much smaller...
-# ...or, when the refusal names a size above our estimate, counts that gap in and sends a window
-# this much smaller, for what the gap's spreading gets wrong.
-OVERFLOW_MARGIN = 0.9
-OVERFLOW_CALIBRATION_STEP = 1.5  # one refusal raises the calibration factor at most this much
-META_LIMIT = "context_limit"
-META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
-META_CALIBRATION = "calibration"
-# A learned limit this small, or this many times below the configured window, is more likely a
-# misbehaving proxy's error than the model's window: it is kept only once seen twice.
-SANE_LIMIT = 1024
-FAR_BELOW = 8
-MAX_TIMEOUT_RETRIES = 1  # a server that sent nothing for request_timeout is asked once more
 # A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
 RUNAWAY_FACTOR = 2
 RUNAWAY_SLACK = 256
-STREAM_SAVE_WAIT_S = 0.05  # a save while streaming waits this long for a lock, then tries later
 SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lock
 SAVE_POLL_S = 0.25
 SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
 SESSION_POLL_S = 0.2
-FRAMING_MAX = 64.0  # tokens a template may add per message; beyond that something else changed
+
+
+@dataclass
+class _Attempt:
+    """What one request of a round brought back: the reply's pieces, how it ended, the
+    server's counts, and a silent cut it revealed."""
+
+    parts: list[str] = field(default_factory=list)
+    finished: bool = False
+    finish_reason: str | None = None
+    counted: ChatUsage | None = None  # the server's count, when it is the request's own
+    cut: ev.ContextTruncated | None = None
+
+
+@dataclass
+class _Saved:
+    message: Message | None = None
 
 
 class Engine:
+    """A session's conversation and the rounds that answer it. What it learns about the server
+    is held by collaborators: `limit` (the window), `calibration` (our counts against the
+    server's), `replies` (the reply being written), `sent` (what requests sent in place of a
+    message), and the summariser for compactions."""
+
     # The server's counts of the latest request that reported any (the gauge's "last turn"),
     # and of the request in flight, kept with its reply once the reply is stored.
     last_usage: ev.Usage | None = None
@@ -97,117 +116,79 @@ class Engine:
         if conv is None:
             raise ValueError(f"there is no session {conversation_id}")
         self.conversation = conv
+        meta = SessionMeta(store, conv.id)
         if forget_learned_limit:
             # The window was given on the command line: it says what the server has now.
-            self._forget_limit()
+            WindowLimit(settings, meta).forget()
         self._session = store.session_lock(conv.id)
-        self._unsaved: Message | None = None  # a reply the store could not take (a full disk)
         self._history = History(store.messages(conv.id))
-        self.messages: list[Message] = self._history.all
         self.summary: Summary | None = store.latest_summary(conv.id)
-        self._resolve_window()
-        self.counter = counter or self._make_counter()
-        self._detected = False  # the server was asked for its window (setting 0) once
-        self.streaming_reply: Message | None = None  # the reply being written, already stored
-        self._flushed_at = 0.0
-        self._saved_parts = 0  # how many of the streaming reply's pieces the store holds
-        self.anchor: Anchor | None = None  # the server's count of the last request
-        self._counted: ChatUsage | None = None  # the count for the request in flight
-        self.framing: float | None = None  # template tokens per message beyond our estimate
-        # Message id -> the text a request sent instead of its content (cut to fit, or with
-        # recalled turns): later requests send the same bytes, so each one starts with the one
-        # before and the provider's prompt cache serves all but the new turn.
-        self._sent_as: dict[int, str] = {}
-        self._carried: dict[int, frozenset[int]] = {}  # user message id -> the ids it recalled
+        self.limit = WindowLimit(settings, meta)
+        self.calibration = Calibration(settings, meta, counter)
+        self.replies = ReplyLog(store, conv.id, self._history)
+        self.sent = SentTexts()
 
-    def _resolve_window(self) -> None:
-        self.context_window, self.window_source = resolve_context_window(
-            self.settings.context_window, self.settings.model)
-        learned = self.store.get_meta(self.conversation.id, META_LIMIT)
-        if isinstance(learned, int) and 0 < learned < self.context_window:
-            self.context_window, self.window_source = learned, "learned from the server"
-
-    def _forget_limit(self) -> None:
-        self._remember(META_LIMIT, None)
-        self._remember(META_SUSPECT, None)
-
-    def _remember(self, key: str, value: object) -> None:
-        """Keep something learned (a limit, a calibration) for later sessions. What is learned
-        holds in memory for this one anyway, so a database that is locked or full for now
-        neither stops the round nor holds up a streaming reply."""
-        with contextlib.suppress(StoreError):
-            self.store.set_meta(self.conversation.id, key, value, wait=STREAM_SAVE_WAIT_S)
-
-    def _learn_limit(self, limit: int) -> ev.ContextLimitLearned:
-        """Adopt a limit a server named or implied for this session; keep it for later ones
-        unless it looks wrong and has not been seen before."""
-        previous, self.context_window = self.context_window, limit
-        self.window_source = "learned from the server"
-        configured = self.settings.context_window
-        suspect = limit < SANE_LIMIT or (configured > 0 and limit * FAR_BELOW < configured)
-        if suspect and self.store.get_meta(self.conversation.id, META_SUSPECT) != limit:
-            self._remember(META_SUSPECT, limit)
-            return ev.ContextLimitLearned(limit, previous, suspect=True)
-        self._remember(META_LIMIT, limit)
-        self._remember(META_SUSPECT, None)
-        return ev.ContextLimitLearned(limit, previous)
+    # ---- what the collaborators hold, by the names callers know -------------------------
 
     @property
-    def _calibration_key(self) -> str:
-        # Per provider and model: the same model name can be tokenised differently elsewhere.
-        return f"{self.settings.provider}:{self.settings.model}"
+    def messages(self) -> list[Message]:
+        """Every message of the session, oldest first; read-only for callers."""
+        return self._history.all
 
-    def _make_counter(self) -> TokenCounter:
-        factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
-        factor = factors.get(self._calibration_key, factors.get(self.settings.model, 1.0))
-        return TokenCounter(self.settings.model, factor=float(factor))
+    @property
+    def context_window(self) -> int:
+        return self.limit.size
+
+    @property
+    def window_source(self) -> str:
+        return self.limit.source
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.calibration.counter
+
+    @property
+    def anchor(self) -> Anchor | None:
+        return self.calibration.anchor
+
+    @anchor.setter
+    def anchor(self, anchor: Anchor | None) -> None:
+        self.calibration.anchor = anchor
+
+    @property
+    def framing(self) -> float | None:
+        return self.calibration.framing
+
+    @property
+    def streaming_reply(self) -> Message | None:
+        """The reply being written, as far as the store holds it."""
+        return self.replies.streaming
+
+    @property
+    def unsaved(self) -> Message | None:
+        """The last reply, when the store could not take it: only memory holds it."""
+        return self.replies.unsaved
 
     async def detect_window(self) -> ev.WindowDetected | None:
-        """With context_window 0, ask the server once what window it runs the model with.
-
-        A limit the server already taught us by refusing a request is smaller and stays."""
-        silent = getattr(self.provider, "truncates_silently", False)
-        # A server that cuts instead of refusing is asked even when a window is configured:
-        # it would quietly run the model with its own smaller one.
-        if self._detected or (self.settings.context_window > 0 and not silent):
-            return None
-        self._detected = True
-        ask = getattr(self.provider, "detect_context_window", None)
-        size = await ask(self.settings.model) if ask is not None else None
-        if not size or size <= 0:
-            return None
-        if (self.window_source in ("learned from the server", "configured")
-                and self.context_window <= size):
-            return None
-        self.context_window, self.window_source = size, "detected from the server"
-        return ev.WindowDetected(size)
+        return await self.limit.detect(self.provider)
 
     def apply_settings(self, settings: Settings) -> None:
         """New settings take effect from the next request (the settings screen's Save)."""
-        model_changed = (settings.model, settings.provider) != (self.settings.model,
-                                                                 self.settings.provider)
-        if settings.context_window != self.settings.context_window:
-            # The user says what the window is now (a bigger server, a new model): a limit
-            # learned from the old one's errors no longer holds.
-            self._forget_limit()
         self.settings = settings
-        self._resolve_window()
-        self._detected = False  # a new model or address may run with another window
-        if model_changed:
-            self.counter = self._make_counter()
-            self.anchor = self.framing = None  # another model, another tokenizer and template
+        self.limit.apply(settings)
+        self.calibration.apply(settings)
 
     # ---- numbers -------------------------------------------------------------------------
 
     @property
     def budget(self) -> Budget:
         """The budget; when a learned limit is small, the reserves shrink so some room is left."""
-        s = self.settings
+        s, window = self.settings, self.context_window
         response, system = s.response_reserve, s.system_reserve
-        if self.context_window - response - system < MIN_BUDGET:
-            response = min(response, self.context_window // 4)
-            system = min(system, self.context_window // 8)
-        return Budget(self.context_window, response, system, s.compact_threshold)
+        if window - response - system < MIN_BUDGET:
+            response = min(response, window // 4)
+            system = min(system, window // 8)
+        return Budget(window, response, system, s.compact_threshold)
 
     @property
     def summary_max_tokens(self) -> int:
@@ -227,8 +208,7 @@ class Engine:
         sys_tokens = c.text(self.settings.system_prompt)
         sys_text = system_text(self.settings.system_prompt, summary)
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
-        anchored = (self.anchor.total(sys_text, self.history(), c, self.framing or 0.0)
-                    if self.anchor else None)
+        anchored = self.calibration.history_tokens(sys_text, self.history())
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
                    else self._history.tokens(c))
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
@@ -241,11 +221,11 @@ class Engine:
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
-        # Turns an earlier message still in the request carries are there already.
-        present = frozenset().union(*(ids for mid, ids in self._carried.items()
-                                      if user is None or mid != user.id))
         return recall(self.store, self.conversation.id, self._history, text, self.counter,
-                      budget, present)
+                      budget, self.sent.carried_by_others(user))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        return backoff(self.settings, attempt, retry_after, self._jitter)
 
     # ---- layer 2 -------------------------------------------------------------------------
 
@@ -325,12 +305,7 @@ class Engine:
             self.conversation.id, text, plan.evict, kind=kind, focus=focus,
             model=summarizer.model)
         self._history.changed()
-        # The front changed anyway: recalled turns a kept message carried are let go (they
-        # would fill the window for good); a message cut to fit is still sent cut.
-        self._sent_as = {m.id: text for m in self.history()
-                         if (text := self._sent_as.get(m.id)) is not None
-                         and not text.startswith(RECALL_HEADER)}
-        self._carried.clear()
+        self.sent.compacted(self.history())
         after = self.usage().used
         with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
             self.store.add_usage(
@@ -344,7 +319,8 @@ class Engine:
             self.summary.id, len(plan.evict), before, after, reason,
             cost_prompt_tokens=summarizer.prompt_tokens,
             cost_completion_tokens=summarizer.completion_tokens, calls=summarizer.calls,
-            cached_prefix=prefix is not None)
+            cached_prefix=prefix is not None,
+            covered_ids=tuple(m.id for m in plan.evict if m.id is not None))
 
     def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
         """The chat request's own front up to the last message to fold in (system message with
@@ -355,7 +331,7 @@ class Engine:
         s = self.settings
         if s.summary_model not in ("", s.model) or not evict:
             return None
-        if any(m.content not in self._sent_as.get(m.id, m.content) for m in evict):
+        if any(self.sent.cut(m) for m in evict):
             return None  # sent cut to fit: the summary is made from the stored original
         active = self.history()
         ids = {m.id for m in evict}
@@ -363,7 +339,7 @@ class Engine:
         summary = self.summary.content if self.summary else None
         fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
                             counter=self.counter, system_prompt=s.system_prompt,
-                            summary=summary, sent_as=self._sent_as)
+                            summary=summary, sent_as=self.sent.texts)
         wire = fitted.wire
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
             return None  # a message cut or left out, or no reply to end on: not the chat front
@@ -396,11 +372,11 @@ class Engine:
         try:
             if added := self.catch_up():
                 yield ev.SessionChanged(added)
-            self._save_unsaved()
-            saved: list[Message] = []
+            self.replies.save_unsaved()
             async with aclosing(self._persisting(
                     lambda: self.store.add_message(self.conversation.id, user,
-                                                   wait=STREAM_SAVE_WAIT_S), saved)) as saving:
+                                                   wait=STREAM_SAVE_WAIT_S),
+                    _Saved())) as saving:
                 async for event in saving:
                     yield event
             self._history.append(user)
@@ -451,28 +427,23 @@ class Engine:
         if (count, newest, summary) == (len(mine), mine[-1].id if mine else 0,
                                         self.summary.id if self.summary else 0):
             return 0
-        self._history = History(self.store.messages(self.conversation.id))
-        self.messages = self._history.all
+        known = len(mine)
+        self._history.reload(self.store.messages(self.conversation.id))
         self.summary = self.store.latest_summary(self.conversation.id)
-        self.anchor = None  # another process's requests: our count of the last one is stale
-        self._sent_as.clear()
-        self._carried.clear()
-        return max(1, count - len(mine))
-
-    @property
-    def unsaved(self) -> Message | None:
-        """The last reply, when the store could not take it: only memory holds it."""
-        return self._unsaved
+        # Another process's requests: our count of the last one is stale.
+        self.calibration.forget_anchor()
+        self.sent.clear()
+        return max(1, count - known)
 
     async def _persisting(self, save: Callable[[], Message],
-                          out: list[Message]) -> AsyncIterator[ev.Event]:
+                          out: _Saved) -> AsyncIterator[ev.Event]:
         """Run `save` until the store takes it: while another program holds the database's
         write lock, wait (saying so once) up to SAVE_WAIT_S. Other store errors are raised."""
         told = False
         end = time.monotonic() + SAVE_WAIT_S
         while True:
             try:
-                out.append(save())
+                out.message = save()
                 return
             except StoreLocked as err:
                 if time.monotonic() >= end:
@@ -495,7 +466,7 @@ class Engine:
         self._history.changed()
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
-        self.streaming_reply = None
+        self.replies.streaming = None
         detected = await self.detect_window()
         if detected is not None:
             yield detected
@@ -520,88 +491,84 @@ class Engine:
                 told.add(ids)
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
-            if recalled.block and user.id is not None:
-                self._sent_as[user.id] = with_recalled(recalled.block, user.content)
-                self._carried[user.id] = frozenset(ids)
-            elif user.id is not None:
-                self._sent_as.pop(user.id, None)
-                self._carried.pop(user.id, None)
+            self.sent.carry(user, recalled.block, ids)
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
-                                pinned=self._history.pinned, sent_as=self._sent_as)
+                                pinned=self._history.pinned, sent_as=self.sent.texts)
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
-            parts: list[str] = []
-            self._counted = None
-            done: list[str | None] = []
-            cut: list[ev.ContextTruncated] = []
+            attempt = _Attempt()
             try:
-                async with aclosing(self._request(fitted, budget, parts, done, cut)) as request:
+                async with aclosing(self._request(fitted, budget, attempt)) as request:
                     async for event in request:
                         yield event
             except ContextOverflow as err:
                 overflows += 1
-                if parts or overflows > MAX_OVERFLOW_RETRIES:
-                    yield self._fail(user, parts, f"the conversation does not fit the model's "
-                                     f"context window even after compacting: {err.message}")
+                if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
+                    yield self._fail(user, attempt.parts, f"the conversation does not fit the "
+                                     f"model's context window even after compacting: "
+                                     f"{err.message}")
                     return
                 async for event in self._recover_overflow(err, fitted):
                     yield event
-                more = self._overflow_gap(err, fitted, gap)
+                more = overflow_gap(err, fitted, self.counter.factor, gap)
                 gap += more
                 shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
                 continue
             except RetryableError as err:
                 retries += 1
                 timeouts += isinstance(err, ReadTimedOut)
-                if (parts or retries > self.settings.max_retries
+                if (attempt.parts or retries > self.settings.max_retries
                         or timeouts > MAX_TIMEOUT_RETRIES):
-                    why = err.message if not parts else f"the reply was cut off: {err.message}"
-                    yield self._fail(user, parts, why)
+                    why = (err.message if not attempt.parts
+                           else f"the reply was cut off: {err.message}")
+                    yield self._fail(user, attempt.parts, why)
                     return
                 delay = self._backoff(retries, err.retry_after)
                 yield ev.Retrying(err.message, retries, delay)
                 await self._sleep(delay)
                 continue
             except ProviderError as err:
-                yield self._fail(user, parts, err.message)
+                yield self._fail(user, attempt.parts, err.message)
                 return
             except BaseException:
                 # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
-                if parts:
+                if attempt.parts:
                     try:
-                        self._save_reply("".join(parts), PARTIAL, wait=None)
+                        self.replies.save("".join(attempt.parts), PARTIAL, wait=None)
                     except StoreError:  # kept in memory, saved before the next round
-                        self._unsaved, self.streaming_reply = self.streaming_reply, None
+                        self.replies.keep_in_memory()
                 raise
-            saved: list[Message] = []
-            text = "".join(parts)
-            parts.clear()  # the reply is held once, not twice (a 30 MB reply is 30 MB more)
+            saved = _Saved()
+            text = "".join(attempt.parts)
+            attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
             try:
                 async with aclosing(self._persisting(
-                        functools.partial(self._save_reply, text, COMPLETE), saved)) as saving:
+                        functools.partial(self.replies.save, text, COMPLETE), saved)) as saving:
                     async for event in saving:
                         yield event
             except StoreError as err:
-                yield self._not_saved(err)
+                yield self.replies.not_saved(err)
                 return
-            reply = saved[0]
-            self._sent_as.update(fitted.sent_as)
+            reply = saved.message
+            assert reply is not None
+            self.sent.record(fitted.sent_as)
             self._record_usage(reply)
-            self._set_anchor(fitted, reply)
-            if cut:
+            if attempt.counted is not None:  # no count this time: an earlier anchor may hold
+                self.calibration.set_anchor(
+                    fitted, attempt.counted, reply,
+                    truncates=getattr(self.provider, "truncates_silently", False))
+            if attempt.cut is not None:
                 # Told before Finished: a caller that stops at Finished still compacts.
-                async for event in self._recover_truncation(cut[0], fitted):
+                async for event in self._recover_truncation(attempt.cut, fitted):
                     yield event
-            yield ev.Finished(reply, done[0] if done else None)
+            yield ev.Finished(reply, attempt.finish_reason)
             return
 
-    async def _request(self, fitted: FittedWindow, budget: Budget, parts: list[str],
-                       done: list[str | None],
-                       cut: list[ev.ContextTruncated]) -> AsyncIterator[ev.Event]:
-        """Stream one request; text goes into `parts`, the finish reason into `done`, a
-        silent truncation into `cut`."""
+    async def _request(self, fitted: FittedWindow, budget: Budget,
+                       attempt: _Attempt) -> AsyncIterator[ev.Event]:
+        """Stream one request; what it brings back goes into `attempt`."""
         stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
                                            max_tokens=budget.response_reserve,
                                            context_window=self.context_window)
@@ -613,8 +580,8 @@ class Engine:
         async with aclosing(stream):
             async for chunk in stream:
                 if isinstance(chunk, ChatDelta):
-                    parts.append(chunk.text)
-                    self._flush(parts)
+                    attempt.parts.append(chunk.text)
+                    self.replies.flush(attempt.parts)
                     yield ev.Delta(chunk.text)
                     written += self.counter.raw_text(chunk.text)
                     if written > runaway:
@@ -625,23 +592,24 @@ class Engine:
                 elif isinstance(chunk, ChatUsage):
                     sent = int(fitted.estimated_raw * self.counter.factor)
                     if self._silently_cut(sent, chunk.prompt_tokens):
-                        cut.append(ev.ContextTruncated(sent, chunk.prompt_tokens))
+                        attempt.cut = ev.ContextTruncated(sent, chunk.prompt_tokens)
                     else:
-                        self._calibrate(fitted.estimated_raw, chunk.prompt_tokens)
-                        self._counted = chunk
+                        self.calibration.calibrate(fitted.estimated_raw, chunk.prompt_tokens)
+                        attempt.counted = chunk
                     usage = ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
                                      fitted.estimated_raw, chunk.cached_tokens,
                                      chunk.cache_write_tokens)
                     self.last_usage = self._request_usage = usage
                     yield usage
-                else:
-                    done.append(chunk.finish_reason)
-        if not done:
+                elif not attempt.finished:
+                    attempt.finished = True
+                    attempt.finish_reason = chunk.finish_reason
+        if not attempt.finished:
             raise StreamCut("the stream ended before the reply was complete")
 
     def _record_usage(self, reply: Message) -> None:
-        """Keep what the answered request cost with its reply. Like _remember, a database that
-        is locked or full for now loses only this count, never the round."""
+        """Keep what the answered request cost with its reply. Like what is learned, a database
+        that is locked or full for now loses only this count, never the round."""
         usage, self._request_usage = self._request_usage, None
         if usage is None or reply.id is None:
             return  # the server did not count this request
@@ -657,28 +625,6 @@ class Engine:
         prices the model; read from the store, so it counts other processes' rounds too."""
         return tally(self.store.usage_totals(self.conversation.id), self.settings.prices)
 
-    def _set_anchor(self, fitted: FittedWindow, reply: Message) -> None:
-        """The server's count of this request becomes the base of the next estimate, when it
-        counted the messages as stored (none cut to fit) and counts the whole prompt."""
-        counted, self._counted = self._counted, None
-        if counted is None:
-            return  # no count this time: an earlier anchor may still hold
-        if fitted.truncated or getattr(self.provider, "truncates_silently", False):
-            self.anchor = None
-            return
-        first = fitted.wire[0] if fitted.wire else {}
-        system = first.get("content") or "" if first.get("role") == "system" else ""
-        seen = self.anchor.framing_seen(system, fitted.sent, self.counter,
-                                        counted.prompt_tokens) if self.anchor else None
-        if seen is not None:
-            # Chat templates frame each message in a few tokens more or less than we count
-            # (chatml on Gemma: about 16); learned like the calibration factor.
-            seen = min(FRAMING_MAX, max(-FRAMING_MAX, seen))
-            self.framing = seen if self.framing is None else (self.framing + seen) / 2
-        self.anchor = Anchor(system=system, ids=tuple(m.id for m in fitted.sent),
-                             prompt_tokens=counted.prompt_tokens, reply_id=reply.id,
-                             reply_tokens=counted.completion_tokens)
-
     def _silently_cut(self, sent: int, read: int) -> bool:
         return (getattr(self.provider, "truncates_silently", False) and 0 < read
                 and read < sent * TRUNCATED_BELOW
@@ -689,58 +635,30 @@ class Engine:
         yield cut
         # It did not fit, so the real prompt was at least the window: count higher from now on.
         if self.context_window > cut.sent_tokens:
-            self._calibrate(fitted.estimated_raw, self.context_window)
+            self.calibration.calibrate(fitted.estimated_raw, self.context_window)
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
             async for event in compaction:
                 yield event
 
-    def _flush(self, parts: list[str]) -> None:
-        """Store the reply as it streams (status partial until it ends): a killed process
-        leaves the user's question and most of the answer in the session. Only the new text is
-        written each time. A save the store cannot take now (another program's lock, a full
-        disk) is tried again at the next flush; the text waits in `parts`."""
-        now = time.monotonic()
-        reply = self.streaming_reply
-        if reply is None:
-            reply = self.streaming_reply = Message("assistant", "", status=PARTIAL)
-            self._saved_parts = 0
-        elif now - self._flushed_at < FLUSH_S:
-            return
-        self._flushed_at = now
-        new = "".join(parts[self._saved_parts:])
-        try:
-            if reply.id is None:
-                reply.content = new
-                self.store.add_message(self.conversation.id, reply, wait=STREAM_SAVE_WAIT_S)
-                self._history.append(reply)
-            else:
-                self.store.append_text(reply, new, wait=STREAM_SAVE_WAIT_S)
-                reply.content += new
-        except StoreError:
-            if reply.id is None:
-                reply.content = ""
-            return
-        self._saved_parts = len(parts)
-
     async def _recover_overflow(self, err: ContextOverflow,
                                 fitted: FittedWindow) -> AsyncIterator[ev.Event]:
         if err.limit and err.limit < self.context_window:
-            yield self._learn_limit(err.limit)
+            yield self.limit.learn(err.limit)
         elif err.requested and err.requested > 0:
             # The server counted more than we estimated: correct our counts, by a bounded step.
             # A refusal far above the estimate is mostly one message we misjudge (100,000
             # newlines, a blob), while the factor prices every message of the session and is
-            # saved with it; the round's retries count the rest of the gap in (_overflow_gap).
+            # saved with it; the round's retries count the rest of the gap in (overflow_gap).
             most = fitted.estimated_raw * self.counter.factor * OVERFLOW_CALIBRATION_STEP
-            self._calibrate(fitted.estimated_raw, min(err.requested, int(most)))
+            self.calibration.calibrate(fitted.estimated_raw, min(err.requested, int(most)))
         else:
             # Refused without a number (old llama.cpp): the window is at most what was sent
             # with the reply's room. A bound, not a guess: each refusal brings it down.
             sent = int(fitted.estimated_raw * self.counter.factor)
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
-                yield self._learn_limit(bound)
+                yield self.limit.learn(bound)
         compacted = False
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
@@ -750,93 +668,21 @@ class Engine:
         if not compacted:
             yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
 
-    def _overflow_gap(self, err: ContextOverflow, fitted: FittedWindow, gap: float) -> float:
-        """Tokens a character the server counted in the refused request beyond our estimate of
-        it (calibrated, `gap` a character already added), or 0 when it counted no more.
-
-        The retry counts every character that much dearer, so the shrink follows the measured
-        ratio where it was measured: a request underestimated 10x fits on the first retry, and
-        one message we misjudge (100,000 newlines) is cut, not sent whole again because we
-        think it small. Spread by characters, not tokens: what we underestimate is what we
-        thought cheap for its length."""
-        chars = sum(len(m.get("content") or "") for m in fitted.wire)
-        ours = fitted.estimated_raw * self.counter.factor + gap * chars
-        counted = err.requested or 0
-        return (counted - ours) / chars if chars and counted > ours else 0.0
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        s = self.settings
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), max(s.retry_max_delay, 60.0))
-        # "Equal jitter": half the exponential step fixed, half random, so clients spread out.
-        step = min(s.retry_max_delay, s.retry_base_delay * 2 ** (attempt - 1))
-        return step / 2 + step / 2 * self._jitter()
-
-    def _calibrate(self, estimated_raw: int, reported: int) -> None:
-        if estimated_raw <= 0 or reported <= 0:
-            return
-        self.counter.observe(estimated_raw, reported)
-        factors = self.store.get_meta(self.conversation.id, META_CALIBRATION) or {}
-        factors[self._calibration_key] = self.counter.factor
-        self._remember(META_CALIBRATION, factors)
-
-    def _save_reply(self, text: str, status: str, *,
-                    wait: float | None = STREAM_SAVE_WAIT_S) -> Message:
-        """Store the reply whole; on a StoreError the reply stays `streaming_reply`, with the
-        whole text in memory, for the caller to try again or report."""
-        reply = self.streaming_reply
-        if reply is None:  # an empty reply, or no flush got it stored
-            reply = self.streaming_reply = Message("assistant", "", status=status)
-        reply.content, reply.status = text, status
-        if reply.id is None:
-            self.store.add_message(self.conversation.id, reply, wait=wait)
-            self._history.append(reply)
-        else:
-            self.store.update_message(reply, wait=wait)
-        self.streaming_reply = None
-        return reply
-
-    def _not_saved(self, err: StoreError) -> ev.Failed:
-        """The reply arrived but the store cannot take it (a full disk, a lock held for
-        minutes): it is kept in memory, tried again before the next round, and handed to the
-        caller, which shows it for copying."""
-        reply, self.streaming_reply = self.streaming_reply, None
-        self._unsaved = reply
-        return ev.Failed(f"the reply could not be saved: {err}", reply, saved=False)
-
-    def _save_unsaved(self) -> None:
-        """Before a new round: store a reply an earlier round could not (the disk has room
-        again), so the conversation stays in order; if it still cannot be, it stays here."""
-        reply = self._unsaved
-        if reply is None:
-            return
-        try:
-            if reply.id is None:
-                self.store.add_message(self.conversation.id, reply)
-                self._history.append(reply)
-            else:
-                self.store.update_message(reply)
-        except StoreError:
-            return
-        self._unsaved = None
-
     def _fail(self, user: Message, parts: list[str], why: str) -> ev.Failed:
         """A round that cannot finish: a partial reply is kept; with no reply at all the user
         message is marked failed so it is kept in the store but left out of later requests."""
         if parts:
             try:
-                return ev.Failed(why, self._save_reply("".join(parts), PARTIAL, wait=None))
+                return ev.Failed(why, self.replies.save("".join(parts), PARTIAL, wait=None))
             except StoreError as err:
-                unsaved = self._not_saved(err)
+                unsaved = self.replies.not_saved(err)
                 return ev.Failed(f"{why}; and {unsaved.error}", unsaved.message, saved=False)
         self._withdraw(user)
         return ev.Failed(why)
 
     def _withdraw(self, user: Message) -> None:
         user.status = FAILED
-        if user.id is not None:
-            self._sent_as.pop(user.id, None)
-            self._carried.pop(user.id, None)
+        self.sent.drop(user)
         self._history.changed()
         # The store may be what failed; the message is left out of this session's requests
         # in any case.

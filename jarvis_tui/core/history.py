@@ -29,6 +29,12 @@ class History:
         self._sum = 0
         self.changed()
 
+    def reload(self, messages: list[Message]) -> None:
+        """The session as read again (another process added to it); this object stays the one
+        everything holds."""
+        self.all = messages
+        self.changed()
+
     def append(self, msg: Message) -> None:
         self.all.append(msg)
         if msg.id is not None:
