@@ -52,6 +52,7 @@ class CompactionFinished:
     cost_completion_tokens: int = 0
     calls: int = 0
     cached_prefix: bool = False  # the summary request reused the chat request's prefix
+    covered_ids: tuple[int, ...] = ()  # the messages it folded in, whose views now dim
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,15 @@ class Recalled:
 
 
 @dataclass(frozen=True)
+class MessagesChanged:
+    """Stored messages whose state changed (`what`: "pinned" or "unpinned"), so their views
+    are redrawn by id."""
+
+    message_ids: tuple[int, ...]
+    what: str
+
+
+@dataclass(frozen=True)
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
@@ -147,5 +157,5 @@ class Failed:
 Event = (
     WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
     | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Recalled
-    | SessionBusy | SessionChanged | SaveDelayed | Finished | Failed
+    | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from textual import work
@@ -11,10 +11,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from jarvis_tui.core.config import ConfigError, Settings, config_path, update_settings_file
-from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.providers import make_provider
-from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.session import ChatSession, ProviderFactory
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.app_texts import T
@@ -26,7 +25,6 @@ from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.themes import register_themes
 
 FALLBACK_THEME = "jarvis-dark"
-ProviderFactory = Callable[[Settings], Provider]
 
 
 class JarvisApp(App[None]):
@@ -41,10 +39,11 @@ class JarvisApp(App[None]):
                  window_given: bool = False) -> None:
         super().__init__()
         self.settings = settings
-        self.store = store
         self.config_file = config_file
-        self.provider_factory = provider_factory
-        self.provider = provider_factory(settings)
+        # Opened in on_mount, once the app runs: the store may have notices to show by then.
+        self._open = lambda: ChatSession(settings, store, provider_factory,
+                                         forget_learned_limit=window_given)
+        self._session: ChatSession | None = None
         self.language = resolve_language(settings.language)
         self._theme_dirs = theme_dirs
         self._warnings = warnings or []
@@ -53,10 +52,12 @@ class JarvisApp(App[None]):
         # The demo model's server, not started yet: the app starts it so its loading shows.
         self.local = LocalModel(local_server) if local_server is not None else None
         self._first_run = first_run
-        # --context-window on the command line says what the server has now: a limit learned
-        # from an older server's errors is dropped in each session this run opens.
-        self._window_given = window_given
         self._theme_problems: list[str] = []
+
+    @property
+    def session(self) -> ChatSession:
+        assert self._session is not None, "the session is open once the app is mounted"
+        return self._session
 
     @property
     def chat(self) -> ChatScreen:
@@ -76,9 +77,8 @@ class JarvisApp(App[None]):
             self.notify(problem, title=T(self.language, "theme_problem"), severity="warning",
                         markup=False, timeout=10)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        latest = self.store.latest_conversation()
-        engine = self._engine(latest.id if latest else None)
-        self._chat = ChatScreen(engine)
+        self._session = self._open()
+        self._chat = ChatScreen(self._session)
         await self.push_screen(self._chat)
         self._persist_theme = True
         if self.local is not None:
@@ -115,20 +115,14 @@ class JarvisApp(App[None]):
             self.notify(T(self.language, "no_theme", name=name, fallback=FALLBACK_THEME),
                         severity="warning", markup=False)
 
-    def _engine(self, conversation_id: int | None) -> Engine:
-        return Engine(self.settings, self.store, self.provider, conversation_id,
-                      forget_learned_limit=self._window_given)
-
     async def open_session(self, conversation_id: int | None) -> None:
         """Switch the chat screen to a stored session, or to a new one (None)."""
         try:
-            engine = self._engine(conversation_id)
-            if conversation_id is not None:
-                self.store.touch(conversation_id)  # so it is the one that reopens next time
+            self.session.open(conversation_id)
         except (StoreError, ValueError) as err:
             self.notify(str(err), severity="error", markup=False)
             return
-        await self.chat.load_session(engine)
+        await self.chat.load_session()
 
     # -- settings -------------------------------------------------------------------------
 
@@ -138,7 +132,7 @@ class JarvisApp(App[None]):
         self._persist_theme = False  # the settings screen previews themes; Save decides
         self.push_screen(SettingsScreen(self.settings, self.config_file,
                                         sorted(self.available_themes),
-                                        self.chat.engine.pinned_usage()), self._settings_closed)
+                                        self.session.pinned_usage()), self._settings_closed)
 
     async def _settings_closed(self, settings: Settings | None) -> None:
         self._persist_theme = True
@@ -146,14 +140,8 @@ class JarvisApp(App[None]):
             await self.apply_settings(settings)
 
     async def apply_settings(self, settings: Settings) -> None:
-        old, self.settings = self.settings, settings
-        if (settings.base_url, settings.api_key, settings.request_timeout,
-                settings.connect_timeout) != (old.base_url, old.api_key, old.request_timeout,
-                                              old.connect_timeout):
-            previous, self.provider = self.provider, self.provider_factory(settings)
-            self.chat.engine.provider = self.provider
-            await previous.aclose()
-        self.chat.engine.apply_settings(settings)
+        self.settings = settings
+        await self.session.apply_settings(settings)
         self.use_theme(settings.theme)
         language = resolve_language(settings.language)
         if language != self.language:
@@ -179,7 +167,7 @@ class JarvisApp(App[None]):
         from jarvis_tui.ui.screens.sessions import SessionsScreen
 
         try:
-            conversations = self.store.list_conversations()
+            conversations = self.session.list_sessions()
         except StoreError as err:
             self.notify(str(err), severity="error", markup=False)
             return
@@ -218,11 +206,12 @@ class JarvisApp(App[None]):
         if self.screen is not old:  # a dialog is open over it: again when it closes
             old._relocalize_pending = True
             return
-        self._chat = ChatScreen(old.engine, draft=old.query_one(PromptInput).text)
+        self._chat = ChatScreen(old.session, draft=old.query_one(PromptInput).text)
         await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:
         full_gc.give_back()
         if self.local is not None:
             self.local.stop()  # also on errors: the CLI stops it again, which is harmless
-        await self.provider.aclose()
+        if self._session is not None:
+            await self._session.aclose()

@@ -87,11 +87,11 @@ def submit(app: JarvisApp, text: str) -> None:
 async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
     """Send one message and wait until its round is over (reply or error)."""
     app: JarvisApp = pilot.app  # type: ignore[assignment]
-    before = len(app.chat.engine.messages)
+    before = len(app.chat.session.engine.messages)
     await type_and_send(pilot, text)
     await wait_for(pilot, lambda: app.chat.sending is None
-                   and len(app.chat.engine.messages) > before, f"the reply to {text[:30]!r}",
-                   limit_s)
+                   and len(app.chat.session.engine.messages) > before,
+                   f"the reply to {text[:30]!r}", limit_s)
     await pilot.pause()
 
 
@@ -101,7 +101,7 @@ async def talk_then_compact(pilot: Pilot, lines: list[str], command: str = "/com
     for line in lines:
         await send_and_wait(pilot, line)
     await type_and_send(pilot, command)
-    await wait_for(pilot, lambda: app.chat.engine.summary is not None, "the summary")
+    await wait_for(pilot, lambda: app.chat.session.engine.summary is not None, "the summary")
 
 
 def screen_text(app: JarvisApp) -> str:

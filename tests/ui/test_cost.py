@@ -152,9 +152,9 @@ async def test_a_finished_compaction_shows_what_it_cost_at_once(fake_server, tmp
         panel = app.chat.query_one(SummaryPanel)
         assert panel.cost_text.startswith("Last compaction: 2 requests · prompt 1,800")
         # As the engine reports a compaction: its counts before (or without) the store's.
-        finished = ev.CompactionFinished(app.chat.engine.summary.id, 2, 3_000, 1_200, "manual",
-                                         cost_prompt_tokens=2_500, cost_completion_tokens=180,
-                                         calls=1)
+        finished = ev.CompactionFinished(app.chat.session.summary.id, 2, 3_000, 1_200,
+                                         "manual", cost_prompt_tokens=2_500,
+                                         cost_completion_tokens=180, calls=1)
         app.chat.post_message(ue.CompactionFinished(cid, finished))
         await wait_for(pilot, lambda: "2,500" in panel.cost_text, "the live compaction cost")
         # No price for the model: tokens only, no money.

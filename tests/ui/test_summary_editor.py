@@ -313,3 +313,28 @@ async def test_fits_80_by_24_with_warning_and_notice_showing():
                 assert region.height >= 1 and screen.contains_region(region), selector
             assert area(app).region.height >= 10
             assert app.screen.query_one("#title").region.height == 1
+
+
+async def test_the_editor_counts_the_summary_as_the_gauge_does(fake_server, tmp_path):
+    """A session whose counts are calibrated against the server (2x our estimate here): the
+    editor's token line is the calibrated count the gauge uses, not the raw estimate."""
+    from jarvis_tui.core.store import Store
+    from tests.engine_helpers import summarising_replies
+    from tests.ui.app_helpers import SIZE, make_app, talk_then_compact
+
+    summarising_replies(fake_server)
+    store = Store(tmp_path / "sessions.db")
+    cid = store.create_conversation(model="fake-model").id
+    store.set_meta(cid, "calibration", {"openai:fake-model": 2.0})
+    app = make_app(fake_server, tmp_path, store=store, keep_recent_turns=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await talk_then_compact(pilot, ["the plan for Kyoto", "the budget in yen", "the dates"])
+        session = app.chat.session
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryEditor)
+        summary = session.summary.content.strip()
+        counted = session.tokens(summary)
+        assert counted > estimate(summary)
+        assert text_of(app, "#tokens") == (
+            f"About {counted} tokens (summary budget {session.summary_max_tokens})")

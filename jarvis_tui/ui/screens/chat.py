@@ -20,11 +20,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import price_for
-from jarvis_tui.core.costs import CompactionCost, compaction_cost, compaction_cost_of
-from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
@@ -64,9 +63,9 @@ class ChatScreen(ChatCommands, Screen[None]):
         Binding("ctrl+end", "newest", "Newest message", show=False, priority=True),
     ]
 
-    def __init__(self, engine: Engine, draft: str = "") -> None:
+    def __init__(self, session: ChatSession, draft: str = "") -> None:
         super().__init__()
-        self.engine = engine
+        self.session = session
         self._draft = draft
         translate_bindings(self, ui_language(self.app), T)
         self.reply_view: MessageView | None = None
@@ -100,7 +99,7 @@ class ChatScreen(ChatCommands, Screen[None]):
 
     async def on_mount(self) -> None:
         try:
-            await self.load_session(self.engine)
+            await self.load_session()
         except NoMatches:
             if not self.is_attached or not self.app.is_running:
                 return  # the app closed while the screen was still loading: nothing to show
@@ -131,7 +130,7 @@ class ChatScreen(ChatCommands, Screen[None]):
 
     @property
     def cid(self) -> int:
-        return self.engine.conversation.id
+        return self.session.id
 
     def notice_language(self, sample: str = "") -> str:
         """Notices in the conversation follow the conversation's language when set to auto."""
@@ -139,42 +138,45 @@ class ChatScreen(ChatCommands, Screen[None]):
         if setting != "auto":
             return setting
         if not sample:
-            users = [m.content for m in self.engine.messages[-6:] if m.role == "user"]
+            users = [m.content for m in self.session.messages[-6:] if m.role == "user"]
             sample = users[-1] if users else ""
         return "zh" if self.lang == "zh" else pick_language("auto", sample)
 
-    async def load_session(self, engine: Engine) -> None:
+    async def load_session(self) -> None:
+        """Show the session the ChatSession has open now (a switch cancels the rounds and
+        compactions of the one before)."""
         self.workers.cancel_group(self, "chat")
         self.workers.cancel_group(self, "compaction")
-        self.engine = engine
+        session = self.session
         self.reply_view = self.sending = None
         self.compacting = False
-        self.title = terminal_safe(engine.conversation.title) or T(self.lang, "untitled")
-        self.sub_title = f"{engine.settings.model} · #{engine.conversation.id}"
-        await self.query_one(Conversation).show(engine.messages)
-        self.query_one(SummaryPanel).show_summary(engine.summary)
+        self.title = terminal_safe(session.title) or T(self.lang, "untitled")
+        self.sub_title = f"{session.model} · #{session.id}"
+        await self.query_one(Conversation).show(session.messages)
+        self.query_one(SummaryPanel).show_summary(session.summary)
         self.query_one(SummaryPanel).set_compacting(False)
         self.query_one(TokenGauge).set_compacting(False)
         self.update_gauge()
         self.update_cost()
         self.show_compaction(self.stored_compaction())
         self.set_status()
-        self.run_detect(engine)
+        self.run_detect()
 
     @work(group="detect", exclusive=True, exit_on_error=False)
-    async def run_detect(self, engine: Engine) -> None:
+    async def run_detect(self) -> None:
         """Ask the server for its window now, so the gauge is right before the first send."""
+        cid = self.cid
         try:
-            found = await engine.detect_window()
+            found = await self.session.detect_window()
         except Exception:  # a server that cannot say is the same as one that does not
             return
         if found is not None:
-            self.post_message(ue.WindowDetected(engine.conversation.id, found))
+            self.post_message(ue.WindowDetected(cid, found))
 
     # -- the gauge and the status line ----------------------------------------------------
 
     def update_gauge(self) -> None:
-        usage = self.engine.usage(pending=self.query_one(PromptInput).text)
+        usage = self.session.usage(pending=self.query_one(PromptInput).text)
         self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
 
     def update_cost(self, *, answered: bool = False) -> None:
@@ -182,42 +184,32 @@ class ChatScreen(ChatCommands, Screen[None]):
         on every keystroke. `answered`: a round just ended, and what it reported (maybe
         nothing) is the last turn. A store that cannot be read now leaves the lines as they
         were."""
-        engine = self.engine
+        session = self.session
         try:
             if answered:
-                fresh = engine.last_usage is not self._usage_before_round
-                last = engine.last_usage if fresh else None
+                fresh = session.last_usage is not self._usage_before_round
+                last = session.last_usage if fresh else None
             else:
-                last = engine.last_usage or engine.store.latest_usage(self.cid)
-            session = engine.session_cost()
+                last = session.latest_usage()
+            tally = session.session_cost()
         except StoreError:
             return
-        self.query_one(TokenGauge).update_cost(
-            last, session, price_for(engine.settings, engine.settings.model), answered=answered)
-
-    @property
-    def summary_model(self) -> str:
-        return self.engine.settings.summary_model or self.engine.settings.model
+        self.query_one(TokenGauge).update_cost(last, tally, session.price(session.model),
+                                               answered=answered)
 
     def show_compaction(self, cost: CompactionCost | None) -> None:
-        price = price_for(self.engine.settings, cost.model) if cost is not None else None
+        price = self.session.price(cost.model) if cost is not None else None
         self.query_one(SummaryPanel).show_compaction(cost, price)
 
     def stored_compaction(self) -> CompactionCost | None:
         """What the session's newest compaction cost, as the store kept it (after a restart)."""
-        try:
-            return compaction_cost(self.engine.store.last_compaction_usage(self.cid))
-        except StoreError:
-            return None
+        return self.session.last_compaction()
 
     def _unstored_reply_tokens(self) -> int:
         """The streaming reply's text that the engine has not stored (and counted) yet."""
         if self.reply_view is None:
             return 0
-        shown = self.reply_view.message.content
-        stored = self.engine.streaming_reply
-        tail = shown[len(stored.content):] if stored is not None else shown
-        return self.engine.counter.text(tail) if tail else 0
+        return self.session.unstored_reply_tokens(self.reply_view.message.content)
 
     @on(PromptInput.Changed)
     def _typed(self) -> None:
@@ -242,7 +234,7 @@ class ChatScreen(ChatCommands, Screen[None]):
                 self.set_status("status_waiting")
             return
         self.set_status("status_retry", left=left, attempt=self._retry_attempt,
-                        most=self.engine.settings.max_retries)
+                        most=self.session.settings.max_retries)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -265,7 +257,7 @@ class ChatScreen(ChatCommands, Screen[None]):
             prompt.restore(typed or text)
             self.app.notify(T(self.lang, "busy"), severity="warning", markup=False)
             return
-        problem = missing_key_problem(self.engine.settings, self.lang)
+        problem = missing_key_problem(self.session.settings, self.lang)
         if problem:
             prompt.restore(typed or text)
             await self.say(problem, "error")
@@ -279,8 +271,8 @@ class ChatScreen(ChatCommands, Screen[None]):
         if local is not None and local.loading:
             self.show_local_progress(local.seconds)
         self.update_gauge()
-        self._usage_before_round = self.engine.last_usage
-        self.run_reply(self.engine, user)
+        self._usage_before_round = self.session.last_usage
+        self.run_reply(user)
 
     # -- the local demo model, while the app loads it -----------------------------------------
 
@@ -296,8 +288,8 @@ class ChatScreen(ChatCommands, Screen[None]):
             self.set_status("status_waiting" if self.sending is not None else None)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
-    async def run_reply(self, engine: Engine, user: Message) -> None:
-        cid = engine.conversation.id
+    async def run_reply(self, user: Message) -> None:
+        session, cid = self.session, self.cid
         try:
             local = getattr(self.app, "local", None)
             if local is not None and await local.wait() is not None:
@@ -305,7 +297,7 @@ class ChatScreen(ChatCommands, Screen[None]):
                 self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
                                                  user_text=user.content))
                 return
-            async for event in engine.stream_reply(user):
+            async for event in session.stream_reply(user):
                 if isinstance(event, ev.Delta):
                     self.post_message(ue.ReplyChunk(cid, event.text))
                 elif isinstance(event, ev.Failed):
@@ -314,7 +306,7 @@ class ChatScreen(ChatCommands, Screen[None]):
                 elif (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except asyncio.CancelledError:
-            last = engine.messages[-1] if engine.messages else None
+            last = session.messages[-1] if session.messages else None
             partial = last if last is not None and last.role == "assistant" \
                 and last.status == PARTIAL and last.id and user.id and last.id > user.id else None
             self.post_message(ue.ReplyFailed(cid, "", user_text=user.content, partial=partial,
@@ -411,9 +403,9 @@ class ChatScreen(ChatCommands, Screen[None]):
             return
         line = describe(message.event, self.notice_language())
         await self._end_reply(message.event.message, *([(line, "info")] if line else []))
-        if self.engine.usage().over_threshold:
+        if self.session.usage().over_threshold:
             # Compact now, while the user reads and types, so the next send is not delayed.
-            self.run_compaction(self.engine, "threshold")
+            self.run_compaction("threshold")
 
     @on(ue.ReplyFailed)
     async def _failed(self, message: ue.ReplyFailed) -> None:
@@ -437,10 +429,9 @@ class ChatScreen(ChatCommands, Screen[None]):
         await self._end_reply(message.partial, (error, "error"), (T(lang, "restored"), "info"))
 
     def _refresh_title(self) -> None:
-        conv = self.engine.store.get_conversation(self.cid)
-        if conv is not None and conv.title:
-            self.engine.conversation = conv
-            self.title = terminal_safe(conv.title)
+        title = self.session.refresh_title()
+        if title:
+            self.title = terminal_safe(title)
 
     @on(ue.RetryScheduled)
     async def _retry(self, message: ue.RetryScheduled) -> None:
@@ -479,11 +470,11 @@ class ChatScreen(ChatCommands, Screen[None]):
     async def show_stored(self) -> None:
         """Show the session as the engine has it now (read again after another jarvis-tui
         added to it), with the message being sent, which is stored only after that."""
-        engine = self.engine
-        shown = engine.messages + ([self.sending] if self.sending is not None
-                                   and self.sending not in engine.messages else [])
+        session = self.session
+        shown = session.messages + ([self.sending] if self.sending is not None
+                                    and self.sending not in session.messages else [])
         await self.query_one(Conversation).show(shown)
-        self.query_one(SummaryPanel).show_summary(engine.summary)
+        self.query_one(SummaryPanel).show_summary(session.summary)
         self.show_compaction(self.stored_compaction())
         self.update_gauge()
         self.update_cost()
@@ -491,12 +482,12 @@ class ChatScreen(ChatCommands, Screen[None]):
     def _watch_disk(self) -> None:
         """What the store has to say (an index it rebuilt, a field it could not read), and,
         idle, turns another jarvis-tui added to this session."""
-        for line in self.engine.store.take_notices():
+        for line in self.session.take_notices():
             self.app.notify(line, severity="warning", markup=False, timeout=15)
         if self.sending is not None or self.compacting:
             return
         try:
-            added = self.engine.catch_up()
+            added = self.session.catch_up()
         except StoreError:
             return  # the next send says what is wrong with the store
         if added:
@@ -540,12 +531,13 @@ class ChatScreen(ChatCommands, Screen[None]):
             return
         self._compaction_over()
         panel = self.query_one(SummaryPanel)
-        panel.show_summary(self.engine.summary)
+        panel.show_summary(self.session.summary)
         event = message.event
         # The event says what this compaction cost even when the store could not keep it.
-        live = compaction_cost_of(event, self.summary_model) if event.calls else None
+        live = compaction_cost_of(event, self.session.summary_model) if event.calls else None
         self.show_compaction(live or self.stored_compaction())
-        self.query_one(Conversation).refresh_messages()  # covered messages dim, stay visible
+        # Covered messages dim and stay visible.
+        self.query_one(Conversation).refresh_messages(event.covered_ids)
         await self.say(describe(message.event, self.notice_language()) or "", "compact")
         self.update_gauge()
         self.update_cost()
@@ -563,10 +555,10 @@ class ChatScreen(ChatCommands, Screen[None]):
             self.relocalize_when_idle()
 
     @work(group="compaction", exclusive=True, exit_on_error=False)
-    async def run_compaction(self, engine: Engine, reason: str, focus: str | None = None) -> None:
-        cid = engine.conversation.id
+    async def run_compaction(self, reason: str, focus: str | None = None) -> None:
+        session, cid = self.session, self.cid
         try:
-            async for event in engine.compact(reason=reason, focus=focus):
+            async for event in session.compact(reason, focus):
                 if (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
-from jarvis_tui.core.export import to_json, to_markdown
-from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import StoreError
 from jarvis_tui.ui.chat_texts import T
 from jarvis_tui.ui.commands import Command, command_help
@@ -34,7 +33,7 @@ class ChatCommands(_Base):
                 elif self.compacting:
                     await self.say(T(self.lang, "already_compacting"), "info")
                 else:
-                    self.run_compaction(self.engine, "manual", command.arg or None)
+                    self.run_compaction("manual", command.arg or None)
             case "new":
                 await self.action_new_session()
             case "pin":
@@ -51,31 +50,29 @@ class ChatCommands(_Base):
                 self.action_help()
 
     async def pin_last(self) -> None:
-        candidates = [m for m in self.engine.messages if m.status != FAILED]
-        if not candidates:
+        last = self.session.last_pinnable()
+        if last is None:
             await self.say(T(self.lang, "nothing_to_pin"), "info")
             return
-        await self.toggle_pin([candidates[-1]])
+        await self.toggle_pin([last])
 
     async def toggle_pin(self, messages: list[Message]) -> None:
         """Pin the messages (or unpin them when all are pinned); a covered one pinned comes
         back into every request, an unpinned one goes back to the summary."""
         pin = not all(m.pinned for m in messages)
-        for msg in messages:
-            self.engine.set_pinned(msg, pin)
-        self.query_one(Conversation).refresh_messages()
+        changed = self.session.set_pinned(messages, pin)
+        self.query_one(Conversation).refresh_messages(changed.message_ids)
         self.update_gauge()
         preview = " ".join(messages[0].content.split())[:60]
         await self.say(T(self.lang, "pinned" if pin else "unpinned", text=preview))
 
     async def recall(self, query: str) -> None:
-        from jarvis_tui.core.recall import search_turns
         from jarvis_tui.ui.screens.recall import RecallScreen
 
         if not query.strip():
             await self.say(T(self.lang, "recall_usage"), "info")
             return
-        turns = search_turns(self.engine.store, self.cid, self.engine.messages, query)
+        turns = self.session.search(query)
 
         async def chosen(turn: list[Message] | None) -> None:
             if turn:
@@ -86,33 +83,29 @@ class ChatCommands(_Base):
     async def export(self, arg: str) -> None:
         path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
         try:
-            data = self.engine.store.export(self.cid)
-            text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
-            path.write_text(text, encoding="utf-8")
+            n = self.session.export(path)
         except (OSError, StoreError) as err:
             await self.say(T(self.lang, "export_failed", path=path, why=explain(err)), "error")
             return
-        await self.say(T(self.lang, "exported", path=path, n=len(self.engine.messages)))
+        await self.say(T(self.lang, "exported", path=path, n=n))
 
     async def show_cost(self) -> None:
         from jarvis_tui.ui.cost_report import cost_report
 
         try:
-            session = self.engine.session_cost()
+            session = self.session.session_cost()
         except StoreError as err:
             await self.say(explain(err), "error")
             return
         await self.say(cost_report(session, self.cid, self.lang), "info")
 
     def action_copy_reply(self) -> None:
-        unsaved = self.engine.unsaved  # shown, refused by the store: the one worth copying
-        replies = [unsaved] if unsaved is not None else [
-            m for m in self.engine.messages if m.role == "assistant" and m.content]
-        if not replies:
+        reply = self.session.last_reply()
+        if reply is None:
             self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
             return
-        self.app.copy_to_clipboard(replies[-1].content)
-        self.app.notify(T(self.lang, "copied", n=len(replies[-1].content)), markup=False)
+        self.app.copy_to_clipboard(reply.content)
+        self.app.notify(T(self.lang, "copied", n=len(reply.content)), markup=False)
 
     def action_help(self) -> None:
         from jarvis_tui.ui.screens.help import HelpScreen
@@ -130,25 +123,26 @@ class ChatCommands(_Base):
     async def action_summary(self) -> None:
         from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 
-        if self.engine.summary is None:
+        if self.session.summary is None:
             await self.say(T(self.lang, "no_summary"), "info")
             return
         if self.compacting:
             await self.say(T(self.lang, "edit_while_compacting"), "info")
             return
-        covered = [m for m in self.engine.messages if m.covered]
-        self.app.push_screen(SummaryEditor(self.engine.summary, covered,
-                                           self.engine.summary_max_tokens), self._summary_edited)
+        session = self.session
+        self.app.push_screen(SummaryEditor(session.summary, session.covered(),
+                                           session.summary_max_tokens, session.tokens),
+                             self._summary_edited)
 
     async def _summary_edited(self, text: str | None) -> None:
         if not text:
             return
         try:
-            self.engine.edit_summary(text)
+            self.session.edit_summary(text)
         except (StoreError, ValueError) as err:
             await self.say(explain(err), "error")
             return
-        self.query_one(SummaryPanel).show_summary(self.engine.summary)
+        self.query_one(SummaryPanel).show_summary(self.session.summary)
         self.update_gauge()
         await self.say(T(self.lang, "summary_saved"), "info")
 
@@ -156,7 +150,7 @@ class ChatCommands(_Base):
         self.app.action_settings()  # type: ignore[attr-defined]
 
     async def action_new_session(self) -> None:
-        if not self.engine.messages:
+        if not self.session.messages:
             self.app.notify(T(self.lang, "already_new"), markup=False)
             return
         await self.app.open_session(None)  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ conversation; this is where the user fixes that, with the originals at hand to c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from textual import events, on
@@ -156,11 +157,13 @@ class SummaryEditor(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, summary: Summary, covered: list[Message], max_tokens: int) -> None:
+    def __init__(self, summary: Summary, covered: list[Message], max_tokens: int,
+                 count: Callable[[str], int] = estimate) -> None:
         super().__init__()
         self.summary = summary
         self.covered = covered
         self.max_tokens = max_tokens
+        self.count = count  # the session's calibrated count, so the editor and gauge agree
         self._confirming = False  # the first Esc with changes asked; the next one discards
         self._originals_built = False
         self._notice_for: str | None = None  # the text the notice or question was about
@@ -218,7 +221,7 @@ class SummaryEditor(ModalScreen[str | None]):
             self._confirming = False
 
     def _update_tokens(self) -> None:
-        n = estimate(self.editor.text.strip())
+        n = self.count(self.editor.text.strip())
         over = 0 < self.max_tokens < n
         if over:
             text = self._t("tokens.over", n=n, max=self.max_tokens)

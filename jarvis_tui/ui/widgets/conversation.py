@@ -4,6 +4,8 @@ user scrolls); every message stays in the store."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from jarvis_tui.core.messages import Message
 from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.widgets.message_view import MessageView
@@ -62,7 +64,10 @@ class Conversation(MessageWindow):
                 await self.mount(notice)
         return notice
 
-    def refresh_messages(self) -> None:
-        """Status, pinned or covered changed in the records: redraw the labels and dimming."""
+    def refresh_messages(self, ids: Iterable[int] | None = None) -> None:
+        """Status, pinned or covered changed for these stored messages (all by default):
+        redraw their views' labels and dimming."""
+        wanted = None if ids is None else set(ids)
         for view in self.views():
-            view.refresh_state()
+            if wanted is None or view.message.id in wanted:
+                view.refresh_state()

@@ -1,0 +1,216 @@
+"""The one object the interface talks to: the open session, the store it lives in, the
+provider it is answered by, and every number the screen shows about it.
+
+The interface never reaches the store, the token counter or the engine's attributes: what it
+shows comes from here, so the gauge, the summary editor and the cost lines count alike.
+Switching sessions or providers happens here too, so the engine and the provider it holds never
+disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.core.config import Settings, price_for
+from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
+
+ProviderFactory = Callable[[Settings], Provider]
+
+
+def _connection(s: Settings) -> tuple[object, ...]:
+    """What the provider object is built from: a change to any of these needs a new one."""
+    return (s.provider, s.base_url, s.api_key, s.request_timeout, s.connect_timeout,
+            s.first_token_timeout, s.reply_timeout)
+
+
+class ChatSession:
+    def __init__(self, settings: Settings, store: Store, provider_factory: ProviderFactory, *,
+                 forget_learned_limit: bool = False) -> None:
+        self.settings = settings
+        self.store = store
+        self._factory = provider_factory
+        self.provider = provider_factory(settings)
+        # --context-window on the command line says what the server has now: a limit learned
+        # from an older server's errors is dropped in each session this run opens.
+        self._forget = forget_learned_limit
+        latest = store.latest_conversation()
+        self.engine = self._engine(latest.id if latest else None)
+
+    def _engine(self, conversation_id: int | None) -> Engine:
+        return Engine(self.settings, self.store, self.provider, conversation_id,
+                      forget_learned_limit=self._forget)
+
+    # -- which session -----------------------------------------------------------------------
+
+    @property
+    def id(self) -> int:
+        return self.engine.conversation.id
+
+    @property
+    def title(self) -> str:
+        return self.engine.conversation.title
+
+    def open(self, conversation_id: int | None) -> None:
+        """Switch to a stored session (it becomes the one that reopens next time), or to a new
+        one (None). Raises StoreError or ValueError (no such session) and stays where it was."""
+        engine = self._engine(conversation_id)
+        if conversation_id is not None:
+            self.store.touch(conversation_id)
+        self.engine = engine
+
+    def list_sessions(self) -> list[Conversation]:
+        return self.store.list_conversations()
+
+    def refresh_title(self) -> str:
+        """The title as stored now (the first message names a new session)."""
+        conv = self.store.get_conversation(self.id)
+        if conv is not None and conv.title:
+            self.engine.conversation = conv
+        return self.title
+
+    def take_notices(self) -> list[str]:
+        """What the store has to tell the user (an index it rebuilt, a field it could not read)."""
+        return self.store.take_notices()
+
+    def catch_up(self) -> int:
+        """Turns another jarvis-tui added to this session since it was read (0: none)."""
+        return self.engine.catch_up()
+
+    # -- settings and the provider -------------------------------------------------------------
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """New settings from the next request on; a new provider when the connection changed
+        (the old one's connections are closed)."""
+        old, self.settings = self.settings, settings
+        if _connection(settings) != _connection(old):
+            previous, self.provider = self.provider, self._factory(settings)
+            self.engine.provider = self.provider
+            await previous.aclose()
+        self.engine.apply_settings(settings)
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def summary_model(self) -> str:
+        return self.settings.summary_model or self.settings.model
+
+    def price(self, model: str) -> Price | None:
+        return price_for(self.settings, model)
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+    # -- the conversation --------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message, oldest first; read-only (changes go through the methods here)."""
+        return self.engine.messages
+
+    @property
+    def summary(self) -> Summary | None:
+        return self.engine.summary
+
+    @property
+    def summary_max_tokens(self) -> int:
+        return self.engine.summary_max_tokens
+
+    def covered(self) -> list[Message]:
+        """The messages the summary stands for in requests."""
+        return [m for m in self.messages if m.covered]
+
+    def last_reply(self) -> Message | None:
+        """The reply worth copying: one the store refused (only memory holds it), else the
+        newest with text."""
+        if self.engine.unsaved is not None:
+            return self.engine.unsaved
+        replies = [m for m in self.messages if m.role == "assistant" and m.content]
+        return replies[-1] if replies else None
+
+    def last_pinnable(self) -> Message | None:
+        candidates = [m for m in self.messages if m.status != FAILED]
+        return candidates[-1] if candidates else None
+
+    def stream_reply(self, user: Message) -> AsyncIterator[ev.Event]:
+        return self.engine.stream_reply(user)
+
+    def compact(self, reason: str, focus: str | None = None) -> AsyncIterator[ev.Event]:
+        return self.engine.compact(reason=reason, focus=focus)
+
+    async def detect_window(self) -> ev.WindowDetected | None:
+        return await self.engine.detect_window()
+
+    def set_pinned(self, messages: Iterable[Message], pinned: bool) -> ev.MessagesChanged:
+        """Pin (always sent verbatim, never summarised) or unpin; raises StoreError."""
+        ids = []
+        for message in messages:
+            self.engine.set_pinned(message, pinned)
+            ids.append(message.id)
+        return ev.MessagesChanged(tuple(i for i in ids if i is not None),
+                                  "pinned" if pinned else "unpinned")
+
+    def edit_summary(self, text: str) -> Summary:
+        return self.engine.edit_summary(text)
+
+    def search(self, query: str) -> list[list[Message]]:
+        from jarvis_tui.core.recall import search_turns
+
+        return search_turns(self.store, self.id, self.messages, query)
+
+    def export(self, path: Path) -> int:
+        """Write the whole session (summaries and covered messages too) as JSON when the path
+        ends in .json, else Markdown; how many messages. Raises OSError or StoreError."""
+        data = self.store.export(self.id)
+        text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
+        path.write_text(text, encoding="utf-8")
+        return len(self.messages)
+
+    # -- numbers -------------------------------------------------------------------------------
+
+    def usage(self, pending: str = "") -> BudgetUsage:
+        """What the next request would need: what the gauge shows."""
+        return self.engine.usage(pending=pending)
+
+    def tokens(self, text: str) -> int:
+        """`text` counted as the gauge counts it (calibrated against the server)."""
+        return self.engine.counter.text(text) if text else 0
+
+    def unstored_reply_tokens(self, shown: str) -> int:
+        """Tokens of the streaming reply's text on screen that the store (and so the gauge's
+        history) does not hold yet."""
+        stored = self.engine.streaming_reply
+        tail = shown[len(stored.content):] if stored is not None else shown
+        return self.tokens(tail)
+
+    def pinned_usage(self) -> tuple[int, int]:
+        return self.engine.pinned_usage()
+
+    @property
+    def last_usage(self) -> ev.Usage | None:
+        """The server's counts of the latest request this process sent that reported any."""
+        return self.engine.last_usage
+
+    def latest_usage(self) -> ev.Usage | UsageRow | None:
+        """The latest counts, from this process or, after a restart, the store. Raises
+        StoreError."""
+        return self.engine.last_usage or self.store.latest_usage(self.id)
+
+    def session_cost(self) -> Tally:
+        return self.engine.session_cost()
+
+    def last_compaction(self) -> CompactionCost | None:
+        """What the newest compaction cost, as the store kept it; None when it cannot say."""
+        try:
+            return compaction_cost(self.store.last_compaction_usage(self.id))
+        except StoreError:
+            return None
