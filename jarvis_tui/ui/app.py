@@ -204,7 +204,7 @@ class JarvisApp(App[None]):
 
         old = self.chat
         if self.screen is not old:  # a dialog is open over it: again when it closes
-            old._relocalize_pending = True
+            old.relocalize_pending = True
             return
         self._chat = ChatScreen(old.session, draft=old.query_one(PromptInput).text)
         await self.switch_screen(self._chat)

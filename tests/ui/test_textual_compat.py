@@ -27,6 +27,50 @@ def test_private_textual_names_appear_only_in_the_compat_module():
     assert found == []
 
 
+def _textual_private_names() -> set[str]:
+    """Private attributes of the Textual classes ours derive from, as classes and instances."""
+    from textual.app import App
+    from textual.containers import Vertical, VerticalScroll
+    from textual.screen import ModalScreen, Screen
+    from textual.widget import Widget
+    from textual.widgets import Input, Select, Static, TextArea
+
+    names: set[str] = set()
+    for cls in (App, Screen, ModalScreen, Widget, Vertical, VerticalScroll, Static, Markdown,
+                TextArea, Input, Select):
+        for base in cls.__mro__:
+            names.update(k for k in vars(base) if k.startswith("_") and not k.startswith("__"))
+    for widget in (Widget(), Static(), Markdown()):
+        names.update(k for k in vars(widget) if k.startswith("_") and not k.startswith("__"))
+    return names
+
+
+def test_no_module_but_the_compat_one_reads_a_private_textual_name():
+    """Any `._name` Textual has, read or called outside the compat module (super()._on_key
+    included), unless it is a name of our own that merely shares the spelling."""
+    import ast
+
+    textual = _textual_private_names()
+    found = []
+    for path in UI.rglob("*.py"):
+        if path.name == "textual_compat.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ours = {n.name for n in ast.walk(tree)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+        ours |= {t.attr for n in ast.walk(tree) if isinstance(n, ast.Assign | ast.AnnAssign)
+                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                 if isinstance(t, ast.Attribute)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in textual:
+                continue
+            via_super = isinstance(node.value, ast.Call) and getattr(
+                node.value.func, "id", "") == "super"
+            if via_super or node.attr not in ours:
+                found.append(f"{path.relative_to(UI)}:{node.lineno}: .{node.attr}")
+    assert found == []
+
+
 def test_the_fallbacks_answer_when_textual_has_no_such_name():
     class Bare:
         pass

@@ -77,7 +77,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._retry_attempt = 0
         self._retry_timer: Timer | None = None
         self._retry_notice: Notice | None = None  # one line per round, updated per attempt
-        self._relocalize_pending = False
+        self.relocalize_pending = False
         # The engine's last counts when the round on its way began: the same ones at its end
         # means the server counted nothing this time.
         self._usage_before_round: object = None
@@ -115,13 +115,13 @@ class ChatScreen(ChatCommands, Screen[None]):
         """The language changed: the app swaps in a new chat screen, once no reply streams and
         no compaction runs (a new screen would not receive their events)."""
         if self.sending is not None or self.compacting:
-            self._relocalize_pending = True
+            self.relocalize_pending = True
         else:
-            self._relocalize_pending = False
+            self.relocalize_pending = False
             self.app.call_later(self.app.relocalize)  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
-        if self._relocalize_pending:
+        if self.relocalize_pending:
             self.relocalize_when_idle()
 
     @property
@@ -394,7 +394,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         self.refresh_bindings()
         self.update_gauge()
         self.update_cost(answered=answered)
-        if self._relocalize_pending:
+        if self.relocalize_pending:
             self.relocalize_when_idle()
 
     @on(ue.ReplyFinished)
@@ -541,7 +541,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         await self.say(describe(message.event, self.notice_language()) or "", "compact")
         self.update_gauge()
         self.update_cost()
-        if self._relocalize_pending:
+        if self.relocalize_pending:
             self.relocalize_when_idle()
 
     @on(ue.CompactionFailed)
@@ -551,7 +551,7 @@ class ChatScreen(ChatCommands, Screen[None]):
         self._compaction_over()
         kind = "info" if message.event.reason == "manual" else "warning"
         await self.say(describe(message.event, self.notice_language()) or "", kind)
-        if self._relocalize_pending:
+        if self.relocalize_pending:
             self.relocalize_when_idle()
 
     @work(group="compaction", exclusive=True, exit_on_error=False)

@@ -19,7 +19,7 @@ class PromptInput(TextArea):
     PromptInput { height: auto; min-height: 3; max-height: 12; border: tall $primary 40%; }
     PromptInput:focus { border: tall $primary; }
     """
-    # Shown in the footer, but handled in _on_key: a priority binding runs as the app receives
+    # Shown in the footer, but handled in on_key: a priority binding runs as the app receives
     # the key, ahead of the letters before it in the same burst (a fast typist, a slow link),
     # and would send half a message and wipe the rest.
     BINDINGS = [Binding("enter", "submit", "Send", show=True)]
@@ -35,18 +35,17 @@ class PromptInput(TextArea):
                          compact=False, **kwargs)
         translate_bindings(self, ui_language(self.app), T)
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Public handlers run before the base class's own (Textual walks the classes in order);
+        # prevent_default keeps TextArea from also inserting the key.
         if event.key == "enter":
             event.stop()
             event.prevent_default()
             self.action_submit()
-            return
-        if event.key in NEWLINE_KEYS:
+        elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
             self.insert("\n")
-            return
-        await super()._on_key(event)
 
     def action_submit(self) -> None:
         """Take the text out now, in key order, so keys typed after Enter stay for the next
