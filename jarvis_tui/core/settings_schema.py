@@ -127,8 +127,8 @@ SCHEMA: tuple[Setting, ...] = (
             shown=Shown("text", 100, Words("Summary model", "摘要模型"),
                         Words("empty = same as model", "留空 = 与模型相同"))),
     Setting("api_key", str, "", anything, Words("a string"),
-            "better in the environment: " + ", ".join(
-                [p.key_env for p in PROVIDERS.values() if p.key_env] + [GENERIC_KEY_ENV]),
+            "prefer the environment: " + " / ".join(
+                p.key_env for p in PROVIDERS.values() if p.key_env),
             env=GENERIC_KEY_ENV,
             flag=Flag("API key (prefer " + " / ".join(
                 p.key_env for p in PROVIDERS.values() if p.key_env) + ")"),
@@ -179,7 +179,7 @@ SCHEMA: tuple[Setting, ...] = (
                               "下一次压缩就会在很多轮之后；{range}，须低于阈值"))),
     Setting("keep_recent_turns", int, 3, Range(0, 1000),
             Words("a whole number between 0 and 1000", "0 到 1000 之间的整数"),
-            "newest turns kept verbatim when compacting (fewer if they would not fit)",
+            "newest turns a compaction keeps verbatim (fewer if they would not fit)",
             flag=Flag("turns always sent verbatim", "N"),
             shown=Shown("number", 60, Words("Turns kept verbatim", "原文保留的轮数"),
                         Words("the most recent turns are never summarised",
