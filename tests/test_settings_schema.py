@@ -112,7 +112,8 @@ def test_screen_fields_have_both_languages_and_percent_fields_a_range() -> None:
 async def test_each_provider_entry_makes_its_provider(name: str) -> None:
     spec = PROVIDERS[name]
     provider = spec.make(spec.base_url, "")
-    assert provider.name == name
+    assert type(provider).__name__ == spec.provider_class.rpartition(":")[2]
+    assert provider.key_env == spec.key_named  # what a refused key is told to set
     await provider.aclose()
     settings = load_settings(Path("/nonexistent/config.toml"), env={},
                              overrides={"provider": name})

@@ -55,8 +55,9 @@ class ProviderSpec:
 
     def make(self, base_url: str, api_key: str, **timeouts: float) -> Provider:
         module, _, name = self.provider_class.partition(":")
-        cls = getattr(importlib.import_module(module), name)
-        return cls(base_url, api_key, **timeouts)
+        provider = getattr(importlib.import_module(module), name)(base_url, api_key, **timeouts)
+        provider.key_env = self.key_named
+        return provider
 
 
 _SPECS = (
