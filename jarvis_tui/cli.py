@@ -45,6 +45,8 @@ from jarvis_tui.core.local_server import (
 )
 from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
+from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.settings_schema import Choices, with_flags
 from jarvis_tui.core.store import Store, StoreError, default_db_path
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 
@@ -66,31 +68,15 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
     g.add_argument("--db", type=Path, help="session database (default: the XDG data dir)")
     g.add_argument("--local", action="store_true",
                    help="run the bundled demo model on this machine (needs the local extra)")
-    g.add_argument("--provider", choices=("openai", "anthropic", "ollama"),
-                   help="wire protocol: openai (any OpenAI-compatible server), anthropic, ollama")
-    g.add_argument("--base-url", dest="base_url", help="API base URL")
-    g.add_argument("--model", help="model name")
-    g.add_argument("--summary-model", dest="summary_model", help="model used for summaries")
-    g.add_argument("--api-key", dest="api_key",
-                   help="API key (prefer OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-    g.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS",
-                   help="model context window, 0 = ask the server or the model table")
-    g.add_argument("--response-reserve", dest="response_reserve", type=int, metavar="TOKENS",
-                   help="tokens kept free for the reply")
-    g.add_argument("--system-reserve", dest="system_reserve", type=int, metavar="TOKENS",
-                   help="tokens kept for the system prompt")
-    g.add_argument("--compact-threshold", dest="compact_threshold", type=float,
-                   metavar="FRACTION", help="compact when the budget is this full (0.1-1.0)")
-    g.add_argument("--compact-low-water", dest="compact_low_water", type=float,
-                   metavar="FRACTION",
-                   help="a compaction goes down to this share of the budget (0.05-0.95)")
-    g.add_argument("--keep-recent-turns", dest="keep_recent_turns", type=int, metavar="N",
-                   help="turns always sent verbatim")
+    for setting in with_flags():
+        choices = setting.check.values if isinstance(setting.check, Choices) else None
+        g.add_argument(f"--{setting.name.replace('_', '-')}", dest=setting.name,
+                       type=None if setting.kind is str else setting.kind, choices=choices,
+                       metavar=setting.flag.metavar if setting.flag else None,
+                       help=setting.flag.help if setting.flag else None)
 
 
-OVERRIDE_KEYS = ("provider", "base_url", "model", "summary_model", "api_key", "context_window",
-                 "response_reserve", "system_reserve", "compact_threshold", "compact_low_water",
-                "keep_recent_turns")
+OVERRIDE_KEYS = tuple(setting.name for setting in with_flags())
 
 
 def session_id(text: str) -> int:
@@ -373,9 +359,10 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
     if not var:
         return
     if nothing_chosen:
+        others = " or ".join(p.key_env for p in PROVIDERS.values() if p.key_env not in ("", var))
         raise CliError(
             f"no provider is configured. Pick one of three ways: set {var} (or "
-            "ANTHROPIC_API_KEY) for a hosted model; or put provider, base_url and model in "
+            f"{others}) for a hosted model; or put provider, base_url and model in "
             f"{config_path()}; or pass --base-url/--provider for a server on this machine "
             "(--provider ollama for Ollama). With the local extra installed, the demo model "
             "runs by itself (README, \"Run offline\").")

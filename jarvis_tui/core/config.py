@@ -14,7 +14,7 @@ import tempfile
 import tomllib
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +26,10 @@ from tomlkit.exceptions import ParseError as TOMLEditError
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.costs import Price
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
+from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
+from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
 
 APP_NAME = "jarvis-tui"
-PROVIDERS = ("openai", "anthropic", "ollama")
-LANGUAGES = ("auto", "en", "zh")
-
-
-@dataclass
-class Settings:
-    provider: str = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key: str = field(default="", repr=False)  # never in reprs, logs or the session store
-    model: str = "gpt-4o-mini"
-    summary_model: str = ""  # "" = same as model
-    system_prompt: str = "You are Jarvis, a helpful assistant. Answer in the user's language."
-    context_window: int = 0  # 0 = detect / known model table
-    response_reserve: int = 1024
-    system_reserve: int = 512
-    compact_threshold: float = 0.70
-    # A compaction folds older turns in until the request is at most this share of the budget,
-    # so the next one is many turns away (each one re-reads the front of the request).
-    compact_low_water: float = 0.40
-    keep_recent_turns: int = 3
-    summary_max_tokens: int = 512
-    recall_budget: float = 0.15  # share of the window for recalled turns; 0 = no recall
-    request_timeout: float = 120.0  # seconds without a byte from the server
-    connect_timeout: float = 10.0
-    first_token_timeout: float = 300.0  # seconds from sending to the first text of the reply
-    reply_timeout: float = 600.0  # seconds from sending to the end of the reply
-    max_retries: int = 4
-    retry_base_delay: float = 1.0
-    retry_max_delay: float = 30.0
-    theme: str = "jarvis-dark"
-    language: str = "auto"  # auto | en | zh
-    # model name: its prices, from the file's [prices."MODEL"] tables only (no built-in list)
-    prices: dict[str, Price] = field(default_factory=dict)
 
 
 class ConfigError(Exception):
@@ -71,54 +40,9 @@ def field_names() -> list[str]:
     return [f.name for f in fields(Settings)]
 
 
-# Settings held in tables of their own rather than as one value: read from the config file only,
-# checked by their own rules, and never written back (the file's table stays as the user wrote it).
-TABLE_KEYS = ("prices",)
-
-
 def config_path() -> Path:
     """The config file; honours XDG_CONFIG_HOME on Linux."""
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
-
-
-# -- per-field checks: (expected type, predicate on the value, what the user is told) -------------
-
-def _between(lo: float, hi: float) -> Callable[[float], bool]:
-    return lambda v: math.isfinite(v) and lo <= v <= hi
-
-
-def _url(v: str) -> bool:
-    return v.startswith(("http://", "https://")) and len(v) > len("https://")
-
-
-_CHECKS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
-    "provider": (str, lambda v: v in PROVIDERS, "one of " + ", ".join(PROVIDERS)),
-    "base_url": (str, _url, "a URL starting with http:// or https://"),
-    "api_key": (str, lambda v: True, "a string"),
-    "model": (str, lambda v: bool(v.strip()), "a non-empty model name"),
-    "summary_model": (str, lambda v: True, "a model name (empty = same as model)"),
-    "system_prompt": (str, lambda v: True, "a string"),
-    "context_window": (int, _between(0, 100_000_000), "a whole number >= 0 (0 = auto)"),
-    "response_reserve": (int, _between(1, 10_000_000), "a whole number >= 1"),
-    "system_reserve": (int, _between(0, 10_000_000), "a whole number >= 0"),
-    "compact_threshold": (float, _between(0.1, 1.0),
-                          "a number between 0.1 and 1.0 (70% is written 0.7)"),
-    "compact_low_water": (float, _between(0.05, 0.95),
-                          "a number between 0.05 and 0.95 (40% is written 0.4)"),
-    "keep_recent_turns": (int, _between(0, 1000), "a whole number between 0 and 1000"),
-    "summary_max_tokens": (int, _between(32, 1_000_000), "a whole number >= 32"),
-    "recall_budget": (float, _between(0.0, 0.5),
-                      "a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
-    "request_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
-    "connect_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
-    "first_token_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
-    "reply_timeout": (float, _between(0.001, 86_400), "a number of seconds > 0"),
-    "max_retries": (int, _between(0, 20), "a whole number between 0 and 20"),
-    "retry_base_delay": (float, _between(0, 3600), "a number of seconds >= 0"),
-    "retry_max_delay": (float, _between(0, 3600), "a number of seconds >= 0"),
-    "theme": (str, lambda v: bool(v.strip()), "a non-empty theme name"),
-    "language": (str, lambda v: v in LANGUAGES, "one of " + ", ".join(LANGUAGES)),
-}
 
 
 def _show(value: object, key: str = "") -> str:
@@ -139,7 +63,8 @@ def _show(value: object, key: str = "") -> str:
 
 def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | None]:
     """(the value as the field's type, None) or (None, the problem). `parse` reads strings."""
-    kind, ok, expected = _CHECKS[key]
+    setting = SETTINGS[key]
+    kind, ok, expected = setting.kind, setting.check, setting.expected.en
     got = f"expected {expected}, got {_show(value, key)}"
     if parse and isinstance(value, str) and kind is not str:
         try:
@@ -288,6 +213,62 @@ def _quote_key(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _prices_problems(prices: dict[str, Price]) -> list[str]:
+    out = []
+    for model, price in prices.items():
+        for key in PRICE_KEYS:
+            value = getattr(price, key)
+            problem = None if value is None else _price_problem(key, value)
+            if problem:
+                out.append(f"prices.{_quote_key(model)}.{key}: {problem}")
+    return out
+
+
+_PRICES_EXAMPLE = """\
+# Prices, one table per model, in money per million tokens. Nothing is priced unless you say so.
+[prices."gpt-4o"]           # the model's exact name, quoted (a dot in it needs the quotes)
+input = 2.50                # prompt tokens
+cached_input = 1.25         # prompt tokens read from the provider's cache (default: input)
+output = 10.00              # completion tokens
+# cache_write = 3.75        # prompt tokens written to the cache (Anthropic; default: input)
+# currency = "$"            # shown before the amount (default "$"; "€", "¥", "EUR" ...)
+"""
+
+
+# -- table settings ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TableSetting:
+    """A setting held in tables of its own rather than as one value: read from the config file
+    only, checked by its own rules, and never written back (the file's table stays as the user
+    wrote it). Adding one is an entry in TABLE_KEYS."""
+
+    read: Callable[[Path, object], Any]  # the file's value; ConfigError names file and key
+    problems: Callable[[Any], list[str]]  # what validate() says of a value
+    example: str  # its part of README's config block
+    default: Callable[[], Any] = dict
+
+
+TABLE_KEYS: dict[str, TableSetting] = {
+    # model name: its prices (no built-in list)
+    "prices": TableSetting(_prices, _prices_problems, _PRICES_EXAMPLE),
+}
+
+
+def _settings_class() -> type:
+    specs = [(s.name, s.kind, field(default=s.default, repr=not s.secret)) for s in SCHEMA]
+    tables = [(name, dict, field(default_factory=t.default)) for name, t in TABLE_KEYS.items()]
+    cls = make_dataclass("Settings", specs + tables)
+    cls.__module__ = __name__
+    cls.__doc__ = ("Every setting of settings_schema.SCHEMA, with its default, and each of "
+                   "TABLE_KEYS.")
+    return cls
+
+
+# Built from the schema, so a setting is declared in one place; api_key is never in a repr.
+Settings = _settings_class()
+
+
 def price_for(settings: Settings, model: str) -> Price | None:
     """The configured price of `model` (its exact name), or None when it has none."""
     return settings.prices.get(model)
@@ -313,27 +294,6 @@ def _read_file(path: Path) -> dict[str, Any]:
                           "needs more than one level") from None
 
 
-_ENV_KEYS: dict[str, str] = {
-    "JARVIS_PROVIDER": "provider",
-    "JARVIS_MODEL": "model",
-    "JARVIS_BASE_URL": "base_url",
-    "JARVIS_API_KEY": "api_key",
-    "JARVIS_SUMMARY_MODEL": "summary_model",
-    "JARVIS_CONTEXT_WINDOW": "context_window",
-}
-# Vendor variables apply only to their own provider, so an OpenAI key is never sent to Anthropic.
-_VENDOR_ENV: dict[str, dict[str, str]] = {
-    "openai": {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url"},
-    "anthropic": {"ANTHROPIC_API_KEY": "api_key", "ANTHROPIC_BASE_URL": "base_url"},
-    "ollama": {"OLLAMA_HOST": "base_url"},
-}
-PROVIDER_DEFAULTS: dict[str, tuple[str, str]] = {  # provider: (base_url, model)
-    "openai": ("https://api.openai.com/v1", "gpt-4o-mini"),
-    "anthropic": ("https://api.anthropic.com", "claude-3-5-haiku-latest"),
-    "ollama": ("http://127.0.0.1:11434", "llama3.2"),
-}
-
-
 PROVIDER_KEYS = ("provider", "base_url", "api_key")
 
 
@@ -345,20 +305,14 @@ def provider_chosen(path: Path | None = None, *, env: Mapping[str, str] | None =
     env = os.environ if env is None else env
     if any(key in PROVIDER_KEYS for key in _read_file(path)):
         return True
-    named = [var for var, key in _ENV_KEYS.items() if key in PROVIDER_KEYS]
-    # OLLAMA_HOST alone does not count: it applies only once Ollama is the chosen provider.
-    named += [var for vendor, mapping in _VENDOR_ENV.items() if vendor != "ollama"
-              for var, key in mapping.items() if key in PROVIDER_KEYS]
+    named = [var for var, key in with_env().items() if key in PROVIDER_KEYS]
+    # A vendor's address variable may be there for the vendor's own tools (OLLAMA_HOST): such a
+    # one applies only once its provider is the chosen one, and chooses nothing.
+    named += [var for spec in PROVIDERS.values() for var in spec.vendor_env()
+              if var != spec.url_env or spec.url_env_chooses]
     if any(env.get(var) for var in named):
         return True
     return any((overrides or {}).get(key) not in (None, "") for key in PROVIDER_KEYS)
-
-
-def _provider_from_keys(env: Mapping[str, str]) -> str:
-    """No provider chosen anywhere: the one whose API key is in the environment."""
-    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
-        return "anthropic"
-    return "openai"
 
 
 def load_settings(
@@ -373,23 +327,24 @@ def load_settings(
     values: dict[str, Any] = {}
 
     for key, raw in _read_file(path).items():
-        if key == "prices":
-            values[key] = _prices(path, raw)
+        if key in TABLE_KEYS:
+            values[key] = TABLE_KEYS[key].read(path, raw)
             continue
-        if key not in _CHECKS:
+        if key not in SETTINGS:
             raise ConfigError(f"{path}: {_unknown(key)}")
         value, problem = _check(key, raw)
         if problem:
             raise ConfigError(f"{path}: key '{key}': {problem}")
         values[key] = value
 
-    def from_env(mapping: Mapping[str, str], skip: set[str]) -> None:
+    def from_env(mapping: Mapping[str, str], skip: set[str],
+                 spec: ProviderSpec | None = None) -> None:
         for var, key in mapping.items():
             raw = env.get(var, "")
             if raw == "" or key in skip:  # an empty variable counts as unset
                 continue
-            if var == "OLLAMA_HOST" and "://" not in raw:
-                raw = f"http://{raw.strip()}"  # Ollama's own variable is usually host:port
+            if spec and var == spec.url_env:
+                raw = spec.url_from_env(raw)
             value, problem = _check(key, raw, parse=True)
             if problem:
                 raise ConfigError(f"environment variable {var}: {problem}")
@@ -400,7 +355,7 @@ def load_settings(
     for key, raw in (overrides or {}).items():
         if raw is None:
             continue
-        if key not in _CHECKS:
+        if key not in SETTINGS:
             raise ConfigError(f"command line: {_unknown(key)}")
         value, problem = _check(key, raw, parse=True)
         if problem:
@@ -408,15 +363,15 @@ def load_settings(
         cli[key] = value
 
     set_by_jarvis: set[str] = set()
-    from_env(_ENV_KEYS, set_by_jarvis)
-    provider = cli.get("provider", values.get("provider")) or _provider_from_keys(env)
+    from_env(with_env(), set_by_jarvis)
+    provider = cli.get("provider", values.get("provider")) or provider_from_keys(env)
     values["provider"] = provider
-    from_env(_VENDOR_ENV.get(provider, {}), set_by_jarvis)
+    spec = PROVIDERS[provider]
+    from_env(spec.vendor_env(), set_by_jarvis, spec)
     values.update(cli)
     # Each provider has its own address and a model it surely serves, unless one was given.
-    url, model = PROVIDER_DEFAULTS[provider]
-    values.setdefault("base_url", url)
-    values.setdefault("model", model)
+    values.setdefault("base_url", spec.base_url)
+    values.setdefault("model", spec.model)
 
     settings = Settings(**values)
     problems = _cross_problems(settings)
@@ -453,12 +408,8 @@ def validate(settings: Settings) -> list[str]:
         _, problem = _check(key, value)
         if problem:
             out.append(f"{key}: {problem}")
-    for model, price in settings.prices.items():
-        for key in PRICE_KEYS:
-            value = getattr(price, key)
-            problem = None if value is None else _price_problem(key, value)
-            if problem:
-                out.append(f"prices.{_quote_key(model)}.{key}: {problem}")
+    for key, table in TABLE_KEYS.items():
+        out += table.problems(getattr(settings, key))
     # Cross-field checks compare numbers; skip them when a number is already known to be bad.
     return out or _cross_problems(settings)
 
@@ -578,7 +529,7 @@ def with_overrides(settings: Settings, **changes: Any) -> Settings:
     """A copy with some fields changed, each checked like a command-line value."""
     checked = {}
     for key, raw in changes.items():
-        if key not in _CHECKS:
+        if key not in SETTINGS:
             raise ConfigError(_unknown(key))
         value, problem = _check(key, raw, parse=True)
         if problem:

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
-from jarvis_tui.core.providers.errors import AuthError, ProviderError, StreamCut, classify
+from jarvis_tui.core.providers.errors import ProviderError, StreamCut
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.registry import PROVIDERS
 from jarvis_tui.core.providers.usage import anthropic_prompt, count
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 # Anthropic refuses a conversation that starts with the assistant; after compaction the kept
 # turns may do just that, and the earlier ones live in the summary inside the system prompt.
@@ -112,7 +112,7 @@ def _block(text: str) -> dict:
 class AnthropicProvider(HttpProvider):
     name = "anthropic"
 
-    def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str = "", *,
+    def __init__(self, base_url: str = PROVIDERS["anthropic"].base_url, api_key: str = "", *,
                  transport: httpx.AsyncBaseTransport | None = None,
                  version: str = API_VERSION, **timeouts: float) -> None:
         headers = {"anthropic-version": version, "content-type": "application/json"}
@@ -138,12 +138,7 @@ class AnthropicProvider(HttpProvider):
 
     def _error(self, status: int | None, body: str,
                headers: httpx.Headers | None = None) -> ProviderError:
-        err = classify(status, body, headers)
-        if isinstance(err, AuthError):
-            # errors.py names OpenAI's variable; an Anthropic key comes from another one.
-            err.message = err.message.replace("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-            err.args = (err.message,)
-        return self._scrub(err)
+        return self._scrub(self._classify(status, body, headers))
 
     # --- streaming -----------------------------------------------------------------------------
 

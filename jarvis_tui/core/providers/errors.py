@@ -19,6 +19,8 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from jarvis_tui.core.providers.registry import DEFAULT
+
 MAX_MESSAGE_CHARS = 300
 
 
@@ -302,9 +304,10 @@ def _label(status: int | None) -> str:
     return f" ({status})" if status else ""
 
 
-def classify(status: int | None, body: str,
-             headers: Mapping[str, str] | None = None) -> ProviderError:
-    """The typed error for an error answer. ``status`` is None for an error inside a stream."""
+def classify(status: int | None, body: str, headers: Mapping[str, str] | None = None, *,
+             key_env: str = DEFAULT.key_named) -> ProviderError:
+    """The typed error for an error answer. ``status`` is None for an error inside a stream;
+    ``key_env`` is the variable a rejected key is told to come from (the provider's)."""
     body = body or ""
     said = provider_message(body)
     if not said and status:
@@ -318,7 +321,7 @@ def classify(status: int | None, body: str,
     if status in (401, 403):
         return AuthError(
             f"The server rejected the API key{_label(status)}: {said.rstrip('.')}. "
-            "Check your API key (OPENAI_API_KEY or api_key in the config).",
+            f"Check your API key ({key_env} or api_key in the config).",
             status=status, body=body)
     if status == 429 or (status is None and "rate_limit" in kind):
         wait = parse_retry_after(headers)

@@ -7,7 +7,7 @@ import asyncio
 import json
 import re
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -21,7 +21,9 @@ from jarvis_tui.core.providers.errors import (
     RequestError,
     StreamCut,
     TimedOut,
+    classify,
 )
+from jarvis_tui.core.providers.registry import spec_of
 from jarvis_tui.core.textsafe import SurrogateJoiner
 
 MAX_BODY = 1 << 20  # bytes of an error body or whole answer read before giving up on the rest
@@ -71,6 +73,9 @@ class HttpProvider:
         self.first_token_timeout = first_token_timeout
         self.reply_timeout = reply_timeout
         self._api_key = api_key
+        # The variable a refused key is told to come from; registry entries that share this
+        # class (another OpenAI-compatible host) set their own after making it.
+        self.key_env = spec_of(self.name).key_named
         # Everything a server or an httpx error could print back: never shown.
         self._secrets = [api_key, *url_secrets(base_url)]
         # Shown in messages; credentials in the URL itself stay out of them.
@@ -208,6 +213,11 @@ class HttpProvider:
             if len(data) > MAX_BODY:
                 break
         return bytes(data[:MAX_BODY]).decode("utf-8", errors="replace")
+
+    def _classify(self, status: int | None, body: str,
+                  headers: Mapping[str, str] | None = None) -> ProviderError:
+        """classify(), telling a user whose key was refused this provider's key variable."""
+        return classify(status, body, headers, key_env=self.key_env)
 
     def _scrub(self, err: ProviderError) -> ProviderError:
         err.redact(*self._secrets)

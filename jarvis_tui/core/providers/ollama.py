@@ -19,13 +19,13 @@ from jarvis_tui.core.providers.errors import (
     ProviderError,
     RequestError,
     StreamCut,
-    classify,
     provider_message,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.registry import PROVIDERS
 from jarvis_tui.core.providers.usage import completion, ollama_usage
 
-OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
+OLLAMA_DEFAULT_URL = PROVIDERS["ollama"].base_url
 
 # Ollama allocates the KV cache for the whole num_ctx when it loads the model: running a 128k
 # model at its full length can need tens of GB, more than a laptop has. A window detected from
@@ -158,7 +158,7 @@ class OllamaProvider(HttpProvider):
             return RequestError(
                 f"Ollama cannot load {model!r}{label}: {said} Try a smaller context window or "
                 "a smaller model.", status=status, body=body)
-        return classify(status, body, headers)
+        return self._classify(status, body, headers)
 
     def _network_error(self, exc: Exception) -> ProviderError:
         err = super()._network_error(exc)

@@ -17,7 +17,6 @@ from jarvis_tui.core.providers.errors import (
     NetworkError,
     ProviderError,
     StreamCut,
-    classify,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 from jarvis_tui.core.providers.usage import completion, openai_usage
@@ -107,7 +106,7 @@ class OpenAIProvider(HttpProvider):
         probe.update(stream=False, max_tokens=1)
         for _ in range(3):
             try:
-                await self._post(self._url, probe, classify)
+                await self._post(self._url, probe, self._classify)
             except ContextOverflow:
                 raise
             except NetworkError:
@@ -146,7 +145,7 @@ class OpenAIProvider(HttpProvider):
             # Some servers and proxies reject stream_options: ask again without it.
             self._send_stream_options = False
             return _StreamOptionsRejected(body)
-        return classify(status, body, headers)
+        return self._classify(status, body, headers)
 
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
         finish: str | None = None
@@ -189,7 +188,7 @@ class OpenAIProvider(HttpProvider):
         status = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
         if status is not None and not 400 <= status <= 599:
             status = None
-        return classify(status, raw)
+        return self._classify(status, raw)
 
     # --- one-shot ------------------------------------------------------------------------------
 
@@ -197,7 +196,7 @@ class OpenAIProvider(HttpProvider):
                        context_window: int | None = None) -> Completion:
         payload = {"model": model, "messages": messages, "max_tokens": max_tokens,
                    "stream": False}
-        return self._completion(await self._post(self._url, payload, classify))
+        return self._completion(await self._post(self._url, payload, self._classify))
 
     def _completion(self, body: str) -> Completion:
         data = self._json_object(body)

@@ -28,28 +28,28 @@ from jarvis_tui.core.config import (
     validate,
     with_overrides,
 )
+from jarvis_tui.core.settings_schema import Range, on_screen
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
-# The text fields in the order shown; theme and language (Selects) follow them.
-INPUT_KEYS = (
-    "context_window",
-    "response_reserve",
-    "system_reserve",
-    "compact_threshold",
-    "compact_low_water",
-    "keep_recent_turns",
-    "recall_budget",
-    "model",
-    "base_url",
-    "summary_model",
-)
-SELECT_KEYS = ("theme", "language")
-_TEXT_KEYS = {"model", "base_url", "summary_model"}
-# Shown and typed as percentages: key -> (lowest, highest, message when out of range).
-_PERCENT_KEYS = {"compact_threshold": (10, 100, "bad_percent"),
-                 "compact_low_water": (5, 95, "bad_low_water"),
-                 "recall_budget": (0, 50, "bad_recall")}
+# The fields as the schema declares them: labels, hints, ranges and the words for what each
+# expects live there, in both languages; this module only lays them out.
+FIELDS = {setting.name: setting for setting in on_screen()}
+INPUT_KEYS = tuple(k for k, s in FIELDS.items() if s.shown and s.shown.look != "select")
+SELECT_KEYS = tuple(k for k, s in FIELDS.items() if s.shown and s.shown.look == "select")
+
+
+def _look(key: str) -> str:
+    shown = FIELDS[key].shown
+    return shown.look if shown else "text"
+
+
+def _percent_range(key: str) -> tuple[float, float]:
+    """The check's range as percentages (a fraction 0.1 is typed 10)."""
+    check = FIELDS[key].check
+    assert isinstance(check, Range), f"{key} is shown as a percentage, so its check is a range"
+    return round(check.lo * 100, 6), round(check.hi * 100, 6)
+
 
 T = Texts(
     en={
@@ -57,47 +57,11 @@ T = Texts(
         "file": "Settings file: {path}",
         "save": "Save (ctrl+s)",
         "cancel": "Cancel (Esc)",
-        "label_context_window": "Context window (tokens)",
-        "hint_context_window": "0 = detect from the server / known model",
-        "label_response_reserve": "Response reserve (tokens)",
-        "hint_response_reserve": "kept free for the model's answer",
-        "label_system_reserve": "System reserve (tokens)",
-        "hint_system_reserve": "kept for the system prompt",
-        "label_compact_threshold": "Compaction threshold (%)",
-        "hint_compact_threshold": "compact older turns when the budget is this full; "
-                                  "10-100 (70 = 70%)",
-        "label_compact_low_water": "Compact down to (%)",
-        "hint_compact_low_water": "a compaction folds older turns in until the budget is this "
-                                  "full, so the next one is many turns away; 5-95, below the "
-                                  "threshold",
-        "label_keep_recent_turns": "Turns kept verbatim",
-        "hint_keep_recent_turns": "the most recent turns are never summarised",
-        "label_recall_budget": "Recall budget (%)",
-        "hint_recall_budget": "room for earlier turns brought back when a message is about "
-                              "them; 0-50 (0 = off)",
-        "label_model": "Model",
-        "hint_model": "the model name the server knows",
-        "label_base_url": "Base URL",
-        "hint_base_url": "the API address, starting with http:// or https://",
-        "label_summary_model": "Summary model",
-        "hint_summary_model": "empty = same as model",
-        "label_theme": "Theme",
-        "hint_theme": "previewed as you choose; Esc puts the old one back",
-        "label_language": "Language",
-        "hint_language": "auto follows the system locale",
-        "lang_auto": "auto (follow the system)",
         # {reason} is config's own words; Chinese rebuilds the sentence from {need} and {got}.
         "bad_field": "{reason}",
-        "need_context_window": "a whole number >= 0 (0 = auto)",
-        "need_response_reserve": "a whole number >= 1",
-        "need_system_reserve": "a whole number >= 0",
-        "need_keep_recent_turns": "a whole number between 0 and 1000",
-        "need_model": "a non-empty model name",
-        "need_base_url": "a URL starting with http:// or https://",
-        "need_summary_model": "a model name (empty = same as model)",
-        "bad_percent": "expected a percentage between 10 and 100 (70 means 0.70), got {got}",
-        "bad_recall": "expected a percentage between 0 and 50 (15 means 0.15), got {got}",
-        "bad_low_water": "expected a percentage between 5 and 95 (40 means 0.40), got {got}",
+        # A percent field's range and example come from the schema (its check and default).
+        "bad_percent": "expected a percentage between {lo} and {hi} ({example} means "
+                       "{fraction}), got {got}",
         "pinned": "Pinned messages: {n}, {tokens} tokens, always sent in full; they take "
                   "their room from the budget.",
         "pinned_none": "Pinned messages: none (/pin or /recall pins one).",
@@ -120,43 +84,8 @@ T = Texts(
         "file": "设置文件：{path}",
         "save": "保存 (ctrl+s)",
         "cancel": "取消 (Esc)",
-        "label_context_window": "上下文窗口（token）",
-        "hint_context_window": "0 = 从服务器或已知模型检测",
-        "label_response_reserve": "回复预留（token）",
-        "hint_response_reserve": "为模型的回答留出的空间",
-        "label_system_reserve": "系统预留（token）",
-        "hint_system_reserve": "为系统提示词留出的空间",
-        "label_compact_threshold": "压缩阈值（%）",
-        "hint_compact_threshold": "预算用到这个比例时压缩较早的对话；10-100（70 即 70%）",
-        "label_compact_low_water": "压缩到（%）",
-        "hint_compact_low_water": "压缩时把较早的对话并入摘要，直到预算只用到这个比例，"
-                                  "下一次压缩就会在很多轮之后；5-95，须低于阈值",
-        "label_keep_recent_turns": "原文保留的轮数",
-        "hint_keep_recent_turns": "最近的这些轮对话永远不会被摘要",
-        "label_recall_budget": "找回预算（%）",
-        "hint_recall_budget": "新消息提到早期内容时，为找回的原始对话留出的空间；0-50（0 = 关闭）",
-        "label_model": "模型",
-        "hint_model": "服务器识别的模型名称",
-        "label_base_url": "接口地址（Base URL）",
-        "hint_base_url": "API 地址，以 http:// 或 https:// 开头",
-        "label_summary_model": "摘要模型",
-        "hint_summary_model": "留空 = 与模型相同",
-        "label_theme": "主题",
-        "hint_theme": "选择后立即预览；按 Esc 恢复原主题",
-        "label_language": "界面语言",
-        "hint_language": "自动 = 跟随系统语言环境",
-        "lang_auto": "自动（跟随系统）",
         "bad_field": "应为{need}，当前为 {got}",
-        "need_context_window": "大于或等于 0 的整数（0 = 自动）",
-        "need_response_reserve": "大于或等于 1 的整数",
-        "need_system_reserve": "大于或等于 0 的整数",
-        "need_keep_recent_turns": "0 到 1000 之间的整数",
-        "need_model": "非空的模型名称",
-        "need_base_url": "以 http:// 或 https:// 开头的网址",
-        "need_summary_model": "模型名称（留空 = 与模型相同）",
-        "bad_percent": "应为 10 到 100 之间的百分数（70 即 0.70），当前为 {got}",
-        "bad_recall": "应为 0 到 50 之间的百分数（15 即 0.15），当前为 {got}",
-        "bad_low_water": "应为 5 到 95 之间的百分数（40 即 0.40），当前为 {got}",
+        "bad_percent": "应为 {lo} 到 {hi} 之间的百分数（{example} 即 {fraction}），当前为 {got}",
         "pinned": "已固定的消息：{n} 条，{tokens} 个 token，始终完整发送，占用上面的预算。",
         "pinned_none": "已固定的消息：无（可用 /pin 或 /recall 固定）。",
         "too_small": "预留之后的预算必须为正：{window} − {response} − {system} = {tokens} "
@@ -181,7 +110,7 @@ def _num(n: int) -> str:
 
 def _shown(settings: Settings, key: str) -> str:
     value = getattr(settings, key)
-    if key in _PERCENT_KEYS:
+    if _look(key) == "percent":
         return f"{round(value * 100, 4):g}"
     return str(value)
 
@@ -255,18 +184,13 @@ class SettingsScreen(ModalScreen[Settings | None]):
                     yield from self._labels(key)
                     yield Input(self._shown[key], id=f"field-{key}", compact=True)
                     yield Static("", id=f"error-{key}", classes="error -empty", markup=False)
-                yield from self._labels("theme")
-                yield Select(
-                    [(Content(name), name) for name in self.themes],
-                    value=self.settings.theme, allow_blank=False, compact=True, id="field-theme",
-                )
-                yield from self._labels("language")
-                yield Select(
-                    [(self._t("lang_auto"), "auto"), ("English", "en"), ("中文", "zh")],
-                    value=self.settings.language if self.settings.language in ("en", "zh")
-                    else "auto",
-                    allow_blank=False, compact=True, id="field-language",
-                )
+                for key in SELECT_KEYS:
+                    yield from self._labels(key)
+                    options = self._options(key)
+                    value = getattr(self.settings, key)
+                    yield Select(
+                        options, allow_blank=False, compact=True, id=f"field-{key}",
+                        value=value if value in [v for _, v in options] else FIELDS[key].default)
             yield Static("", id="budget", markup=False)
             n, tokens = self.pinned
             yield Static(self._t("pinned", n=n, tokens=f"{tokens:,}") if n
@@ -277,9 +201,26 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Button(self._t("save"), id="save", variant="primary")
                 yield Button(self._t("cancel"), id="cancel")
 
+    def _label(self, key: str) -> str:
+        shown = FIELDS[key].shown
+        return shown.label(ui_language(self.app)) if shown else key
+
     def _labels(self, key: str) -> ComposeResult:
-        yield Static(self._t(f"label_{key}"), classes="label", markup=False)
-        yield Static(self._t(f"hint_{key}"), classes="hint", markup=False)
+        shown = FIELDS[key].shown
+        hint = shown.hint(ui_language(self.app)) if shown else ""
+        if _look(key) == "percent":
+            lo, hi = _percent_range(key)
+            hint = hint.format(range=f"{lo:g}-{hi:g}")
+        yield Static(self._label(key), classes="label", markup=False)
+        yield Static(hint, classes="hint", markup=False)
+
+    def _options(self, key: str) -> list[tuple[str | Content, str]]:
+        """A select's choices: the schema's, in its words, or for the theme the app's themes."""
+        shown = FIELDS[key].shown
+        if shown and shown.choice_labels:
+            lang = ui_language(self.app)
+            return [(words(lang), value) for value, words in shown.choice_labels.items()]
+        return [(Content(name), name) for name in self.themes]
 
     def on_mount(self) -> None:
         self._original_theme = self.app.theme
@@ -292,24 +233,27 @@ class SettingsScreen(ModalScreen[Settings | None]):
         """The field's typed value, or the reason it is wrong (in the interface language)."""
         if text == self._shown[key]:
             return getattr(self.settings, key), None  # untouched: never a change, even rounded
-        if key in _PERCENT_KEYS:
-            lowest, highest, message = _PERCENT_KEYS[key]
+        setting = FIELDS[key]
+        if _look(key) == "percent":
+            lowest, highest = _percent_range(key)
             raw = text.strip().removesuffix("%").strip()
             try:
                 percent = float(raw)
             except ValueError:
                 percent = math.nan
             if not (math.isfinite(percent) and lowest <= percent <= highest):
-                return None, self._t(message, got=repr(text.strip()))
+                return None, self._t("bad_percent", lo=f"{lowest:g}", hi=f"{highest:g}",
+                                     example=f"{setting.default * 100:g}",
+                                     fraction=f"{setting.default:.2f}", got=repr(text.strip()))
             text = str(percent / 100)
-        elif key in _TEXT_KEYS:
+        elif _look(key) == "text":
             text = text.strip()
         try:
             checked = with_overrides(self.settings, **{key: text})
         except ConfigError as e:
             reason = str(e).removeprefix(f"key '{key}': ")
-            return None, self._t("bad_field", reason=reason, need=self._t(f"need_{key}"),
-                                 got=repr(text.strip()))
+            need = setting.expected(ui_language(self.app))
+            return None, self._t("bad_field", reason=reason, need=need, got=repr(text.strip()))
         return getattr(checked, key), None
 
     def check(self) -> FormState:
@@ -367,7 +311,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
         widget.set_class(not text, "-empty")
 
     def _problem_summary(self, state: FormState) -> str:
-        parts = [self._t("item", label=self._t(f"label_{k}"), problem=p)
+        parts = [self._t("item", label=self._label(k), problem=p)
                  for k, p in state.field_problems.items()]
         return self._t("sep").join(parts + state.cross_problems)
 
