@@ -25,6 +25,7 @@ from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.costs import Price
+from jarvis_tui.core.keys_table import _keys
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 
 APP_NAME = "jarvis-tui"
@@ -61,6 +62,8 @@ class Settings:
     language: str = "auto"  # auto | en | zh
     # model name: its prices, from the file's [prices."MODEL"] tables only (no built-in list)
     prices: dict[str, Price] = field(default_factory=dict)
+    # action id -> key string, from the file's [keys] table only (ui/actions.py checks the names)
+    keys: dict[str, str] = field(default_factory=dict)
 
 
 class ConfigError(Exception):
@@ -73,7 +76,7 @@ def field_names() -> list[str]:
 
 # Settings held in tables of their own rather than as one value: read from the config file only,
 # checked by their own rules, and never written back (the file's table stays as the user wrote it).
-TABLE_KEYS = ("prices",)
+TABLE_KEYS = ("prices", "keys")
 
 
 def config_path() -> Path:
@@ -375,6 +378,9 @@ def load_settings(
     for key, raw in _read_file(path).items():
         if key == "prices":
             values[key] = _prices(path, raw)
+            continue
+        if key == "keys":
+            values[key] = _keys(path, raw)
             continue
         if key not in _CHECKS:
             raise ConfigError(f"{path}: {_unknown(key)}")
