@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from textual import work
@@ -17,8 +18,8 @@ from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui import full_gc
+from jarvis_tui.ui.actions import keymap, palette_entries
 from jarvis_tui.ui.app_texts import T
-from jarvis_tui.ui.commands import Command
 from jarvis_tui.ui.i18n import resolve_language
 from jarvis_tui.ui.local_model import LocalModel
 from jarvis_tui.ui.local_model import T as LT
@@ -57,6 +58,7 @@ class JarvisApp(App[None]):
         # from an older server's errors is dropped in each session this run opens.
         self._window_given = window_given
         self._theme_problems: list[str] = []
+        self.set_keymap(keymap(settings.keys))  # [keys] of the config file, checked by the CLI
 
     @property
     def chat(self) -> ChatScreen:
@@ -194,20 +196,8 @@ class JarvisApp(App[None]):
         yield from super().get_system_commands(screen)
         if screen is not self.screen_stack[-1] or not isinstance(screen, ChatScreen):
             return
-        lang = self.language
-        yield SystemCommand(T(lang, "cmd_summary"), T(lang, "cmd_summary_help"),
-                            screen.action_summary)
-        yield SystemCommand(T(lang, "cmd_settings"), T(lang, "cmd_settings_help"),
-                            self.action_settings)
-        yield SystemCommand(T(lang, "cmd_sessions"), T(lang, "cmd_sessions_help"),
-                            self.action_sessions)
-        yield SystemCommand(T(lang, "cmd_new"), T(lang, "cmd_new_help"),
-                            screen.action_new_session)
-        yield SystemCommand(T(lang, "cmd_compact"), T(lang, "cmd_compact_help"),
-                            lambda: screen.run_command(Command("compact", "")))
-        yield SystemCommand(T(lang, "cmd_copy"), T(lang, "cmd_copy_help"),
-                            screen.action_copy_reply)
-        yield SystemCommand(T(lang, "cmd_cost"), T(lang, "cmd_cost_help"), screen.show_cost)
+        for action, title, help_text in palette_entries(self.language, self.settings.keys):
+            yield SystemCommand(title, help_text, partial(screen.run_command, action.id))
 
     async def relocalize(self) -> None:
         """A new chat screen in the new language, same session and draft (a rebuild in place
