@@ -194,7 +194,7 @@ class JarvisApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if screen is not self.screen_stack[-1] or not isinstance(screen, ChatScreen):
+        if not isinstance(screen, ChatScreen):  # the screen under the palette, not the palette
             return
         for action, title, help_text in palette_entries(self.language, self.settings.keys):
             yield SystemCommand(title, help_text, partial(screen.run_command, action.id))
