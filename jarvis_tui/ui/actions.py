@@ -33,7 +33,6 @@ class Action:
     palette: Words | None = None  # its title in the command palette, None: not there
     palette_help: Words | None = None  # {key}: the key (or the /command) that does the same
     show: bool = True  # in the Footer
-    priority: bool = False  # runs even when the prompt would take the key
     bound: bool = True  # False: the key is the prompt's or Textual's, we only describe it
     rebindable: bool = True
     textual_action: str = ""  # what the binding runs, when not this screen's action_<id>
@@ -70,14 +69,14 @@ ACTIONS: tuple[Action, ...] = (
     Action("quit", "ctrl+q", ("Quit", "退出"), rebindable=False, textual_action="app.quit"),
     # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
     Action("page_up", "shift+pageup,ctrl+up", ("Scroll the conversation a page up",
-                                               "对话向上滚动一页"), show=False, priority=True),
+                                               "对话向上滚动一页"), show=False),
     Action("page_down", "shift+pagedown,ctrl+down", ("Scroll the conversation a page down",
                                                      "对话向下滚动一页"),
-           show=False, priority=True),
+           show=False),
     Action("oldest", "ctrl+home", ("Jump to the first message of the session",
-                                   "跳到会话的第一条消息"), show=False, priority=True),
+                                   "跳到会话的第一条消息"), show=False),
     Action("newest", "ctrl+end", ("Jump back to the newest message", "回到最新的消息"),
-           show=False, priority=True),
+           show=False),
     Action("compact", slash="compact", arg="[focus]",
            slash_text=("Summarise older turns now; an optional focus says what to keep in detail",
                        "立即摘要较早的对话；可选的 focus 指明需要详细保留的内容"),
@@ -117,7 +116,7 @@ ACTIONS: tuple[Action, ...] = (
 
 BY_ID = {a.id: a for a in ACTIONS}
 BY_SLASH = {a.slash: a for a in ACTIONS if a.slash}
-REBINDABLE = [a.id for a in ACTIONS if a.bound and a.rebindable]
+REBINDABLE = [a.id for a in ACTIONS if a.bound and a.rebindable and a.keys]
 
 
 def _texts(field: str) -> Texts:
@@ -135,9 +134,13 @@ def _say(words: Words, lang: str) -> str:
 
 
 def bindings() -> list[Binding]:
-    """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it."""
+    """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it.
+
+    All take priority: the prompt always has the focus and binds keys of its own (PageUp, F6,
+    Ctrl+A ...), and a key the user gave an action must run that action. A key that types a
+    character is refused in [keys] for the same reason."""
     return [Binding(a.keys, a.textual_action or a.id, a.key_text[0] if a.key_text else a.id,
-                    show=a.show, priority=a.priority, id=a.id)
+                    show=a.show, priority=True, id=a.id)
             for a in ACTIONS if a.bound and a.keys]
 
 
@@ -210,7 +213,7 @@ def keys_problem(keymap: dict[str, str]) -> str | None:
     given to two actions), or None when every line can be used."""
     for action_id, keys in keymap.items():
         line = f"[keys] {action_id} = {_quoted(keys)}"
-        if action_id not in BY_ID or not BY_ID[action_id].bound:
+        if action_id not in BY_ID or not BY_ID[action_id].bound or not BY_ID[action_id].keys:
             close = difflib.get_close_matches(action_id, REBINDABLE, n=1)
             hint = f"did you mean '{close[0]}'?" if close else "actions: " + ", ".join(
                 REBINDABLE)
@@ -218,9 +221,12 @@ def keys_problem(keymap: dict[str, str]) -> str | None:
         if not BY_ID[action_id].rebindable:
             fixed = BY_ID[action_id].keys
             return f"{line}: {action_id} keeps its key {fixed}; it cannot be rebound"
-        for key in keys.split(","):
-            if not _known_key(key.strip()):
-                return f"{line}: unknown key name '{key.strip()}'; {KEY_FORM}"
+        for key in (k.strip() for k in keys.split(",")):
+            if not _known_key(key):
+                return f"{line}: unknown key name '{key}'; {KEY_FORM}"
+            if key_to_character(key) is not None or key.startswith("shift+") and len(key) == 7:
+                return (f"{line}: '{key}' types a character into the prompt; give it ctrl+ "
+                        "or alt+, or use an F key")
     owner: dict[str, str] = {}
     for action in ACTIONS:
         for key in filter(None, (k.strip() for k in keys_of(action, keymap).split(","))):
