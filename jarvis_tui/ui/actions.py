@@ -33,6 +33,7 @@ class Action:
     palette: Words | None = None  # its title in the command palette, None: not there
     palette_help: Words | None = None  # {key}: the key (or the /command) that does the same
     show: bool = True  # in the Footer
+    priority: bool = False  # runs even when the prompt would take the key
     bound: bool = True  # False: the key is the prompt's or Textual's, we only describe it
     rebindable: bool = True
     textual_action: str = ""  # what the binding runs, when not this screen's action_<id>
@@ -69,14 +70,14 @@ ACTIONS: tuple[Action, ...] = (
     Action("quit", "ctrl+q", ("Quit", "退出"), rebindable=False, textual_action="app.quit"),
     # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
     Action("page_up", "shift+pageup,ctrl+up", ("Scroll the conversation a page up",
-                                               "对话向上滚动一页"), show=False),
+                                               "对话向上滚动一页"), show=False, priority=True),
     Action("page_down", "shift+pagedown,ctrl+down", ("Scroll the conversation a page down",
                                                      "对话向下滚动一页"),
-           show=False),
+           show=False, priority=True),
     Action("oldest", "ctrl+home", ("Jump to the first message of the session",
-                                   "跳到会话的第一条消息"), show=False),
+                                   "跳到会话的第一条消息"), show=False, priority=True),
     Action("newest", "ctrl+end", ("Jump back to the newest message", "回到最新的消息"),
-           show=False),
+           show=False, priority=True),
     Action("compact", slash="compact", arg="[focus]",
            slash_text=("Summarise older turns now; an optional focus says what to keep in detail",
                        "立即摘要较早的对话；可选的 focus 指明需要详细保留的内容"),
@@ -134,13 +135,9 @@ def _say(words: Words, lang: str) -> str:
 
 
 def bindings() -> list[Binding]:
-    """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it.
-
-    All take priority: the prompt always has the focus and binds keys of its own (PageUp, F6,
-    Ctrl+A ...), and a key the user gave an action must run that action. A key that types a
-    character is refused in [keys] for the same reason."""
+    """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it."""
     return [Binding(a.keys, a.textual_action or a.id, a.key_text[0] if a.key_text else a.id,
-                    show=a.show, priority=True, id=a.id)
+                    show=a.show, priority=a.priority, id=a.id)
             for a in ACTIONS if a.bound and a.keys]
 
 
@@ -203,6 +200,14 @@ def _known_key(key: str) -> bool:
     return base in _NAMED or base in REPLACED_KEYS or key_to_character(base) is not None
 
 
+def _prompt_keys() -> set[str]:
+    """Keys the prompt (a TextArea) binds itself: with the focus there, it takes them first."""
+    from textual.widgets import TextArea
+
+    keys = [b.key if isinstance(b, Binding) else b[0] for b in TextArea.BINDINGS]
+    return {k.strip() for key in keys for k in key.split(",")}
+
+
 def _quoted(text: str) -> str:
     """As the line stands in the TOML file."""
     return json.dumps(text, ensure_ascii=False)
@@ -227,6 +232,9 @@ def keys_problem(keymap: dict[str, str]) -> str | None:
             if key_to_character(key) is not None or key.startswith("shift+") and len(key) == 7:
                 return (f"{line}: '{key}' types a character into the prompt; give it ctrl+ "
                         "or alt+, or use an F key")
+            if key in _prompt_keys() and not BY_ID[action_id].priority:
+                return (f"{line}: the prompt, which has the focus, uses {key} itself; "
+                        "pick another key")
     owner: dict[str, str] = {}
     for action in ACTIONS:
         for key in filter(None, (k.strip() for k in keys_of(action, keymap).split(","))):

@@ -22,8 +22,8 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
                                                                  monkeypatch):
     for name, value in home_env(tmp_path).items():
         monkeypatch.setenv(name, value)
-    config = write_config(tmp_path, 'language = "en"\n[keys]\nsummary = "f6"\n'
-                                    'sessions = "ctrl+t,f7"\n')
+    config = write_config(tmp_path, 'language = "en"\n[keys]\nsummary = "f9"\n'
+                                    'sessions = "ctrl+t,f8"\n')
     seen: dict[str, object] = {}
 
     async def use(app: JarvisApp) -> None:
@@ -34,14 +34,14 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
             await pilot.press("f2")  # summary's old key: nothing happens
             await pilot.pause()
             seen["f2 said"] = notices(app)[len(before):]
-            await pilot.press("f6")
+            await pilot.press("f9")
             await wait_for(pilot, lambda: any("No summary yet" in n for n in notices(app)),
-                           "the summary action on F6")
+                           "the summary action on F9")
             await pilot.press("ctrl+o")  # sessions' old key
             await pilot.pause()
             seen["ctrl+o opened sessions"] = isinstance(app.screen, SessionsScreen)
-            await pilot.press("f7")
-            await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "F7")
+            await pilot.press("f8")
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), "F8")
             await pilot.press("escape")
             await pilot.press("f1")
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
@@ -53,11 +53,11 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     monkeypatch.setattr(JarvisApp, "run", run_under_pilot)
     assert cli.main(["--config", str(config), "--base-url", fake_server.base_url,
                      "--model", "fake-model"]) == 0
-    assert "f6" in seen["footer"] and "f2" not in seen["footer"]
+    assert "f9" in seen["footer"] and "f2" not in seen["footer"]
     assert seen["f2 said"] == []
     assert seen["ctrl+o opened sessions"] is False
-    assert ("F6", "Summary") in seen["help"]
-    assert ("Ctrl+T / F7", "Sessions") in seen["help"]
+    assert ("F9", "Summary") in seen["help"]
+    assert ("Ctrl+T / F8", "Sessions") in seen["help"]
     assert ("F2", "Summary") not in seen["help"]
 
 
@@ -67,9 +67,10 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     ('sumary = "f6"', "[keys] sumary = \"f6\": unknown action 'sumary'; did you mean 'summary'?"),
     ('summary = "f1"', '[keys] summary = "f1": f1 would run both help and summary; give one of '
                        "them another key"),
-    ('summary = "f6"\nsessions = "f6"', '[keys] sessions = "f6": f6 would run both summary and '
+    ('summary = "f9"\nsessions = "f9"', '[keys] sessions = "f9": f9 would run both summary and '
                                         "sessions; give one of them another key"),
     ("summary = 6", "[keys] summary = 6: expected a key in quotes"),
+    ('summary = "f6"', '[keys] summary = "f6": the prompt, which has the focus, uses f6 itself'),
 ])
 def test_a_bad_keys_table_stops_with_one_line(home, tmp_path, fake_server, table, line):
     config = write_config(tmp_path, f"[keys]\n{table}\n")
