@@ -223,7 +223,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
     # `warnings` were printed already, but the full screen hides them: the app shows them too.
     settings, how = load_choosing_local(args)
-    from jarvis_tui.ui.app import JarvisApp  # Textual is imported only when the TUI runs
+    from jarvis_tui.ui.actions import keys_problem  # Textual is imported only when the TUI runs
+    from jarvis_tui.ui.app import JarvisApp
+
+    # Which actions and key names exist is Textual's and the interface's to say, not the core's.
+    problem = keys_problem(settings.keys)
+    if problem:
+        raise CliError(f"{getattr(args, 'config', None) or config_path()}: {problem}")
 
     # The app starts the model server itself, so its loading shows on screen, not before it.
     with open_store(args) as store, \

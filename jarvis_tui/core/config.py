@@ -25,6 +25,7 @@ from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.costs import Price
+from jarvis_tui.core.keys_table import _keys
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
 from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
@@ -235,6 +236,13 @@ output = 10.00              # completion tokens
 """
 
 
+_KEYS_EXAMPLE = """\
+# Other keys for actions, one line per action you move (ids: see Keys below).
+[keys]
+# summary = "f9"
+"""
+
+
 # -- table settings ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -252,6 +260,8 @@ class TableSetting:
 TABLE_KEYS: dict[str, TableSetting] = {
     # model name: its prices (no built-in list)
     "prices": TableSetting(_prices, _prices_problems, _PRICES_EXAMPLE),
+    # action id -> key string (ui/actions.py checks the ids and key names before the app starts)
+    "keys": TableSetting(_keys, lambda keys: [], _KEYS_EXAMPLE),
 }
 
 

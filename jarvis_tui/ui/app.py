@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from textual import work
@@ -16,8 +17,8 @@ from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.session import ChatSession, ProviderFactory
 from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui import full_gc
+from jarvis_tui.ui.actions import keymap, palette_entries
 from jarvis_tui.ui.app_texts import T
-from jarvis_tui.ui.commands import Command
 from jarvis_tui.ui.i18n import resolve_language
 from jarvis_tui.ui.local_model import LocalModel
 from jarvis_tui.ui.local_model import T as LT
@@ -53,6 +54,7 @@ class JarvisApp(App[None]):
         self.local = LocalModel(local_server) if local_server is not None else None
         self._first_run = first_run
         self._theme_problems: list[str] = []
+        self.set_keymap(keymap(settings.keys))  # [keys] of the config file, checked by the CLI
 
     @property
     def session(self) -> ChatSession:
@@ -180,22 +182,10 @@ class JarvisApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if screen is not self.screen_stack[-1] or not isinstance(screen, ChatScreen):
+        if not isinstance(screen, ChatScreen):  # the screen under the palette, not the palette
             return
-        lang = self.language
-        yield SystemCommand(T(lang, "cmd_summary"), T(lang, "cmd_summary_help"),
-                            screen.action_summary)
-        yield SystemCommand(T(lang, "cmd_settings"), T(lang, "cmd_settings_help"),
-                            self.action_settings)
-        yield SystemCommand(T(lang, "cmd_sessions"), T(lang, "cmd_sessions_help"),
-                            self.action_sessions)
-        yield SystemCommand(T(lang, "cmd_new"), T(lang, "cmd_new_help"),
-                            screen.action_new_session)
-        yield SystemCommand(T(lang, "cmd_compact"), T(lang, "cmd_compact_help"),
-                            lambda: screen.run_command(Command("compact", "")))
-        yield SystemCommand(T(lang, "cmd_copy"), T(lang, "cmd_copy_help"),
-                            screen.action_copy_reply)
-        yield SystemCommand(T(lang, "cmd_cost"), T(lang, "cmd_cost_help"), screen.show_cost)
+        for action, title, help_text in palette_entries(self.language, self.settings.keys):
+            yield SystemCommand(title, help_text, partial(screen.run_command, action.id))
 
     async def relocalize(self) -> None:
         """A new chat screen in the new language, same session and draft (a rebuild in place

@@ -12,10 +12,8 @@ import time
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
@@ -28,6 +26,7 @@ from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui import full_gc
+from jarvis_tui.ui.actions import KEY_TEXTS, bindings
 from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
@@ -44,30 +43,14 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatCommands, Screen[None]):
-    BINDINGS = [
-        Binding("escape", "stop", "Stop reply"),
-        Binding("f1", "help", "Help"),
-        Binding("f2", "summary", "Summary"),
-        Binding("f3", "settings", "Settings"),
-        Binding("f4", "copy_reply", "Copy reply"),
-        Binding("ctrl+n", "new_session", "New session"),
-        Binding("ctrl+o", "sessions", "Sessions"),
-        Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
-        Binding("ctrl+q", "app.quit", "Quit"),
-        # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
-        Binding("shift+pageup,ctrl+up", "page_up", "Scroll up", show=False, priority=True),
-        Binding("shift+pagedown,ctrl+down", "page_down", "Scroll down", show=False,
-                priority=True),
-        Binding("ctrl+home", "oldest", "First message", show=False, priority=True),
-        Binding("ctrl+end", "newest", "Newest message", show=False, priority=True),
-    ]
+class ChatScreen(ChatCommands):
+    BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "") -> None:
         super().__init__()
         self.session = session
         self._draft = draft
-        translate_bindings(self, ui_language(self.app), T)
+        translate_bindings(self, ui_language(self.app), KEY_TEXTS)
         self.reply_view: MessageView | None = None
         self.sending: Message | None = None  # the user message whose reply is on its way
         self.compacting = False
@@ -118,23 +101,15 @@ class ChatScreen(ChatCommands, Screen[None]):
             self.relocalize_pending = True
         else:
             self.relocalize_pending = False
-            self.app.call_later(self.app.relocalize)  # type: ignore[attr-defined]
+            self.app.call_later(self.jarvis_app.relocalize)
 
     def on_screen_resume(self) -> None:
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
-    @property
-    def lang(self) -> str:
-        return ui_language(self.app)
-
-    @property
-    def cid(self) -> int:
-        return self.session.id
-
     def notice_language(self, sample: str = "") -> str:
         """Notices in the conversation follow the conversation's language when set to auto."""
-        setting = self.app.settings.language  # type: ignore[attr-defined]
+        setting = self.jarvis_app.settings.language
         if setting != "auto":
             return setting
         if not sample:
@@ -247,7 +222,7 @@ class ChatScreen(ChatCommands, Screen[None]):
             await self.say(unknown_text(self.lang, err.name), "warning")
             return
         if isinstance(parsed, Command):
-            await self.run_command(parsed)
+            await self.run_command(parsed.action, parsed.arg)
             return
         await self.send(parsed, event.prompt, typed=event.text)
 
@@ -563,7 +538,3 @@ class ChatScreen(ChatCommands, Screen[None]):
                     self.post_message(message)
         except Exception as err:
             self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
-
-    async def say(self, text: str, kind: str = "info") -> None:
-        if text:
-            await self.query_one(Conversation).add_notice(text, kind)

@@ -1,55 +1,80 @@
-"""What the chat screen does for slash commands and its keys: pin, export, copy, cost, help, the
-summary editor, settings and sessions. A mixin, so the screen file holds layout, sending and
-events."""
+"""What the chat screen does for its actions (ui/actions.py): one `action_<id>` method each,
+run by its key, its slash command and its palette entry alike. A base class of ChatScreen, so
+the screen file holds layout, sending and events; ChatScreen supplies the session state and the
+gauge and compaction methods declared here."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.binding import Binding
+from textual.screen import Screen
 
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.store import StoreError
+from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import T
-from jarvis_tui.ui.commands import Command, command_help
+from jarvis_tui.ui.i18n import ui_language
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
 if TYPE_CHECKING:
-    from jarvis_tui.ui.screens.chat import ChatScreen
-
-    _Base = ChatScreen
-else:
-    _Base = object
+    from jarvis_tui.ui.app import JarvisApp
 
 
-class ChatCommands(_Base):
-    async def run_command(self, command: Command) -> None:
-        match command.name:
-            case "compact":
-                if self.sending is not None:
-                    await self.say(T(self.lang, "compact_while_sending"), "info")
-                elif self.compacting:
-                    await self.say(T(self.lang, "already_compacting"), "info")
-                else:
-                    self.run_compaction("manual", command.arg or None)
-            case "new":
-                await self.action_new_session()
-            case "pin":
-                await self.pin_last()
-            case "recall":
-                await self.recall(command.arg)
-            case "export":
-                await self.export(command.arg)
-            case "copy":
-                self.action_copy_reply()
-            case "cost":
-                await self.show_cost()
-            case "help":
-                self.action_help()
+class ChatCommands(Screen[None]):
+    # Set by ChatScreen: the session shown, the message whose reply is on its way, and whether
+    # a compaction runs.
+    session: ChatSession
+    sending: Message | None
+    compacting: bool
 
-    async def pin_last(self) -> None:
+    def update_gauge(self) -> None:
+        raise NotImplementedError  # ChatScreen's: it owns the gauge
+
+    def run_compaction(self, reason: str, focus: str | None = None) -> object:
+        raise NotImplementedError  # ChatScreen's: a worker that posts the compaction's events
+
+    @property
+    def jarvis_app(self) -> JarvisApp:
+        from jarvis_tui.ui.app import JarvisApp
+
+        app = self.app
+        assert isinstance(app, JarvisApp), "the chat screen runs in the jarvis-tui app"
+        return app
+
+    @property
+    def lang(self) -> str:
+        return ui_language(self.app)
+
+    @property
+    def cid(self) -> int:
+        return self.session.id
+
+    async def say(self, text: str, kind: str = "info") -> None:
+        if text:
+            await self.query_one(Conversation).add_notice(text, kind)
+
+    async def run_command(self, action_id: str, arg: str = "") -> None:
+        """Run an action as its slash command or palette entry does; the key runs the same
+        `action_<id>` through the binding."""
+        action = BY_ID[action_id]
+        handler = getattr(self, f"action_{action.id}")
+        done = handler(arg) if action.arg else handler()
+        if inspect.isawaitable(done):
+            await done
+
+    async def action_compact(self, focus: str = "") -> None:
+        if self.sending is not None:
+            await self.say(T(self.lang, "compact_while_sending"), "info")
+        elif self.compacting:
+            await self.say(T(self.lang, "already_compacting"), "info")
+        else:
+            self.run_compaction("manual", focus or None)
+
+    async def action_pin(self) -> None:
         last = self.session.last_pinnable()
         if last is None:
             await self.say(T(self.lang, "nothing_to_pin"), "info")
@@ -66,7 +91,7 @@ class ChatCommands(_Base):
         preview = " ".join(messages[0].content.split())[:60]
         await self.say(T(self.lang, "pinned" if pin else "unpinned", text=preview))
 
-    async def recall(self, query: str) -> None:
+    async def action_recall(self, query: str = "") -> None:
         from jarvis_tui.ui.screens.recall import RecallScreen
 
         if not query.strip():
@@ -80,7 +105,7 @@ class ChatCommands(_Base):
 
         self.app.push_screen(RecallScreen(query, turns), chosen)
 
-    async def export(self, arg: str) -> None:
+    async def action_export(self, arg: str = "") -> None:
         path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
         try:
             n = self.session.export(path)
@@ -89,7 +114,7 @@ class ChatCommands(_Base):
             return
         await self.say(T(self.lang, "exported", path=path, n=n))
 
-    async def show_cost(self) -> None:
+    async def action_cost(self) -> None:
         from jarvis_tui.ui.cost_report import cost_report
 
         try:
@@ -110,15 +135,8 @@ class ChatCommands(_Base):
     def action_help(self) -> None:
         from jarvis_tui.ui.screens.help import HelpScreen
 
-        lang = self.lang
-        keys = [(_key_name(b.key), T(lang, f"key_{b.action.rsplit('.', 1)[-1]}"))
-                for b in self.BINDINGS if isinstance(b, Binding)]
-        keys += [(k, T(lang, d)) for k, d in (("Enter", "key_send"),
-                                              ("Ctrl+J / Alt+Enter", "key_newline"),
-                                              ("Tab", "key_tab"),
-                                              ("Ctrl+C", "key_copy_selection"),
-                                              ("Ctrl+P", "key_palette"))]
-        self.app.push_screen(HelpScreen(keys, command_help(self.lang)))
+        keymap = self.jarvis_app.settings.keys
+        self.app.push_screen(HelpScreen(help_keys(self.lang, keymap), help_commands(self.lang)))
 
     async def action_summary(self) -> None:
         from jarvis_tui.ui.screens.summary_editor import SummaryEditor
@@ -147,26 +165,16 @@ class ChatCommands(_Base):
         await self.say(T(self.lang, "summary_saved"), "info")
 
     def action_settings(self) -> None:
-        self.app.action_settings()  # type: ignore[attr-defined]
+        self.jarvis_app.action_settings()
 
     async def action_new_session(self) -> None:
         if not self.session.messages:
             self.app.notify(T(self.lang, "already_new"), markup=False)
             return
-        await self.app.open_session(None)  # type: ignore[attr-defined]
+        await self.jarvis_app.open_session(None)
 
     def action_sessions(self) -> None:
-        self.app.action_sessions()  # type: ignore[attr-defined]
-
-
-def _key_name(key: str) -> str:
-    """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
-    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
-
-    def part(p: str) -> str:
-        return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
-
-    return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
+        self.jarvis_app.action_sessions()
 
 
 def explain(err: BaseException) -> str:

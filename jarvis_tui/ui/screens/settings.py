@@ -29,6 +29,7 @@ from jarvis_tui.core.config import (
     with_overrides,
 )
 from jarvis_tui.core.settings_schema import Range, on_screen
+from jarvis_tui.ui.actions import keys_problem
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
@@ -287,6 +288,10 @@ class SettingsScreen(ModalScreen[Settings | None]):
         # validate() repeats the budget check (in English) when the window is set; say it once.
         said = set(budget.problems())
         state.cross_problems += [p for p in validate(candidate) if p not in said]
+        # The [keys] table is never edited (or written) here; a bad one must still not be saved.
+        keys = keys_problem(candidate.keys)
+        if keys:
+            state.cross_problems.append(keys)
         return state
 
     def changes(self, state: FormState | None = None) -> dict[str, Any]:

@@ -1,0 +1,247 @@
+"""Every action of the chat screen, declared once: its keys, its slash command, its palette entry
+and its help line, in English and Chinese.
+
+The screen's BINDINGS (and so the Footer), the slash parser, `/help`, the command palette and the
+F1 help screen are all made from ACTIONS, so a command cannot be listed in one and missing from
+another. Each action runs the chat screen's `action_<id>` method, with the typed argument when it
+has an argument hint. Entries without a binding of ours (Enter, Ctrl+J ...) are the prompt's or
+Textual's own keys, listed so the help screen shows them too.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.keys import REPLACED_KEYS, Keys, key_to_character
+
+from jarvis_tui.ui.i18n import Texts
+
+Words = tuple[str, str]  # (English, Chinese)
+
+
+@dataclass(frozen=True)
+class Action:
+    id: str
+    keys: str = ""  # default keys as Textual writes them ("f1", "shift+pageup,ctrl+up"); "" none
+    key_text: Words | None = None  # what the key does: Footer and F1 help
+    slash: str = ""  # the command typed as /name, "" for none
+    arg: str = ""  # its argument hint; an action with one gets the typed text
+    slash_text: Words | None = None  # its line in /help
+    palette: Words | None = None  # its title in the command palette, None: not there
+    palette_help: Words | None = None  # {key}: the key (or the /command) that does the same
+    show: bool = True  # in the Footer
+    priority: bool = False  # runs even when the prompt would take the key
+    bound: bool = True  # False: the key is the prompt's or Textual's, we only describe it
+    rebindable: bool = True
+    textual_action: str = ""  # what the binding runs, when not this screen's action_<id>
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("stop", "escape", ("Stop reply", "停止回复")),
+    Action("help", "f1", ("Help", "帮助"), slash="help",
+           slash_text=("List every key and command", "列出全部按键与命令")),
+    Action("summary", "f2", ("Summary", "摘要"),
+           palette=("Summary: view and edit", "摘要：查看与编辑"),
+           palette_help=("Open the conversation summary in an editor ({key})",
+                         "在编辑器中打开对话摘要（{key}）")),
+    Action("settings", "f3", ("Settings", "设置"), palette=("Settings", "设置"),
+           palette_help=("Context window, reserves, threshold, model, theme, language ({key})",
+                         "上下文窗口、预留、阈值、模型、主题、语言（{key}）")),
+    Action("copy_reply", "f4", ("Copy reply", "复制回复"), slash="copy",
+           slash_text=("Copy the last reply to the clipboard", "把最后一条回复复制到剪贴板"),
+           palette=("Copy the last reply", "复制最后一条回复"),
+           palette_help=("Copy the last reply to the clipboard ({key})",
+                         "把最后一条回复复制到剪贴板（{key}）")),
+    Action("new_session", "ctrl+n", ("New session", "新会话"), slash="new",
+           slash_text=("Start a new session (the current one stays in the store)",
+                       "开始新会话（当前会话仍保存在会话库中）"),
+           palette=("New session", "新会话"),
+           palette_help=("Start a new session; the current one stays stored ({key})",
+                         "开始新会话；当前会话仍会保存（{key}）")),
+    Action("sessions", "ctrl+o", ("Sessions", "会话"), palette=("Sessions", "会话"),
+           palette_help=("List the stored sessions and resume one ({key})",
+                         "列出已保存的会话并继续其中之一（{key}）")),
+    Action("toggle_sidebar", "ctrl+b", ("Hide / show the gauge and summary sidebar",
+                                        "隐藏 / 显示右侧的 token 预算与摘要栏"), show=False),
+    # Textual's own ctrl+q quits whatever this binding says, so moving it would not free the key.
+    Action("quit", "ctrl+q", ("Quit", "退出"), rebindable=False, textual_action="app.quit"),
+    # The prompt keeps focus and uses PageUp/PageDown itself; these scroll the conversation.
+    Action("page_up", "shift+pageup,ctrl+up", ("Scroll the conversation a page up",
+                                               "对话向上滚动一页"), show=False, priority=True),
+    Action("page_down", "shift+pagedown,ctrl+down", ("Scroll the conversation a page down",
+                                                     "对话向下滚动一页"),
+           show=False, priority=True),
+    Action("oldest", "ctrl+home", ("Jump to the first message of the session",
+                                   "跳到会话的第一条消息"), show=False, priority=True),
+    Action("newest", "ctrl+end", ("Jump back to the newest message", "回到最新的消息"),
+           show=False, priority=True),
+    Action("compact", slash="compact", arg="[focus]",
+           slash_text=("Summarise older turns now; an optional focus says what to keep in detail",
+                       "立即摘要较早的对话；可选的 focus 指明需要详细保留的内容"),
+           palette=("Compact now", "立即压缩"),
+           palette_help=("Summarise older turns now ({key})", "立即摘要较早的对话（{key}）")),
+    Action("pin", slash="pin",
+           slash_text=("Pin (or unpin) the last message: always sent verbatim, never summarised",
+                       "固定（或取消固定）最后一条消息：始终原文发送，从不被摘要")),
+    Action("recall", slash="recall", arg="QUERY",
+           slash_text=("Find earlier turns by their words, with dates; Enter pins one so it is "
+                       "always sent, even from before the summary",
+                       "按字词查找早期对话（附日期）；按 Enter 固定其中一轮，"
+                       "即使它已在摘要中也会始终发送")),
+    Action("export", slash="export", arg="[path.md|path.json]",
+           slash_text=("Write the whole session, summaries included, to a Markdown or JSON file",
+                       "把整个会话（含摘要）导出为 Markdown 或 JSON 文件")),
+    Action("cost", slash="cost",
+           slash_text=("What this session's requests cost: tokens, the share read from the "
+                       "provider's cache, and money where the model has a price",
+                       "本会话请求的开销：token 数、来自服务商缓存的比例，"
+                       "以及已设价格的模型的费用"),
+           palette=("Session cost", "会话开销"),
+           palette_help=("Tokens, cache share and money of this session's requests ({key})",
+                         "本会话请求的 token 数、缓存比例与费用（{key}）")),
+    Action("send", "enter", ("Send the message (or run a /command)", "发送消息（或执行 /命令）"),
+           bound=False, rebindable=False),
+    Action("newline", "ctrl+j,alt+enter", ("New line in the message", "在消息中换行"),
+           bound=False, rebindable=False),
+    Action("tab", "tab", ("Move focus (to scroll the conversation with the arrow keys)",
+                          "切换焦点（用方向键滚动对话）"), bound=False, rebindable=False),
+    Action("copy_selection", "ctrl+c", ("Copy the text selected with the mouse",
+                                        "复制用鼠标选中的文字"), bound=False, rebindable=False),
+    Action("palette", "ctrl+p", ("Command palette: settings, summary, sessions, themes",
+                                 "命令面板：设置、摘要、会话、主题"),
+           bound=False, rebindable=False),
+)
+
+BY_ID = {a.id: a for a in ACTIONS}
+BY_SLASH = {a.slash: a for a in ACTIONS if a.slash}
+REBINDABLE = [a.id for a in ACTIONS if a.bound and a.rebindable and a.keys]
+
+
+def _texts(field: str) -> Texts:
+    pairs = {a.id: getattr(a, field) for a in ACTIONS if getattr(a, field) is not None}
+    return Texts(en={f"key_{i}": w[0] for i, w in pairs.items()},
+                 zh={f"key_{i}": w[1] for i, w in pairs.items()})
+
+
+# As i18n.translate_bindings looks them up: key_<action>.
+KEY_TEXTS = _texts("key_text")
+
+
+def _say(words: Words, lang: str) -> str:
+    return words[1] if lang == "zh" else words[0]
+
+
+def bindings() -> list[Binding]:
+    """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it."""
+    return [Binding(a.keys, a.textual_action or a.id, a.key_text[0] if a.key_text else a.id,
+                    show=a.show, priority=a.priority, id=a.id)
+            for a in ACTIONS if a.bound and a.keys]
+
+
+def keymap(table: dict[str, str]) -> dict[str, str]:
+    """The [keys] lines Textual's keymap should apply: those that name a rebindable action."""
+    return {i: k for i, k in table.items() if i in REBINDABLE}
+
+
+def keys_of(action: Action, keymap: dict[str, str]) -> str:
+    """The keys that run `action` now: the user's [keys] line for it, else its default."""
+    return keymap.get(action.id, action.keys) if action.rebindable else action.keys
+
+
+def key_name(key: str) -> str:
+    """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
+    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+
+    def part(p: str) -> str:
+        return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
+
+    return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
+
+
+def help_keys(lang: str, keymap: dict[str, str]) -> list[tuple[str, str]]:
+    """The F1 screen's key rows: every action with a key, as it is bound now."""
+    return [(key_name(keys_of(a, keymap)), _say(a.key_text, lang))
+            for a in ACTIONS if a.keys and a.key_text]
+
+
+def help_commands(lang: str) -> list[tuple[str, str]]:
+    """The F1 screen's (and /help's) command rows."""
+    return [(f"/{a.slash} {a.arg}".strip(), _say(a.slash_text, lang))
+            for a in ACTIONS if a.slash and a.slash_text]
+
+
+def palette_entries(lang: str, keymap: dict[str, str]) -> list[tuple[Action, str, str]]:
+    """(action, title, help) for each palette entry; the help names the key, or the command."""
+    out = []
+    for a in ACTIONS:
+        if a.palette is None or a.palette_help is None:
+            continue
+        hint = key_name(keys_of(a, keymap)) if a.keys else f"/{a.slash}"
+        out.append((a, _say(a.palette, lang), _say(a.palette_help, lang).format(key=hint)))
+    return out
+
+
+# -- the [keys] table -------------------------------------------------------------------------
+
+MODIFIERS = ("ctrl", "alt", "shift", "meta", "super", "hyper")
+_NAMED = {k.value.rsplit("+", 1)[-1] for k in Keys if not k.value.startswith("<")}
+KEY_FORM = "keys are written like ctrl+n, f5, alt+enter"
+
+
+def _known_key(key: str) -> bool:
+    *mods, base = key.split("+")
+    if not base or len(set(mods)) != len(mods) or any(m not in MODIFIERS for m in mods):
+        return False
+    if len(base) == 1:
+        return base.isprintable() and not base.isspace()
+    return base in _NAMED or base in REPLACED_KEYS or key_to_character(base) is not None
+
+
+def _prompt_keys() -> set[str]:
+    """Keys the prompt (a TextArea) binds itself: with the focus there, it takes them first."""
+    from textual.widgets import TextArea
+
+    keys = [b.key if isinstance(b, Binding) else b[0] for b in TextArea.BINDINGS]
+    return {k.strip() for key in keys for k in key.split(",")}
+
+
+def _quoted(text: str) -> str:
+    """As the line stands in the TOML file."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def keys_problem(keymap: dict[str, str]) -> str | None:
+    """The first problem of a [keys] table in one line (an unknown action or key name, a key
+    given to two actions), or None when every line can be used."""
+    for action_id, keys in keymap.items():
+        line = f"[keys] {action_id} = {_quoted(keys)}"
+        if action_id not in BY_ID or not BY_ID[action_id].bound or not BY_ID[action_id].keys:
+            close = difflib.get_close_matches(action_id, REBINDABLE, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else "actions: " + ", ".join(
+                REBINDABLE)
+            return f"{line}: unknown action '{action_id}'; {hint}"
+        if not BY_ID[action_id].rebindable:
+            fixed = BY_ID[action_id].keys
+            return f"{line}: {action_id} keeps its key {fixed}; it cannot be rebound"
+        for key in (k.strip() for k in keys.split(",")):
+            if not _known_key(key):
+                return f"{line}: unknown key name '{key}'; {KEY_FORM}"
+            if key_to_character(key) is not None or key.startswith("shift+") and len(key) == 7:
+                return (f"{line}: '{key}' types a character into the prompt; give it ctrl+ "
+                        "or alt+, or use an F key")
+            if key in _prompt_keys() and not BY_ID[action_id].priority:
+                return (f"{line}: the prompt, which has the focus, uses {key} itself; "
+                        "pick another key")
+    owner: dict[str, str] = {}
+    for action in ACTIONS:
+        for key in filter(None, (k.strip() for k in keys_of(action, keymap).split(","))):
+            if key in owner:
+                first, second = owner[key], action.id
+                rebound = second if second in keymap else first
+                return (f"[keys] {rebound} = {_quoted(keymap[rebound])}: {key} would run both "
+                        f"{first} and {second}; give one of them another key")
+            owner[key] = action.id
+    return None

@@ -1,0 +1,133 @@
+"""Every action in ui/actions.py, as a user reaches it: its key, its /command, its palette entry
+and its line on the F1 screen, in English and Chinese. The handlers are replaced by recorders on
+the running screen, so what is checked is that the user's way in reaches that action."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from textual.command import CommandList
+from textual.widgets import Static
+
+from jarvis_tui.core.messages import Message
+from jarvis_tui.ui.actions import ACTIONS, REBINDABLE, help_keys, key_name, palette_entries
+from jarvis_tui.ui.app import JarvisApp
+from jarvis_tui.ui.screens.help import HelpScreen
+from tests.ui.app_helpers import SIZE, make_app, type_and_send, wait_for
+
+LANGS = ["en", "zh"]
+
+
+def record(app: JarvisApp) -> list[tuple[str, tuple[object, ...]]]:
+    """Swap every action's handler on the chat screen (and the app's quit) for a recorder."""
+    ran: list[tuple[str, tuple[object, ...]]] = []
+    screen = app.chat
+    for action in ACTIONS:
+        if not action.bound and not action.slash:
+            continue
+        owner = app if action.textual_action.startswith("app.") else screen
+        name = action.textual_action.removeprefix("app.") or action.id
+
+        def recorder(*args: object, _id: str = action.id) -> None:
+            ran.append((_id, args))
+
+        setattr(owner, f"action_{name}", recorder)
+    return ran
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
+    app = make_app(fake_server, tmp_path, language=lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ran = record(app)
+        app.chat.sending = Message("user", "on its way")  # Esc stops only a reply in progress
+        for action in ACTIONS:
+            if not action.bound or not action.keys:
+                continue
+            for key in action.keys.split(","):
+                ran.clear()
+                await pilot.press(key)
+                await pilot.pause()
+                assert [i for i, _ in ran] == [action.id], (action.id, key)
+        app.chat.sending = None
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_every_slash_command_runs_its_action(fake_server, tmp_path, lang):
+    app = make_app(fake_server, tmp_path, language=lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ran = record(app)
+        for action in ACTIONS:
+            if not action.slash:
+                continue
+            ran.clear()
+            typed = f"/{action.slash} some words" if action.arg else f"/{action.slash}"
+            await type_and_send(pilot, typed)
+            await pilot.pause()
+            assert ran == [(action.id, ("some words",) if action.arg else ())], typed
+        assert fake_server.requests == []  # none of them went to the model as a message
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_every_palette_entry_is_offered_and_runs_its_action(fake_server, tmp_path, lang):
+    app = make_app(fake_server, tmp_path, language=lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ran = record(app)
+        entries = palette_entries(lang, {})
+        assert entries
+        for action, title, _help in entries:
+            ran.clear()
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*title)
+            await wait_for(pilot, lambda: app.screen.query(CommandList)
+                           and app.screen.query_one(CommandList).option_count, title)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: ran, f"the palette running {title!r}")
+            assert [i for i, _ in ran] == [action.id], title
+            await wait_for(pilot, lambda: app.screen is app.chat, "the palette closed")
+
+
+def help_rows(app: JarvisApp, section: str) -> list[tuple[str, str]]:
+    return [tuple(str(s.content) for s in row.query(Static))  # type: ignore[misc]
+            for row in app.screen.query(f".{section}-row")]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_f1_lists_every_key_and_command(fake_server, tmp_path, lang):
+    app = make_app(fake_server, tmp_path, language=lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
+        keys = help_rows(app, "keys")
+        commands = help_rows(app, "commands")
+    for action in ACTIONS:
+        if action.keys and action.key_text:
+            text = action.key_text[1] if lang == "zh" else action.key_text[0]
+            assert (key_name(action.keys), text) in keys, action.id
+        if action.slash and action.slash_text:
+            text = action.slash_text[1] if lang == "zh" else action.slash_text[0]
+            assert any(name.split()[0] == f"/{action.slash}" and desc == text
+                       for name, desc in commands), action.id
+    # The prompt's own keys, which no binding of ours runs, are there too.
+    assert ("Ctrl+J / Alt+Enter", "New line in the message" if lang == "en" else "在消息中换行") \
+        in keys
+
+
+def test_readme_lists_the_actions_that_can_be_rebound():
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Action ids for `\[keys\]`: (.*?)\.\n", readme, flags=re.S)
+    assert found, "README's Configuration section lists the [keys] action ids"
+    listed = re.findall(r"`([a-z_]+)` \(([^)]*)\)", found.group(1))
+    assert [i for i, _ in listed] == REBINDABLE
+    defaults = dict(help_keys("en", {}))
+    for action_id, keys in listed:
+        action = next(a for a in ACTIONS if a.id == action_id)
+        assert keys == key_name(action.keys), action_id
+        assert key_name(action.keys) in defaults
+
