@@ -4,6 +4,7 @@ the running screen, so what is checked is that the user's way in reaches that ac
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -37,12 +38,18 @@ def record(app: JarvisApp) -> list[tuple[str, tuple[object, ...]]]:
     return ran
 
 
-@pytest.mark.parametrize("lang", LANGS)
-async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
+@contextlib.asynccontextmanager
+async def recording(fake_server, tmp_path, lang: str):  # type: ignore[no-untyped-def]
+    """The app running, with every action's handler swapped for a recorder of its calls."""
     app = make_app(fake_server, tmp_path, language=lang)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        ran = record(app)
+        yield app, pilot, record(app)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
+    async with recording(fake_server, tmp_path, lang) as (app, pilot, ran):
         app.chat.sending = Message("user", "on its way")  # Esc stops only a reply in progress
         for action in ACTIONS:
             if not action.bound or not action.keys:
@@ -57,10 +64,7 @@ async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_every_slash_command_runs_its_action(fake_server, tmp_path, lang):
-    app = make_app(fake_server, tmp_path, language=lang)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        ran = record(app)
+    async with recording(fake_server, tmp_path, lang) as (app, pilot, ran):
         for action in ACTIONS:
             if not action.slash:
                 continue
@@ -74,10 +78,7 @@ async def test_every_slash_command_runs_its_action(fake_server, tmp_path, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_every_palette_entry_is_offered_and_runs_its_action(fake_server, tmp_path, lang):
-    app = make_app(fake_server, tmp_path, language=lang)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        ran = record(app)
+    async with recording(fake_server, tmp_path, lang) as (app, pilot, ran):
         entries = palette_entries(lang, {})
         assert entries
         for action, title, _help in entries:
