@@ -7,6 +7,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -191,6 +192,11 @@ def test_a_hosted_provider_without_a_key_names_the_variable(home):
     result = run({**home, "JARVIS_PROVIDER": "anthropic"}, "ask", "hi")
     assert result.returncode == 2
     assert "no API key: set ANTHROPIC_API_KEY" in result.stderr
+    # The refused connection is retried with the back-off; short delays, not the default 1+2+4+8 s.
+    config = Path(home["XDG_CONFIG_HOME"]) / "jarvis-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("retry_base_delay = 0.01\nretry_max_delay = 0.05\n", encoding="utf-8")
+    config.chmod(0o600)
     result = run(home, "--provider", "ollama", "--base-url", "http://127.0.0.1:9", "ask", "hi")
     assert result.returncode == 1  # no key needed; the server is just not there
     assert "Could not connect to http://127.0.0.1:9" in result.stderr

@@ -22,6 +22,9 @@ from jarvis_tui.core.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from tests.engine_helpers import BASE
 
+# The developers' loop leaves the pixel pictures out (`-m "not snapshot"`, see README).
+pytestmark = pytest.mark.snapshot
+
 SIZE = (110, 34)
 START = 1_790_000_000.0  # a fixed moment, so the summary panel shows the same time every run
 
