@@ -27,6 +27,7 @@ from jarvis_tui.core.compaction import (
     SummaryError,
     plan_compaction,
 )
+from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
@@ -127,6 +128,7 @@ class Engine:
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()
+        self.guard = CompactionGuard()
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -177,6 +179,7 @@ class Engine:
         self.settings = settings
         self.limit.apply(settings)
         self.calibration.apply(settings)
+        self.guard.resume()  # a paused automatic compaction may work with these
 
     # ---- numbers -------------------------------------------------------------------------
 
@@ -258,6 +261,8 @@ class Engine:
 
     async def _compact(self, reason: str, focus: str | None,
                        keep_recent_turns: int | None) -> AsyncIterator[ev.Event]:
+        if not self.guard.allows(reason):
+            return  # at most once a turn, held after a useless one, paused after failures
         keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
         history = self.history()
         plan = plan_compaction(history, keep)
@@ -276,6 +281,9 @@ class Engine:
                 yield ev.CompactionFailed(
                     f"nothing to compact yet: the last {keep} turns are always kept verbatim",
                     reason)
+            return
+        if (held := self.guard.starting(reason, plan.evict)) is not None:
+            yield held
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
         before = usage.used
@@ -299,6 +307,8 @@ class Engine:
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
+            if (held := self.guard.failed()) is not None:
+                yield held
             return
         kind = "manual" if reason == "manual" else "auto"
         self.summary = self.store.add_summary(
@@ -321,6 +331,9 @@ class Engine:
             cost_completion_tokens=summarizer.completion_tokens, calls=summarizer.calls,
             cached_prefix=prefix is not None,
             covered_ids=tuple(m.id for m in plan.evict if m.id is not None))
+        held = self.guard.finished(reason, plan.evict, before - after, self.budget.tokens)
+        if held is not None:
+            yield held
 
     def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
         """The chat request's own front up to the last message to fold in (system message with
@@ -372,6 +385,7 @@ class Engine:
         try:
             if added := self.catch_up():
                 yield ev.SessionChanged(added)
+            self.guard.new_turn()
             self.replies.save_unsaved()
             async with aclosing(self._persisting(
                     lambda: self.store.add_message(self.conversation.id, user,

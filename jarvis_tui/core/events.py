@@ -62,6 +62,18 @@ class CompactionFailed:
 
 
 @dataclass(frozen=True)
+class CompactionHeld:
+    """Automatic compaction stopped so it cannot loop. `why`: "stalled" (the last one freed
+    only `freed` tokens) or "repeated" (it came back to the range it just folded): the rest of
+    this turn sends the plain window; "paused" (`failures` summaries failed in a row): until
+    /compact or a change of settings."""
+
+    why: str
+    freed: int = 0
+    failures: int = 0
+
+
+@dataclass(frozen=True)
 class Retrying:
     reason: str
     attempt: int
@@ -156,6 +168,7 @@ class Failed:
 
 Event = (
     WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
-    | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated | Trimmed | Recalled
+    | CompactionHeld | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated
+    | Trimmed | Recalled
     | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed
 )

@@ -35,6 +35,13 @@ TEXTS = {
         "save_delayed": "⏳ The session database is locked by another program; the reply is "
                         "kept and saved as soon as the lock frees",
         "manual_failed": "📦 Nothing compacted: {why}",
+        "held_stalled": "⚠ Compaction freed only {freed} tokens, too little to help, so it "
+                        "stops for this turn: the newest turns that fit are sent as they are",
+        "held_repeated": "⚠ Compaction came back to the turns it had just folded in, so it "
+                         "stops for this turn: the newest turns that fit are sent as they are",
+        "held_paused": "⚠ Automatic compaction is paused: the last {n} summaries failed. The "
+                       "newest turns that fit are sent; /compact, or a change of settings, "
+                       "starts it again",
         "trimmed": "✂ Nothing left to compact; retrying with a smaller window ({budget} tokens)",
         "detected": "ℹ The server runs this model with a {tokens}-token context window",
         "truncated": "⚠ The server silently cut the request: it read {read} of about {sent} "
@@ -68,6 +75,12 @@ TEXTS = {
         "changed": "↻ 另一个 jarvis-tui 向这个会话添加了 {n} 条消息；它们已成为对话的一部分",
         "save_delayed": "⏳ 会话数据库被另一个程序锁住；回复已保留，锁一释放就保存",
         "manual_failed": "📦 未压缩：{why}",
+        "held_stalled": "⚠ 压缩只腾出了 {freed} 个 token，作用太小，本轮不再压缩："
+                        "直接发送放得下的最新对话",
+        "held_repeated": "⚠ 压缩又回到了刚刚并入摘要的对话，本轮不再压缩："
+                         "直接发送放得下的最新对话",
+        "held_paused": "⚠ 自动压缩已暂停：最近 {n} 次摘要都失败了。将发送放得下的最新对话；"
+                       "执行 /compact 或修改设置即可重新开始",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
         "detected": "ℹ 服务器以 {tokens} tokens 的上下文窗口运行此模型",
         "truncated": "⚠ 服务器悄悄截断了请求：约 {sent} tokens 只读取了 {read}，丢掉了最早的部分。"
@@ -155,6 +168,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["manual_failed"].format(why=why)
         case ev.CompactionFailed(error=why):
             return t["compact_failed"].format(why=why)
+        case ev.CompactionHeld(why=why, freed=freed, failures=n):
+            return t[f"held_{why}"].format(freed=f"{max(freed, 0):,}", n=n)
         case ev.Retrying(reason=reason, attempt=attempt, delay_s=delay):
             # Provider messages end in a full stop; the notice continues after them.
             return t["retrying"].format(reason=reason.rstrip("."), attempt=attempt, delay=delay)

@@ -54,6 +54,10 @@ class CompactionFailed(EngineEvent):
     event: ev.CompactionFailed
 
 
+class CompactionHeld(EngineEvent):
+    event: ev.CompactionHeld
+
+
 class RetryScheduled(EngineEvent):
     event: ev.Retrying
 
@@ -118,6 +122,7 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.CompactionStarted: CompactionStarted,
     ev.CompactionFinished: CompactionFinished,
     ev.CompactionFailed: CompactionFailed,
+    ev.CompactionHeld: CompactionHeld,
     ev.Retrying: RetryScheduled,
     ev.ContextLimitLearned: ContextLimitLearned,
     ev.Trimmed: WindowTrimmed,

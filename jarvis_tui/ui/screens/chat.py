@@ -474,6 +474,7 @@ class ChatScreen(ChatCommands):
             await self.say(describe(message.event, self.notice_language()) or "", "info")
 
     @on(ue.ContextLimitLearned)
+    @on(ue.CompactionHeld)
     @on(ue.WindowTrimmed)
     @on(ue.WindowDetected)
     @on(ue.ContextTruncated)
