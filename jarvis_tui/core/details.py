@@ -1,0 +1,169 @@
+"""The details a summary tends to lose, found without a model: paths, URLs, numbers with what
+they measure, dates and times, commands and identifiers, error messages, names and decisions.
+
+Measured on a leading agent, a summary keeps most decisions but few paths, numbers and commands.
+These are found here by their shape, in English and Chinese, so what a summary left out can be
+kept beside it (the details ledger) whatever the summariser's quality.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from jarvis_tui.core.messages import Message
+
+KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision")
+CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
+
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`，。；）)\]]+")
+_PATH = re.compile(
+    r"(?<![\w/.~-])(?:[A-Za-z]:\\[^\s\"'`<>|，。；]+"  # C:\Users\x\file.txt
+    r"|~/[^\s\"'`<>，。；]*"  # ~/x
+    r"|\.{1,2}/[^\s\"'`<>，。；]+"  # ./x, ../x
+    r"|/(?:[\w.@+-]+/)*[\w.@+-]+"  # /etc/collector.yaml
+    r"|(?:[\w.-]+/)+[\w.-]+\.\w{1,8})"  # src/app/main.py
+)
+_TICKS = re.compile(r"`([^`\n]{2,200})`")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+_COMMAND = re.compile(
+    r"(?<![\w-])(?:git|npm|pnpm|yarn|pip|uv|python3?|docker|kubectl|make|cargo|go|curl|ssh|scp|"
+    r"systemctl|journalctl|sudo|apt|brew|psql|mysql|redis-cli|helm|terraform|ls|cd|rm|cp|mv|"
+    r"grep|rg|sed|awk|tar|chmod|chown|export)\s+[^\n，。；`]{1,120}")
+_IDENT = re.compile(r"\b(?:[a-z]+(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+"
+                    r"(?:[A-Z][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+|\w+\(\))")
+_UNITS_EN = (r"ms|s|sec|seconds?|minutes?|min|hours?|h|days?|weeks?|months?|years?|"
+             r"[kKMGT]i?B|bytes?|KB|MB|GB|TB|percent|tokens?|requests?|rps|qps|req/s|"
+             r"users?|items?|rows?|lines?|files?|cores?|GHz|MHz|Hz|px|em|dpi|"
+             r"USD|EUR|RMB|CNY|JPY|GBP|dollars?|euros?|yuan|yen|k|K|M|x")
+_UNITS_ZH = (r"毫秒|微秒|秒|分钟|小时|天|周|个月|月|年|万|亿|千|百|元|块|美元|欧元|日元|人|个|"
+             r"条|行|次|台|核|倍|字节|兆|度|公里|米|％|%")
+_NUMBER = re.compile(
+    r"(?:(?<=[\s(（:：,，=])|^|(?<=[\u4e00-\u9fff]))"
+    r"(?:[$€¥£]\s?)?\d[\d,]*(?:\.\d+)?"
+    rf"(?:\s?(?:{_UNITS_EN})\b|\s?(?:{_UNITS_ZH}))?")
+_PORT = re.compile(r"(?:port|端口)\s*(?:is|是|为|:|：|=)?\s*(\d{2,5})", re.I)
+_TIME = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?\b"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?\s?(?:[ap]\.?m\.?)?"
+    r"|\d{1,2}月\d{1,2}[日号](?:[上下]午)?(?:\d{1,2}[点時时](?:\d{1,2}分)?)?"
+    r"|\d{4}年\d{1,2}月(?:\d{1,2}[日号])?"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?"
+    r"(?:,? \d{4})?\b"
+    r"|[上下]午\d{1,2}[点时](?:\d{1,2}分|半)?")
+_PHONE_OR_CODE = re.compile(r"(?<![\w-])(?:\+?\d[\d -]{7,}\d|[A-Z]{2}\s?\d{3,4})(?![\w-])")
+_ERROR = re.compile(
+    r"[^\n]*(?:\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
+    r"错误|报错|异常|失败)[^\n]*", re.I)
+_DECISION = re.compile(
+    r"[^.!?\n。！？]*(?:\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
+    r"\blet'?s (?:use|go with|keep|switch to)\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
+    r"商定|确定用)[^.!?\n。！？]*[.!?。！？]?", re.I)
+_NAME = re.compile(
+    r"(?:\b(?:named|called|Mr\.|Ms\.|Dr\.|contact|ask)\s+)([A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+    r"|(?:叫|名叫|联系人|负责人是?|找)([\u4e00-\u9fff]{2,3})(?=[，。、；\s]|$)")
+
+
+@dataclass(frozen=True)
+class Detail:
+    kind: str  # one of KINDS
+    text: str  # the detail itself, as written
+    context: str  # a few words around it (what a number measures)
+    message_id: int | None = None
+
+
+def _clean(text: str) -> str:
+    return text.strip().rstrip(".,;:，。；：、)）").strip()
+
+
+def extract(text: str, message_id: int | None = None) -> list[Detail]:
+    """The salient details of one text, in the order they appear. Three layers that may nest
+    in one another (a path inside a command line, a number inside an error message) but not
+    overlap within one: what is written as code, the short details, and whole sentences."""
+    found: list[tuple[int, Detail]] = []
+    taken: dict[str, list[tuple[int, int]]] = {"code": [], "short": [], "sentence": []}
+
+    def add(layer: str, kind: str, start: int, end: int) -> None:
+        value = _clean(text[start:end])
+        if len(value) < 2 or any(a < end and start < b for a, b in taken[layer]):
+            return
+        if kind in ("number", "time", "name", "command") and layer == "short" and any(
+                a <= start and end <= b for a, b in taken["code"]):
+            return  # a part of a command line: the command is the detail
+        taken[layer].append((start, end))
+        context = text[max(0, start - CONTEXT_CHARS):min(len(text), end + CONTEXT_CHARS)]
+        found.append((start, Detail(kind, value, " ".join(context.split()), message_id)))
+
+    for m in _FENCE.finditer(text):
+        at = m.start(1)
+        for line in m.group(1).splitlines(keepends=True):
+            if line.strip():
+                add("code", "command", at, at + len(line.rstrip()))
+            at += len(line)
+    for m in _TICKS.finditer(text):
+        inner = m.group(1)
+        kind = ("url" if _URL.fullmatch(inner) else
+                "path" if _PATH.fullmatch(inner) and ("/" in inner or "\\" in inner) else
+                "command")
+        add("short" if kind != "command" else "code", kind, m.start(1), m.end(1))
+    for m in _COMMAND.finditer(text):
+        add("code", "command", m.start(), m.end())
+    for m in _URL.finditer(text):
+        add("short", "url", m.start(), m.end())
+    for m in _PATH.finditer(text):
+        if "/" in m.group() or "\\" in m.group():
+            add("short", "path", m.start(), m.end())
+    for m in _TIME.finditer(text):
+        add("short", "time", m.start(), m.end())
+    for m in _PHONE_OR_CODE.finditer(text):
+        add("short", "number", m.start(), m.end())
+    for m in _PORT.finditer(text):
+        add("short", "number", m.start(1), m.end(1))
+    for m in _NUMBER.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if len(digits) >= 2 or not m.group().strip().isdigit():
+            add("short", "number", m.start(), m.end())
+    for m in _NAME.finditer(text):
+        group = 1 if m.group(1) else 2
+        add("short", "name", m.start(group), m.end(group))
+    for m in _IDENT.finditer(text):
+        add("short", "command", m.start(), m.end())
+    for m in _ERROR.finditer(text):
+        add("sentence", "error", m.start(), m.end())
+    for m in _DECISION.finditer(text):
+        add("sentence", "decision", m.start(), m.end())
+    return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
+
+
+def details_of(messages: Iterable[Message]) -> list[Detail]:
+    """Every message's details, oldest first, each distinct text once (its first mention)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for message in messages:
+        for detail in extract(message.content, message.id):
+            key = (detail.kind, _normal(detail.text))
+            if key not in seen:
+                seen.add(key)
+                out.append(detail)
+    return out
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def omitted(details: Iterable[Detail], summary: str) -> list[Detail]:
+    """The details a summary does not state: their text is not in it (spacing and case aside;
+    a number's digits may be written without separators)."""
+    said = _normal(summary)
+    bare = re.sub(r"[,\s]", "", said)
+    out = []
+    for detail in details:
+        text = _normal(detail.text)
+        if text in said:
+            continue
+        if detail.kind == "number" and re.sub(r"[,\s]", "", text) in bare:
+            continue
+        out.append(detail)
+    return out
