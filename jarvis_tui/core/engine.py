@@ -31,6 +31,7 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
+from jarvis_tui.core.ledger import ledger_for
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
@@ -198,6 +199,11 @@ class Engine:
         """The summary's length cap: the setting, but never a third of a small budget or more."""
         return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
 
+    @property
+    def details_max_tokens(self) -> int:
+        """The ledger's cap: the setting, but never more than an eighth of the budget."""
+        return min(self.settings.details_max_tokens, self.budget.tokens // 8)
+
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, and covered ones the
         user pinned back (from /recall); failed ones left out. Kept up to date, not rebuilt:
@@ -272,7 +278,7 @@ class Engine:
         # are folded in too, all but the newest, which stays verbatim however large.
         usage = self.usage()  # a pass over the history: once, for the mark and the notice
         room = (int(self.budget.tokens * self.settings.compact_low_water)
-                - self.summary_max_tokens - usage.system_overflow)
+                - self.summary_max_tokens - self.details_max_tokens - usage.system_overflow)
         while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
             keep -= 1
             plan = plan_compaction(history, keep)
@@ -310,6 +316,9 @@ class Engine:
             if (held := self.guard.failed()) is not None:
                 yield held
             return
+        # What the summary left out of what it folds in is kept below it, word for word.
+        text = ledger_for(text, previous, plan.evict, self.messages, self.counter,
+                          self.details_max_tokens)
         kind = "manual" if reason == "manual" else "auto"
         self.summary = self.store.add_summary(
             self.conversation.id, text, plan.evict, kind=kind, focus=focus,

@@ -186,6 +186,11 @@ SCHEMA: tuple[Setting, ...] = (
                               "最近的这些轮对话永远不会被摘要"))),
     Setting("summary_max_tokens", int, 512, Range(32, 1_000_000),
             Words("a whole number >= 32"), "the longest summary a compaction asks for"),
+    Setting("details_max_tokens", int, 256, Range(0, 1_000_000),
+            Words("a whole number >= 0 (0 = no details ledger)",
+                  "大于或等于 0 的整数（0 = 不保留细节清单）"),
+            "room for details a summary left out (paths, numbers, commands), kept word for "
+            "word below it; 0 = off"),
     Setting("recall_budget", float, 0.15, Range(0.0, 0.5),
             Words("a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
             "room for earlier turns brought back into a request; 0 = off",

@@ -1,0 +1,83 @@
+"""The details ledger: what a summary left out of the turns it folded in, kept word for word in
+a section of its own below the summary, within its own token budget.
+
+The section travels with the summary (the panel shows it, F2 edits it, requests send it), and
+the next compaction reads it back: a detail the new summary states leaves the ledger, one it
+does not stays. Over budget, the least-mentioned and then the oldest go first; they stay in the
+store, where recall finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from jarvis_tui.core.details import Detail, details_of, omitted
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.tokens import TokenCounter
+
+HEADER = "Details kept word for word (paths, numbers, commands, names, decisions):"
+CONTEXT_KINDS = ("number", "time")  # shown with the words around them: what they measure
+_ENTRY = re.compile(r"^- (\w+): (.*?)(?: — (.*))?$")
+
+
+def split(summary: str) -> tuple[str, list[Detail]]:
+    """The summary's own text, and the ledger's details below it."""
+    head, marker, tail = summary.partition("\n\n" + HEADER)
+    if not marker:
+        return summary, []
+    entries = []
+    for line in tail.splitlines():
+        m = _ENTRY.match(line.strip())
+        if m:
+            entries.append(Detail(m.group(1), m.group(2), m.group(3) or ""))
+    return head, entries
+
+
+def entry(detail: Detail) -> str:
+    text = f"- {detail.kind}: {detail.text}"
+    if detail.kind in CONTEXT_KINDS and detail.context and detail.context != detail.text:
+        text += f" — {detail.context}"
+    return text
+
+
+def join(summary: str, details: Sequence[Detail]) -> str:
+    if not details:
+        return summary
+    return summary.rstrip() + "\n\n" + HEADER + "\n" + "\n".join(entry(d) for d in details)
+
+
+def mentions(detail: Detail, messages: Iterable[Message]) -> int:
+    """How many messages state it: a detail the conversation keeps coming back to matters."""
+    needle = detail.text.lower()
+    return sum(needle in m.content.lower() for m in messages)
+
+
+def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
+               conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
+    """`summary` with the ledger of what it leaves out: the previous summary's ledger and the
+    details of the turns just folded in, minus what `summary` states, within `budget` tokens.
+    A budget of 0 keeps no ledger."""
+    body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
+    if budget <= 0:
+        return body
+    _, kept = split(previous or "")
+    candidates: list[Detail] = []
+    seen: set[tuple[str, str]] = set()
+    for detail in [*kept, *details_of(folded)]:
+        key = (detail.kind, detail.text.lower())
+        if key not in seen:
+            seen.add(key)
+            candidates.append(detail)
+    left = omitted(candidates, body)
+    ranked = sorted(range(len(left)), key=lambda i: (mentions(left[i], conversation), i))
+    chosen = set(range(len(left)))
+    for i in ranked:  # least mentioned first, then oldest
+        if _tokens(counter, [left[j] for j in sorted(chosen)]) <= budget:
+            break
+        chosen.discard(i)
+    return join(body, [left[i] for i in sorted(chosen)])
+
+
+def _tokens(counter: TokenCounter, details: Sequence[Detail]) -> int:
+    return counter.text(join("", details)) if details else 0
