@@ -95,3 +95,9 @@ async def test_no_ledger_when_its_budget_is_zero(fake_server, tmp_path):
     await send(engine, "Unrelated: gardening " * 20)
     [e async for e in engine.compact(reason="manual")]
     assert HEADER not in engine.summary.content
+
+
+def test_a_number_inside_a_kept_decision_is_not_kept_twice():
+    folded = [Message("user", "我们决定用 PostgreSQL，超时 300毫秒。", id=1)]
+    _, kept = split(ledger_for("Gist.", None, folded, folded, COUNTER, 200))
+    assert [(d.kind, d.text) for d in kept] == [("decision", "我们决定用 PostgreSQL，超时 300毫秒")]

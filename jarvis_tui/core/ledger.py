@@ -10,7 +10,7 @@ store, where recall finds them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from jarvis_tui.core.details import Detail, details_of, omitted
 from jarvis_tui.core.messages import Message
@@ -47,12 +47,6 @@ def join(summary: str, details: Sequence[Detail]) -> str:
     return summary.rstrip() + "\n\n" + HEADER + "\n" + "\n".join(entry(d) for d in details)
 
 
-def mentions(detail: Detail, messages: Iterable[Message]) -> int:
-    """How many messages state it: a detail the conversation keeps coming back to matters."""
-    needle = detail.text.lower()
-    return sum(needle in m.content.lower() for m in messages)
-
-
 def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
                conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
     """`summary` with the ledger of what it leaves out: the previous summary's ledger and the
@@ -70,14 +64,17 @@ def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
             seen.add(key)
             candidates.append(detail)
     left = omitted(candidates, body)
-    ranked = sorted(range(len(left)), key=lambda i: (mentions(left[i], conversation), i))
+    # A number inside a decision or an error kept whole is said there already.
+    left = [d for d in left if not any(d is not o and d.text in o.text and len(d.text) < len(o.text)
+                                       for o in left)]
+    texts = [m.content.lower() for m in conversation]  # once, not once per detail
+    mentioned = [sum(d.text.lower() in t for t in texts) for d in left]
+    sizes = [counter.text(entry(d)) for d in left]
     chosen = set(range(len(left)))
-    for i in ranked:  # least mentioned first, then oldest
-        if _tokens(counter, [left[j] for j in sorted(chosen)]) <= budget:
+    total = sum(sizes) + counter.text(HEADER)
+    for i in sorted(chosen, key=lambda i: (mentioned[i], i)):  # least mentioned, then oldest
+        if total <= budget:
             break
         chosen.discard(i)
+        total -= sizes[i]
     return join(body, [left[i] for i in sorted(chosen)])
-
-
-def _tokens(counter: TokenCounter, details: Sequence[Detail]) -> int:
-    return counter.text(join("", details)) if details else 0
