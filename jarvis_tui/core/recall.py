@@ -18,6 +18,13 @@ qualifies when what it shares with the new one
 A back-reference ("again", "you said", "之前", "来着") lowers the share needed, never the rest.
 Only messages holding the new message's terms are read, never the whole session: this runs as
 the user types.
+
+A question names the *shape* of what it wants more often than its words: "the config file",
+"which port", "那个命令" share nothing with "it lives at /etc/app/settings.yaml". Such a cue
+counts as one more shared word for a turn that holds a detail of that shape (a path, a number, a
+command; found as the details ledger finds them), weighed as a common word is. A question that
+is nothing but a cue and points back ("that port?", "那个命令是什么来着？") brings back the newest
+covered turn holding that shape.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from itertools import pairwise
 from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
 from jarvis_tui.core.recall_index import is_cjk, query_terms
+from jarvis_tui.core.recall_shapes import SHAPE_WEIGHT, Cues, cues_of, shape_term, shapes_of
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
 
@@ -45,6 +53,7 @@ MIN_WORDS = 2  # shared words a match needs: one alone ("continue", "继续") is
 # ones say what it is about as well as all of them do.
 MAX_TERMS = 200
 COMMON_SHARE = 5  # a term in more than 1/COMMON_SHARE of the session's messages weighs nothing
+SHAPE_SCAN = 400  # messages read back for "that port?": as the user types, so a few hundred
 # Words that refer back to the conversation itself. They are taken out of the terms (no turn
 # is about "again") and lower the share needed.
 BACK_REFERENCE_WORDS = frozenset(
@@ -66,7 +75,7 @@ COMMON_ZH = ("为什么", "我们", "你们", "他们", "她们", "咱们", "大
              "一个", "一些", "一起", "可以", "就是", "还是", "但是", "因为", "所以", "如果",
              "已经", "没有", "知道", "觉得", "现在", "时候", "今天", "讨论", "问题", "事情",
              "东西", "然后", "其实", "应该", "需要", "可能", "比较", "非常", "真的", "好的",
-             "谢谢", "请问", "告诉", "顺便", "一直", "有点")
+             "谢谢", "请问", "告诉", "顺便", "一直", "有点", "说的")
 
 
 @dataclass
@@ -137,9 +146,14 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     if budget <= 0:
         return Recalled()
     wanted, back = _content_terms(query)
+    cues = cues_of(query)
     least = COVERAGE_BACK_REFERENCE if back else COVERAGE
     chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
-    for position in _evidence(store, conversation_id, history, query, wanted, least):
+    found = list(_evidence(store, conversation_id, history, query, wanted, least, cues))
+    if not found and cues.kinds and (back or cues.pointing) and all(
+            t in cues.terms for t in wanted):
+        found = _newest_of_shape(history, cues.kinds)
+    for position in found:
         start, stop = turn_span(history.all, position)
         if start not in chosen:
             chosen[start] = [m for m in history.all[start:stop] if _recallable(m)]
@@ -161,10 +175,24 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     return Recalled([chosen[start] for start in sorted(picked)], used)
 
 
+def _newest_of_shape(history: History, kinds: frozenset[str]) -> list[int]:
+    """The newest recallable message holding a detail of one of `kinds`, among the last
+    SHAPE_SCAN: "that port?" means the one said last. A port asked for is a port, not any
+    number ("how much" asks for one too in "端口是多少")."""
+    if "port" in kinds:
+        kinds = frozenset({"port"})
+    for position in range(len(history.all) - 1, max(-1, len(history.all) - 1 - SHAPE_SCAN), -1):
+        msg = history.all[position]
+        if _recallable(msg) and kinds & shapes_of(msg.content):
+            return [position]
+    return []
+
+
 def _evidence(store: Store, conversation_id: int, history: History, query: str,
-             wanted: list[str], least: float) -> Iterator[int]:
+              wanted: list[str], least: float, cues: Cues) -> Iterator[int]:
     """Positions in `history.all` of the recallable messages that single a turn out and hold
-    at least the share `least` of the weight of `wanted` (the terms of `query`), best first."""
+    at least the share `least` of the weight of `wanted` (the terms of `query`), best first.
+    A message holding a detail of a shape the query asks for holds its cue words."""
     if not wanted:
         return
     own = _own_id(history, query)
@@ -179,6 +207,12 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
         # One no other message has weighs as much as one said once: it is something the new
         # message is about that no turn is, so it counts against every match.
         weight[term] = math.log((n + 1) / max(1, len(held[term])))
+    # The cues that weigh: those that are terms of their own, else the shape itself (a cue
+    # such as "who" or a common "file" is no term, but still asks for a name or a path).
+    cue_kind = {t: k for t, k in cues.terms.items() if t in held}
+    for kind in cues.kinds - set(cue_kind.values()):
+        term = shape_term(kind)
+        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, kind
     total = sum(weight.values())
     if total <= 0:
         return
@@ -186,6 +220,7 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
     for term, ids in held.items():
         for mid in ids:
             score[mid] = score.get(mid, 0.0) + weight[term]
+    shaped = _by_shape(history, score, held, weight, cue_kind, least * total)
     specific: dict[frozenset[str], bool] = {}
     # Ties go to the newer message: a fact restated later is the current one.
     for mid in sorted((m for m in score if score[m] >= least * total),
@@ -194,12 +229,39 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
         if position is None or not _recallable(history.all[position]):
             continue  # not covered, or stored since this engine loaded
         shares = frozenset(t for t in held if mid in held[t])
-        if _words_in(shares) < MIN_WORDS:
+        by_shape = shaped.get(mid, frozenset())
+        # Cue words a shape answers are one word however many name it ("config file").
+        if _words_in(shares - by_shape) + bool(by_shape) < MIN_WORDS:
             continue
         if shares not in specific:
             specific[shares] = _specific(history, [held[t] for t in shares])
         if specific[shares]:
             yield position
+
+
+def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int]],
+              weight: dict[str, float], cue_kind: dict[str, str],
+              need: float) -> dict[int, frozenset[str]]:
+    """Adds to `held` and `score` the messages that hold a cue's shape without its word, for
+    each the cue terms so held; only messages the shape could lift to `need` are read."""
+    shaped: dict[int, frozenset[str]] = {}
+    if not cue_kind:
+        return shaped
+    for mid in list(score):
+        missing = [t for t in cue_kind if mid not in held[t]]
+        if not missing or score[mid] + sum(weight[t] for t in missing) < need:
+            continue
+        position = history.position(mid)
+        if position is None or not _recallable(history.all[position]):
+            continue
+        shapes = shapes_of(history.all[position].content)
+        answered = frozenset(t for t in missing if cue_kind[t] in shapes)
+        for term in answered:
+            held[term].add(mid)
+            score[mid] += weight[term]
+        if answered:
+            shaped[mid] = answered
+    return shaped
 
 
 def _specific(history: History, holders: list[set[int]]) -> bool:
