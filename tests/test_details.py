@@ -102,3 +102,10 @@ def test_omitted_are_the_details_a_summary_does_not_state():
                Detail("number", "8443", ""), Detail("decision", "我们决定用 PostgreSQL", "")]
     summary = "The user moved the config to /ETC/app.yaml; the budget is 4200 euros. 数据库待定。"
     assert [d.text for d in omitted(details, summary)] == ["8443", "我们决定用 PostgreSQL"]
+
+
+def test_an_error_and_a_decision_on_one_line_are_both_found():
+    found = extract("支付任务报错：回调签名验证失败 支付那块就用RocketMQ吧，定了。")
+    assert {d.kind for d in found} >= {"error", "decision"}
+    found = extract("The job failed with TimeoutError, so we decided to use a queue instead.")
+    assert {d.kind for d in found} >= {"error", "decision"}

@@ -101,3 +101,17 @@ def test_a_number_inside_a_kept_decision_is_not_kept_twice():
     folded = [Message("user", "我们决定用 PostgreSQL，超时 300毫秒。", id=1)]
     _, kept = split(ledger_for("Gist.", None, folded, folded, COUNTER, 200))
     assert [(d.kind, d.text) for d in kept] == [("decision", "我们决定用 PostgreSQL，超时 300毫秒")]
+
+
+def test_a_detail_the_previous_summary_stated_and_the_next_drops_goes_to_the_ledger():
+    # The first summary kept the path in its prose; the summary of that summary drops it, and
+    # the turn that said it is no longer among the turns folded in.
+    previous = "The collector config is at /etc/collector.yaml; we use port 8443."
+    later = [Message("user", "Unrelated: what should I cook tonight?", id=9)]
+    text = ledger_for("The user asked about dinner.", previous, later, later, COUNTER, 200)
+    _, kept = split(text)
+    assert {d.text for d in kept} >= {"/etc/collector.yaml", "8443"}
+    # Still stated: nothing to keep twice.
+    again = ledger_for("Config at /etc/collector.yaml, port 8443; dinner.", previous, later,
+                       later, COUNTER, 200)
+    assert split(again)[1] == []

@@ -78,11 +78,14 @@ def _clean(text: str) -> str:
 
 
 def extract(text: str, message_id: int | None = None) -> list[Detail]:
-    """The salient details of one text, in the order they appear. Three layers that may nest
-    in one another (a path inside a command line, a number inside an error message) but not
-    overlap within one: what is written as code, the short details, and whole sentences."""
+    """The salient details of one text, in the order they appear. Layers that may nest in one
+    another (a path inside a command line, a number inside an error message) but not overlap
+    within one: what is written as code, the short details, error lines, and decisions."""
     found: list[tuple[int, Detail]] = []
-    taken: dict[str, list[tuple[int, int]]] = {"code": [], "short": [], "sentence": []}
+    # An error line and a decision are layers of their own: "the job failed: X, so we
+    # decided to use Y" holds both.
+    taken: dict[str, list[tuple[int, int]]] = {"code": [], "short": [], "error": [],
+                                               "decision": []}
 
     def add(layer: str, kind: str, start: int, end: int) -> None:
         value = _clean(text[start:end])
@@ -130,9 +133,9 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
     for m in _IDENT.finditer(text):
         add("short", "command", m.start(), m.end())
     for m in _ERROR.finditer(text):
-        add("sentence", "error", m.start(), m.end())
+        add("error", "error", m.start(), m.end())
     for m in _DECISION.finditer(text):
-        add("sentence", "decision", m.start(), m.end())
+        add("decision", "decision", m.start(), m.end())
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from jarvis_tui.core.details import Detail, details_of, omitted
+from jarvis_tui.core.details import Detail, details_of, extract, omitted
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.tokens import TokenCounter
 
@@ -49,16 +49,19 @@ def join(summary: str, details: Sequence[Detail]) -> str:
 
 def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
                conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
-    """`summary` with the ledger of what it leaves out: the previous summary's ledger and the
-    details of the turns just folded in, minus what `summary` states, within `budget` tokens.
+    """`summary` with the ledger of what it leaves out: the previous summary's ledger, the
+    details the previous summary stated and the details of the turns just folded in, minus what
+    `summary` states, within `budget` tokens.
     A budget of 0 keeps no ledger."""
     body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
     if budget <= 0:
         return body
-    _, kept = split(previous or "")
+    said, kept = split(previous or "")
     candidates: list[Detail] = []
     seen: set[tuple[str, str]] = set()
-    for detail in [*kept, *details_of(folded)]:
+    # What the previous summary stated is checked again: a summary of a summary drops details
+    # too, and the turns that said them are long gone from what is folded in.
+    for detail in [*kept, *extract(said), *details_of(folded)]:
         key = (detail.kind, detail.text.lower())
         if key not in seen:
             seen.add(key)

@@ -33,7 +33,7 @@ _CUE_WORDS = {
     "time": "when date dates deadline day scheduled time",
     "command": "command commands cmd script invocation ran",
     "error": "error errors exception exceptions traceback crash crashed stacktrace",
-    "name": "who whom name named called person contact owner",
+    "name": "who whom name named called person contact owner owns owned talk ask reach",
     "decision": "decide decided decision decisions chose chosen choose pick picked settled agreed",
 }
 _CUE_PAIRS = {("how", w): "number" for w in "many much long big large fast slow often old".split()}
@@ -47,7 +47,7 @@ _CUE_ZH = {
     "command": "命令 指令 脚本",
     "error": "报错 错误 异常 崩溃",
     "name": "谁 名字 叫什么 负责人 联系人",
-    "decision": "决定 选了 定了 选用 采用 选的",
+    "decision": "决定 选了 定了 定的 选用 采用 选的 方案",
 }
 WORD_KIND = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}
 ZH_KIND = [(phrase, kind) for kind, words in _CUE_ZH.items() for phrase in words.split()]
