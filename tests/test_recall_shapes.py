@@ -77,6 +77,7 @@ def test_cues_and_shapes():
     assert cues_of("Which file did we change?").kinds == {"path"}
     assert cues_of("what was the port?").kinds == {"port"}
     assert cues_of("那个服务的端口是多少来着？").kinds == {"port", "number"}
+    assert cues_of("接口的响应时间是多少？").terms["时间"] == {"number", "time"}
     assert cues_of("那个服务的端口是多少来着？").pointing
     assert "口是" in cues_of("端口是多少？").terms  # the pair across the cue's edge
     assert cues_of("The config file is broken.").kinds == frozenset()  # not a question

@@ -44,14 +44,15 @@ _NUMBER = re.compile(
     r"(?:[$€¥£]\s?)?\d[\d,]*(?:\.\d+)?"
     rf"(?:\s?(?:{_UNITS_EN})\b|\s?(?:{_UNITS_ZH}))?")
 _PORT = re.compile(r"(?:port|端口)\s*(?:is|是|为|:|：|=)?\s*(\d{2,5})", re.I)
+_DAYPART = r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
 _TIME = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\s?(?:[ap]\.?m\.?)?"
-    r"|\d{1,2}月\d{1,2}[日号](?:[上下]午)?(?:\d{1,2}[点時时](?:\d{1,2}分)?)?"
+    rf"|\d{{1,2}}月\d{{1,2}}[日号]{_DAYPART}?(?:\d{{1,2}}[点時时](?:\d{{1,2}}分|半)?)?"
     r"|\d{4}年\d{1,2}月(?:\d{1,2}[日号])?"
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?"
     r"(?:,? \d{4})?\b"
-    r"|[上下]午\d{1,2}[点时](?:\d{1,2}分|半)?")
+    rf"|{_DAYPART}\d{{1,2}}[点时](?:\d{{1,2}}分|半)?|\d{{1,2}}[点时](?:\d{{1,2}}分|半)")
 _PHONE_OR_CODE = re.compile(r"(?<![\w-])(?:\+?\d[\d -]{7,}\d|[A-Z]{2}\s?\d{3,4})(?![\w-])")
 _ERROR = re.compile(
     r"[^\n]*(?:\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
@@ -62,6 +63,8 @@ _DECISION = re.compile(
     r"商定|确定用)[^.!?\n。！？]*[.!?。！？]?", re.I)
 _NAME = re.compile(
     r"(?:\b(?:named|called|Mr\.|Ms\.|Dr\.|contact|ask)\s+)([A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+    # "our rep is Diego Alvarez": a first and a last name said as what someone is.
+    r"|(?:\b(?:is|was)\s+)([A-Z][a-z]+ [A-Z][a-z]+)(?=[\s,.;!?]|$)"
     r"|(?:叫|名叫|联系人|负责人是?|找)([\u4e00-\u9fff]{2,3})(?=[，。、；\s]|$)")
 
 
@@ -128,7 +131,7 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
         if len(digits) >= 2 or not m.group().strip().isdigit():
             add("short", "number", m.start(), m.end())
     for m in _NAME.finditer(text):
-        group = 1 if m.group(1) else 2
+        group = next(i for i in (1, 2, 3) if m.group(i))
         add("short", "name", m.start(group), m.end(group))
     for m in _IDENT.finditer(text):
         add("short", "command", m.start(), m.end())

@@ -75,7 +75,7 @@ COMMON_ZH = ("为什么", "我们", "你们", "他们", "她们", "咱们", "大
              "一个", "一些", "一起", "可以", "就是", "还是", "但是", "因为", "所以", "如果",
              "已经", "没有", "知道", "觉得", "现在", "时候", "今天", "讨论", "问题", "事情",
              "东西", "然后", "其实", "应该", "需要", "可能", "比较", "非常", "真的", "好的",
-             "谢谢", "请问", "告诉", "顺便", "一直", "有点", "说的")
+             "谢谢", "请问", "告诉", "顺便", "一直", "有点", "说的", "最后", "那边", "那块")
 
 
 @dataclass
@@ -210,9 +210,9 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
     # The cues that weigh: those that are terms of their own, else the shape itself (a cue
     # such as "who" or a common "file" is no term, but still asks for a name or a path).
     cue_kind = {t: k for t, k in cues.terms.items() if t in held}
-    for kind in cues.kinds - set(cue_kind.values()):
+    for kind in cues.kinds - set().union(*cue_kind.values()):
         term = shape_term(kind)
-        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, kind
+        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, frozenset({kind})
     total = sum(weight.values())
     if total <= 0:
         return
@@ -240,7 +240,7 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
 
 
 def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int]],
-              weight: dict[str, float], cue_kind: dict[str, str],
+              weight: dict[str, float], cue_kind: dict[str, frozenset[str]],
               need: float) -> dict[int, frozenset[str]]:
     """Adds to `held` and `score` the messages that hold a cue's shape without its word, for
     each the cue terms so held; only messages the shape could lift to `need` are read."""
@@ -255,7 +255,7 @@ def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int
         if position is None or not _recallable(history.all[position]):
             continue
         shapes = shapes_of(history.all[position].content)
-        answered = frozenset(t for t in missing if cue_kind[t] in shapes)
+        answered = frozenset(t for t in missing if cue_kind[t] & shapes)
         for term in answered:
             held[term].add(mid)
             score[mid] += weight[term]

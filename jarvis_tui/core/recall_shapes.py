@@ -34,7 +34,8 @@ _CUE_WORDS = {
     "command": "command commands cmd script invocation ran",
     "error": "error errors exception exceptions traceback crash crashed stacktrace",
     "name": "who whom name named called person contact owner owns owned talk ask reach",
-    "decision": "decide decided decision decisions chose chosen choose pick picked settled agreed",
+    "decision": "decide decided decision decisions chose chosen choose choosing pick picked "
+                "settle settled agree agreed select selected approach option",
 }
 _CUE_PAIRS = {("how", w): "number" for w in "many much long big large fast slow often old".split()}
 _CUE_PAIRS.update({("what", "time"): "time", ("which", "day"): "time"})
@@ -42,12 +43,12 @@ _CUE_ZH = {
     "path": "文件 路径 目录 配置 文件夹",
     "url": "网址 链接 地址 网站 页面",
     "port": "端口",
-    "number": "多少 几个 多久 多大 多长 数字 号码 编号 预算 价格 延迟 版本",
+    "number": "响应时间 耗时 多快 多慢 多少 几个 多久 多大 多长 数字 号码 编号 预算 价格 延迟 版本",
     "time": "什么时候 几点 哪天 日期 几号 截止 时间",
     "command": "命令 指令 脚本",
-    "error": "报错 错误 异常 崩溃",
-    "name": "谁 名字 叫什么 负责人 联系人",
-    "decision": "决定 选了 定了 定的 选用 采用 选的 方案",
+    "error": "报错 错误 异常 崩溃 出错 什么错 啥错",
+    "name": "谁 哪位 同事 名字 叫什么 负责人 联系人",
+    "decision": "决定 拍板 选了 定了 定的 选用 采用 选的 方案",
 }
 WORD_KIND = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}
 ZH_KIND = [(phrase, kind) for kind, words in _CUE_ZH.items() for phrase in words.split()]
@@ -69,8 +70,9 @@ _PORT = re.compile(r"(?:\bports?|端口|\blistens? on|\bbound to|监听(?:在)?)
 class Cues:
     kinds: frozenset[str] = frozenset()  # the shapes the question asks for
     # Its search terms that name a shape, not its subject ("file" -> path), as the index makes
-    # terms (a Chinese cue gives its characters and pairs).
-    terms: dict[str, str] = field(default_factory=dict)
+    # terms (a Chinese cue gives its characters and pairs), each with the shapes that answer it
+    # (the 时间 of "响应时间" asks for a number, of "什么时间" for a time).
+    terms: dict[str, frozenset[str]] = field(default_factory=dict)
     pointing: bool = False  # "that port", "what was the file": about a particular earlier one
 
 
@@ -83,7 +85,7 @@ def cues_of(query: str) -> Cues:
         return Cues()
     kinds = {WORD_KIND[w] for w in words if w in WORD_KIND}
     kinds.update(_CUE_PAIRS[p] for p in pairwise(words) if p in _CUE_PAIRS)
-    terms = {w: WORD_KIND[w] for w in words if w in WORD_KIND}
+    terms = {w: {WORD_KIND[w]} for w in words if w in WORD_KIND}
     for phrase, kind in ZH_KIND:
         for m in re.finditer(re.escape(phrase), query):
             kinds.add(kind)
@@ -91,11 +93,11 @@ def cues_of(query: str) -> Cues:
             # "端口是多少") are the index's terms too, and name nothing but the cue.
             a, b = max(0, m.start() - 1), min(len(query), m.end() + 1)
             for term in [*phrase, *(query[i:i + 2] for i in range(a, b - 1))]:
-                terms.setdefault(term, kind)
+                terms.setdefault(term, set()).add(kind)
     pointing = (any(p in _POINTING for p in pairwise(words))
                 or any(w in _POINTING_WORDS for w in words)
                 or any(z in query for z in _POINTING_ZH))
-    return Cues(frozenset(kinds), terms, pointing)
+    return Cues(frozenset(kinds), {t: frozenset(k) for t, k in terms.items()}, pointing)
 
 
 def _asks(query: str, words: list[str]) -> bool:
