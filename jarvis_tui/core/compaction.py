@@ -97,6 +97,34 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
 
 
 SUMMARY_OVERFLOW_TRIES = 5
+# Where a summary cut to its budget may end: a line, then a sentence, in either language.
+_BREAKS = ("\n", "。", "！", "？", "；", ". ", "! ", "? ", "; ")
+
+
+def fit_summary(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """`text` within `max_tokens`. Servers may ignore max_tokens (a summary longer than what it
+    summarises), and each summary is folded into the next, so one left long would grow the
+    front of every request without end. The start is kept (a summary leads with the goals and
+    decisions), cut at the last line or sentence end that fits, else the last word."""
+    if counter.text(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)  # the longest prefix that fits: counts grow with the prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter.text(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    head = text[:lo]
+    # A boundary in the first half would throw away more than it saves from a broken sentence.
+    at = max((i + len(b) for b in _BREAKS if (i := head.rfind(b)) >= 0), default=0)
+    if at < lo // 2:
+        space = head.rfind(" ")
+        at = space if space >= lo // 2 else lo  # CJK has no spaces: a character boundary
+    out = head[:at].rstrip()
+    while out and counter.text(out) > max_tokens:  # an estimator not monotonic at the edge
+        out = out[:len(out) * 9 // 10].rstrip()
+    return out
 
 
 class Summarizer:
@@ -234,4 +262,4 @@ class Summarizer:
         self.cached_seen = self.cached_seen or result.cached_tokens is not None
         if not text:
             raise SummaryError("the summariser returned an empty summary")
-        return text
+        return fit_summary(text, self.max_tokens, self.counter)
