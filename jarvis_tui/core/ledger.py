@@ -47,15 +47,11 @@ def join(summary: str, details: Sequence[Detail]) -> str:
     return summary.rstrip() + "\n\n" + HEADER + "\n" + "\n".join(entry(d) for d in details)
 
 
-def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
-               conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
-    """`summary` with the ledger of what it leaves out: the previous summary's ledger, the
-    details the previous summary stated and the details of the turns just folded in, minus what
-    `summary` states, within `budget` tokens.
-    A budget of 0 keeps no ledger."""
-    body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
-    if budget <= 0:
-        return body
+def left_out(summary: str, previous: str | None, folded: Sequence[Message]) -> list[Detail]:
+    """What `summary` does not state of the previous summary's ledger, the details the
+    previous summary stated and the details of the turns just folded in, oldest first, each
+    once."""
+    body, _ = split(summary)
     said, kept = split(previous or "")
     candidates: list[Detail] = []
     seen: set[tuple[str, str]] = set()
@@ -68,8 +64,18 @@ def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
             candidates.append(detail)
     left = omitted(candidates, body)
     # A number inside a decision or an error kept whole is said there already.
-    left = [d for d in left if not any(d is not o and d.text in o.text and len(d.text) < len(o.text)
-                                       for o in left)]
+    return [d for d in left if not any(d is not o and d.text in o.text and len(d.text)
+                                       < len(o.text) for o in left)]
+
+
+def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
+               conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
+    """`summary` with the ledger of what it leaves out (left_out), within `budget` tokens.
+    A budget of 0 keeps no ledger."""
+    body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
+    if budget <= 0:
+        return body
+    left = left_out(body, previous, folded)
     texts = [m.content.lower() for m in conversation]  # once, not once per detail
     mentioned = [sum(d.text.lower() in t for t in texts) for d in left]
     sizes = [counter.text(entry(d)) for d in left]
