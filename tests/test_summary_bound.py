@@ -8,7 +8,8 @@ import re
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction import fit_summary
-from jarvis_tui.core.ledger import join, split
+from jarvis_tui.core.ledger import join, ledger_for, section, split
+from jarvis_tui.core.messages import Message
 from jarvis_tui.core.tokens import TokenCounter
 from tests.engine_helpers import is_summary_request, make_engine, send, summary_material
 from tests.test_ledger import PLANTED
@@ -81,3 +82,11 @@ async def test_repeated_compactions_stay_within_every_budget(make_fake_server, t
     await send(engine, "So, what was that port again?")
     system = fake.chat_requests[-1].body["messages"][0]["content"]
     assert "8443" in system and "/etc/collector.yaml" in system
+
+
+def test_the_ledger_section_as_appended_is_within_its_budget():
+    folded = [Message("user", f"Config at /srv/app{i}/conf/main-{i}.toml, port {8000 + i}.", id=i)
+              for i in range(40)]
+    for budget in (40, 100, 180, 256):
+        _, kept = split(ledger_for("Gist.", None, folded, folded, COUNTER, budget))
+        assert kept and COUNTER.text(section(kept)) <= budget, budget

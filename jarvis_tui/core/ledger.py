@@ -10,7 +10,7 @@ store, where recall finds them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from jarvis_tui.core.details import Detail, details_of, extract, omitted
 from jarvis_tui.core.messages import Message
@@ -78,12 +78,23 @@ def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
     left = left_out(body, previous, folded)
     texts = [m.content.lower() for m in conversation]  # once, not once per detail
     mentioned = [sum(d.text.lower() in t for t in texts) for d in left]
-    sizes = [counter.text(entry(d)) for d in left]
+    # Each entry with its line break, the header with the blank line above it: the section as
+    # join() writes it, so what is sent is what was counted.
+    sizes = [counter.text(entry(d) + "\n") for d in left]
     chosen = set(range(len(left)))
-    total = sum(sizes) + counter.text(HEADER)
-    for i in sorted(chosen, key=lambda i: (mentioned[i], i)):  # least mentioned, then oldest
+    total = sum(sizes) + counter.text("\n\n" + HEADER)
+    order = sorted(chosen, key=lambda i: (mentioned[i], i))  # least mentioned, then oldest
+    for i in order:
         if total <= budget:
             break
         chosen.discard(i)
         total -= sizes[i]
+    # The parts' counts add up to the whole's only about as well as the estimator splits text.
+    while chosen and counter.text(section(left[i] for i in sorted(chosen))) > budget:
+        chosen.discard(next(i for i in order if i in chosen))
     return join(body, [left[i] for i in sorted(chosen)])
+
+
+def section(details: Iterable[Detail]) -> str:
+    """The ledger as it is appended below a summary: what its budget holds."""
+    return join("", list(details))
