@@ -191,7 +191,7 @@ SCHEMA: tuple[Setting, ...] = (
                   "大于或等于 0 的整数（0 = 不保留细节清单）"),
             "room for details a summary left out (paths, numbers, commands), kept word for "
             "word below it; 0 = off"),
-    # Off by default: bench/repair.py measured it (bench/README.md, "Summary repair").
+    # Off: it pays only with a summariser that obeys and keeps what it was told (bench/repair.py).
     Setting("summary_repair", bool, False, anything,
             Words("true or false", "true 或 false"),
             "after a summary, one more request asks it to state the details it left out "
