@@ -8,8 +8,11 @@ import re
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction import fit_summary
+from jarvis_tui.core.details import Detail
 from jarvis_tui.core.ledger import join, ledger_for, section, split
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store import Summary
+from jarvis_tui.core.summary_size import summary_size
 from jarvis_tui.core.tokens import TokenCounter
 from tests.engine_helpers import is_summary_request, make_engine, send, summary_material
 from tests.test_ledger import PLANTED
@@ -90,3 +93,24 @@ def test_the_ledger_section_as_appended_is_within_its_budget():
     for budget in (40, 100, 180, 256):
         _, kept = split(ledger_for("Gist.", None, folded, folded, COUNTER, budget))
         assert kept and COUNTER.text(section(kept)) <= budget, budget
+
+
+def test_the_size_counts_compactions_and_the_newest_ones_growth():
+    def stored(content: str, kind: str) -> Summary:
+        return Summary(0, 1, content, 1, 2, 2, kind, None, "m", 0.0, None)
+
+    first = stored("Goals: ship.", "auto")
+    edit = stored("Goals: ship the gauge, then the panel.", "edited")
+    second = stored(join("Goals: ship the gauge.", [Detail("path", "/etc/app.yaml", "")]),
+                    "manual")
+    assert summary_size([], COUNTER, 512, 256) is None
+    size = summary_size([first, edit, second], COUNTER, 512, 256)
+    body, kept = split(second.content)
+    assert (size.summary, size.details) == (COUNTER.text(body), COUNTER.text(section(kept)))
+    assert (size.summary_budget, size.details_budget, size.compactions) == (512, 256, 2)
+    # Against the edit it folded in, not the compaction before it.
+    assert size.growth == size.summary + size.details - COUNTER.text(edit.content)
+    after_edit = summary_size([first, second, edit], COUNTER, 512, 256)
+    assert after_edit.summary == COUNTER.text(edit.content) and after_edit.details == 0
+    # An edit made after it changes what is shown, not what the compaction did.
+    assert after_edit.growth == size.summary + size.details - COUNTER.text(first.content)
