@@ -344,6 +344,8 @@ class FakeProvider(FakeServer):
         self.flavor = flavor
         self.model = model
         self.stream_usage = True
+        # Some servers let a reply run past max_tokens (the client must bound what it keeps).
+        self.ignore_max_tokens = False
         self.gets: list[str] = []  # discovery requests (/props, /v1/models)
         self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
 
@@ -463,7 +465,7 @@ class _Handler(BaseHTTPRequestHandler):
                 rec.cached_tokens = min(rec.cached_tokens, prompt - 1)
             fake.cache.store(tokens)
         reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
-        reply, cut = fit_reply(reply, max_tokens)
+        reply, cut = fit_reply(reply, 0 if fake.ignore_max_tokens else max_tokens)
         finish = "length" if cut else "stop"
         rec.reply, rec.completion_tokens = reply, count_tokens(reply)
         if body.get("stream"):

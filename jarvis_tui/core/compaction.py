@@ -7,9 +7,11 @@ trigger compaction again, without end.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from jarvis_tui.core.details import Detail, omitted
+from jarvis_tui.core.ledger import entry, split
 from jarvis_tui.core.messages import Message, split_turns
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError, RetryableError
@@ -35,6 +37,15 @@ goals and preferences, decisions made, facts, names, numbers, dates, file paths,
 identifiers, commands, errors, and open questions or to-dos; drop small talk and repetition. \
 Write in the language the conversation is written in (if it mixes languages, use the user's \
 main language). Plain text or short bullet points, no preamble, no closing remarks."""
+
+# The follow-up that hands a summary what it left out (summary_repair). Asked of the summary
+# alone, not the transcript: the details are given, only their place in the text is wanted.
+REPAIR_INSTRUCTION = """\
+The summary below leaves out the details listed after it. Rewrite it so that it states each \
+listed detail word for word (paths, numbers, commands, names and decisions exactly as written), \
+keeping what it already says. Stay as short as it is: shorten other wording if you must, never \
+the details. Write in the summary's language. Only the revised summary, no preamble, no closing \
+remarks."""
 
 MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
@@ -97,6 +108,34 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
 
 
 SUMMARY_OVERFLOW_TRIES = 5
+# Where a summary cut to its budget may end: a line, then a sentence, in either language.
+_BREAKS = ("\n", "。", "！", "？", "；", ". ", "! ", "? ", "; ")
+
+
+def fit_summary(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """`text` within `max_tokens`. Servers may ignore max_tokens (a summary longer than what it
+    summarises), and each summary is folded into the next, so one left long would grow the
+    front of every request without end. The start is kept (a summary leads with the goals and
+    decisions), cut at the last line or sentence end that fits, else the last word."""
+    if counter.text(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)  # the longest prefix that fits: counts grow with the prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter.text(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    head = text[:lo]
+    # A boundary in the first half would throw away more than it saves from a broken sentence.
+    at = max((i + len(b) for b in _BREAKS if (i := head.rfind(b)) >= 0), default=0)
+    if at < lo // 2:
+        space = head.rfind(" ")
+        at = space if space >= lo // 2 else lo  # CJK has no spaces: a character boundary
+    out = head[:at].rstrip()
+    while out and counter.text(out) > max_tokens:  # an estimator not monotonic at the edge
+        out = out[:len(out) * 9 // 10].rstrip()
+    return out
 
 
 class Summarizer:
@@ -196,6 +235,28 @@ class Summarizer:
             instruction = f"{instruction}\n\nPay special attention to: {focus}"
         return await self._request([*prefix, {"role": "user", "content": instruction}])
 
+    async def repair(self, summary: str, omitted_details: Sequence[Detail]) -> str:
+        """`summary` revised by one more request to state `omitted_details` word for word,
+        within the same length. The ledger keeps those details in any case, so a repair is
+        never a condition of the compaction: a failed one, or one that states none of them,
+        leaves `summary` as it was."""
+        summary, _ = split(summary)  # a copied ledger section is rebuilt after, not repaired
+        lines = [entry(d) for d in omitted_details]
+        head = f"{REPAIR_INSTRUCTION}\n\nSummary:\n{summary}\n\nDetails it leaves out:\n"
+        while lines and self.counter.text(head + "\n".join(lines)) > self.input_budget:
+            lines.pop()  # the newest go first: the ledger keeps what is not listed
+        listed = list(omitted_details)[:len(lines)]
+        if not listed:
+            return summary
+        try:
+            revised = await self._request([
+                {"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
+                {"role": "user", "content": head + "\n".join(lines)}])
+        except (SummaryError, ProviderError):
+            return summary
+        # A model that ignored the request wrote its summary from less than the first did.
+        return summary if len(omitted(listed, split(revised)[0])) == len(listed) else revised
+
     async def _call(self, material: str) -> str:
         try:
             return await self._request([{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
@@ -234,4 +295,4 @@ class Summarizer:
         self.cached_seen = self.cached_seen or result.cached_tokens is not None
         if not text:
             raise SummaryError("the summariser returned an empty summary")
-        return text
+        return fit_summary(text, self.max_tokens, self.counter)

@@ -62,11 +62,19 @@ def _show(value: object, key: str = "") -> str:
     return repr(value)
 
 
+_BOOLS = {"true": True, "yes": True, "on": True, "1": True,
+          "false": False, "no": False, "off": False, "0": False}
+
+
 def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | None]:
     """(the value as the field's type, None) or (None, the problem). `parse` reads strings."""
     setting = SETTINGS[key]
     kind, ok, expected = setting.kind, setting.check, setting.expected.en
     got = f"expected {expected}, got {_show(value, key)}"
+    if kind is bool:
+        if parse and isinstance(value, str):
+            value = _BOOLS.get(value.strip().lower(), value)
+        return (value, None) if isinstance(value, bool) else (None, got)
     if parse and isinstance(value, str) and kind is not str:
         try:
             value = int(value.strip()) if kind is int else float(value.strip())

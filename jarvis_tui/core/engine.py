@@ -31,7 +31,8 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
-from jarvis_tui.core.ledger import ledger_for
+from jarvis_tui.core.ledger import ledger_for, left_out
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
@@ -316,6 +317,12 @@ class Engine:
             if (held := self.guard.failed()) is not None:
                 yield held
             return
+        # One more request may put what the summary left out back into it; not of the demo
+        # model, which does not follow such an instruction. The ledger keeps what is still out.
+        if self.settings.summary_repair and LOCAL_MODEL_NAME not in (self.settings.model,
+                                                                     summarizer.model):
+            if left := left_out(text, previous, plan.evict):
+                text = await summarizer.repair(text, left)
         # What the summary left out of what it folds in is kept below it, word for word.
         text = ledger_for(text, previous, plan.evict, self.messages, self.counter,
                           self.details_max_tokens)

@@ -10,7 +10,7 @@ store, where recall finds them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from jarvis_tui.core.details import Detail, details_of, extract, omitted
 from jarvis_tui.core.messages import Message
@@ -47,15 +47,11 @@ def join(summary: str, details: Sequence[Detail]) -> str:
     return summary.rstrip() + "\n\n" + HEADER + "\n" + "\n".join(entry(d) for d in details)
 
 
-def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
-               conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
-    """`summary` with the ledger of what it leaves out: the previous summary's ledger, the
-    details the previous summary stated and the details of the turns just folded in, minus what
-    `summary` states, within `budget` tokens.
-    A budget of 0 keeps no ledger."""
-    body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
-    if budget <= 0:
-        return body
+def left_out(summary: str, previous: str | None, folded: Sequence[Message]) -> list[Detail]:
+    """What `summary` does not state of the previous summary's ledger, the details the
+    previous summary stated and the details of the turns just folded in, oldest first, each
+    once."""
+    body, _ = split(summary)
     said, kept = split(previous or "")
     candidates: list[Detail] = []
     seen: set[tuple[str, str]] = set()
@@ -68,16 +64,37 @@ def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
             candidates.append(detail)
     left = omitted(candidates, body)
     # A number inside a decision or an error kept whole is said there already.
-    left = [d for d in left if not any(d is not o and d.text in o.text and len(d.text) < len(o.text)
-                                       for o in left)]
+    return [d for d in left if not any(d is not o and d.text in o.text and len(d.text)
+                                       < len(o.text) for o in left)]
+
+
+def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
+               conversation: Sequence[Message], counter: TokenCounter, budget: int) -> str:
+    """`summary` with the ledger of what it leaves out (left_out), within `budget` tokens.
+    A budget of 0 keeps no ledger."""
+    body, _ = split(summary)  # a summariser that copied the old section: it is rebuilt
+    if budget <= 0:
+        return body
+    left = left_out(body, previous, folded)
     texts = [m.content.lower() for m in conversation]  # once, not once per detail
     mentioned = [sum(d.text.lower() in t for t in texts) for d in left]
-    sizes = [counter.text(entry(d)) for d in left]
+    # Each entry with its line break, the header with the blank line above it: the section as
+    # join() writes it, so what is sent is what was counted.
+    sizes = [counter.text(entry(d) + "\n") for d in left]
     chosen = set(range(len(left)))
-    total = sum(sizes) + counter.text(HEADER)
-    for i in sorted(chosen, key=lambda i: (mentioned[i], i)):  # least mentioned, then oldest
+    total = sum(sizes) + counter.text("\n\n" + HEADER)
+    order = sorted(chosen, key=lambda i: (mentioned[i], i))  # least mentioned, then oldest
+    for i in order:
         if total <= budget:
             break
         chosen.discard(i)
         total -= sizes[i]
+    # The parts' counts add up to the whole's only about as well as the estimator splits text.
+    while chosen and counter.text(section(left[i] for i in sorted(chosen))) > budget:
+        chosen.discard(next(i for i in order if i in chosen))
     return join(body, [left[i] for i in sorted(chosen)])
+
+
+def section(details: Iterable[Detail]) -> str:
+    """The ledger as it is appended below a summary: what its budget holds."""
+    return join("", list(details))

@@ -21,6 +21,7 @@ from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
+from jarvis_tui.core.summary_size import SummarySize, summary_size
 
 ProviderFactory = Callable[[Settings], Provider]
 
@@ -124,6 +125,16 @@ class ChatSession:
     @property
     def summary_max_tokens(self) -> int:
         return self.engine.summary_max_tokens
+
+    def summary_size(self) -> SummarySize | None:
+        """The summary and its ledger against their budgets, and what the newest compaction
+        added; None without a summary or when the store cannot be read now."""
+        try:
+            summaries = self.store.summaries(self.id)
+        except StoreError:
+            return None
+        return summary_size(summaries, self.engine.counter, self.engine.summary_max_tokens,
+                            self.engine.details_max_tokens)
 
     def covered(self) -> list[Message]:
         """The messages the summary stands for in requests."""

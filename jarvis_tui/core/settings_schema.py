@@ -91,7 +91,7 @@ class Shown:
 @dataclass(frozen=True)
 class Setting:
     name: str
-    kind: type  # str, int or float
+    kind: type  # str, int, float or bool
     default: Any
     check: Callable[[Any], bool]
     expected: Words  # after "expected"; the Chinese is needed when the screen shows the field
@@ -191,6 +191,11 @@ SCHEMA: tuple[Setting, ...] = (
                   "大于或等于 0 的整数（0 = 不保留细节清单）"),
             "room for details a summary left out (paths, numbers, commands), kept word for "
             "word below it; 0 = off"),
+    # Off: it pays only with a summariser that obeys and keeps what it was told (bench/repair.py).
+    Setting("summary_repair", bool, False, anything,
+            Words("true or false", "true 或 false"),
+            "after a summary, one more request asks it to state the details it left out "
+            "(not with the local demo model)"),
     Setting("recall_budget", float, 0.15, Range(0.0, 0.5),
             Words("a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
             "room for earlier turns brought back into a request; 0 = off",

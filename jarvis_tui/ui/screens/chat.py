@@ -128,7 +128,7 @@ class ChatScreen(ChatCommands):
         self.title = terminal_safe(session.title) or T(self.lang, "untitled")
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
-        self.query_one(SummaryPanel).show_summary(session.summary)
+        self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
         self.query_one(SummaryPanel).set_compacting(False)
         self.query_one(TokenGauge).set_compacting(False)
         self.update_gauge()
@@ -449,7 +449,7 @@ class ChatScreen(ChatCommands):
         shown = session.messages + ([self.sending] if self.sending is not None
                                     and self.sending not in session.messages else [])
         await self.query_one(Conversation).show(shown)
-        self.query_one(SummaryPanel).show_summary(session.summary)
+        self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
         self.show_compaction(self.stored_compaction())
         self.update_gauge()
         self.update_cost()
@@ -507,7 +507,7 @@ class ChatScreen(ChatCommands):
             return
         self._compaction_over()
         panel = self.query_one(SummaryPanel)
-        panel.show_summary(self.session.summary)
+        panel.show_summary(self.session.summary, self.session.summary_size())
         event = message.event
         # The event says what this compaction cost even when the store could not keep it.
         live = compaction_cost_of(event, self.session.summary_model) if event.calls else None

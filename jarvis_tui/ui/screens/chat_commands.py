@@ -160,7 +160,8 @@ class ChatCommands(Screen[None]):
         except (StoreError, ValueError) as err:
             await self.say(explain(err), "error")
             return
-        self.query_one(SummaryPanel).show_summary(self.session.summary)
+        self.query_one(SummaryPanel).show_summary(self.session.summary,
+                                                  self.session.summary_size())
         self.update_gauge()
         await self.say(T(self.lang, "summary_saved"), "info")
 

@@ -15,6 +15,7 @@ from textual.widgets import Collapsible, Static
 from jarvis_tui.core import costs
 from jarvis_tui.core.costs import CompactionCost, Price
 from jarvis_tui.core.store import Summary
+from jarvis_tui.core.summary_size import SummarySize
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
 
@@ -35,6 +36,8 @@ T = Texts(
         "cost": "Last compaction: {n} requests · prompt {prompt} · out {out}",
         "cost_one": "Last compaction: 1 request · prompt {prompt} · out {out}",
         "freed": "freed {n} tokens",
+        "size": "summary {summary}/{summary_budget} · details {details}/{details_budget}",
+        "growth": "compaction {n}: {growth} tokens",
     },
     zh={
         "title": "摘要",
@@ -51,6 +54,8 @@ T = Texts(
         "cost": "上次压缩：{n} 次请求 · 提示 {prompt} · 输出 {out}",
         "cost_one": "上次压缩：1 次请求 · 提示 {prompt} · 输出 {out}",
         "freed": "腾出 {n} token",
+        "size": "摘要 {summary}/{summary_budget} · 细节 {details}/{details_budget}",
+        "growth": "第 {n} 次压缩：{growth} token",
     },
 )
 
@@ -71,7 +76,8 @@ class SummaryPanel(Widget):
         max-height: 12;
         scrollbar-size-vertical: 1;
     }
-    SummaryPanel #summary-text.-empty, SummaryPanel #summary-meta, SummaryPanel #summary-hint {
+    SummaryPanel #summary-text.-empty, SummaryPanel #summary-meta, SummaryPanel #summary-hint,
+    SummaryPanel #summary-size {
         color: $text-muted;
     }
     SummaryPanel #summary-cost {
@@ -84,7 +90,8 @@ class SummaryPanel(Widget):
     SummaryPanel.-compacting #summary-progress {
         display: block;
     }
-    SummaryPanel.-empty #summary-meta, SummaryPanel.-empty #summary-hint {
+    SummaryPanel.-empty #summary-meta, SummaryPanel.-empty #summary-hint,
+    SummaryPanel.-empty #summary-size {
         display: none;
     }
     """
@@ -93,6 +100,7 @@ class SummaryPanel(Widget):
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._summary: Summary | None = None
+        self._summary_size: SummarySize | None = None
         self._compacting: int | None = None
         self._cost: CompactionCost | None = None
         self._price: Price | None = None
@@ -105,6 +113,7 @@ class SummaryPanel(Widget):
             yield Static(id="summary-progress", markup=False)
             with VerticalScroll(id="summary-scroll"):
                 yield Static(id="summary-text", markup=False)
+            yield Static(id="summary-size", markup=False)
             yield Static(id="summary-meta", markup=False)
             yield Static(id="summary-cost", markup=False)
             yield Static(self._t("hint"), id="summary-hint", markup=False)
@@ -122,8 +131,10 @@ class SummaryPanel(Widget):
     def compacting(self) -> bool:
         return self._compacting is not None
 
-    def show_summary(self, summary: Summary | None) -> None:
-        self._summary = summary
+    def show_summary(self, summary: Summary | None, size: SummarySize | None = None) -> None:
+        """The summary, and `size`: its tokens and its ledger's against their budgets, and what
+        the newest compaction added (None: not shown)."""
+        self._summary, self._summary_size = summary, size if summary is not None else None
         self.set_class(summary is None, "-empty")
         if self.is_mounted:
             self._show()
@@ -180,6 +191,7 @@ class SummaryPanel(Widget):
         # Content(...) is plain text: a summary that looks like markup is shown as written.
         body.update(Content(self._t("empty") if s is None else s.content))
         self.query_one("#summary-meta", Static).update(Content("" if s is None else self._meta(s)))
+        self.query_one("#summary-size", Static).update(Content(self.size_text))
         cost = self._cost_text()
         box = self.query_one("#summary-cost", Static)
         box.update(Content(cost))
@@ -200,6 +212,17 @@ class SummaryPanel(Widget):
                                                 c.completion_tokens, c.cached_tokens,
                                                 c.cache_write_tokens), self._price.currency))
         return " · ".join(parts)
+
+    @property
+    def size_text(self) -> str:
+        z = self._summary_size
+        if z is None:
+            return ""
+        lines = [self._t("size", summary=f"{z.summary:,}", summary_budget=f"{z.summary_budget:,}",
+                         details=f"{z.details:,}", details_budget=f"{z.details_budget:,}")]
+        if z.compactions and z.growth is not None:
+            lines.append(self._t("growth", n=f"{z.compactions:,}", growth=f"{z.growth:+,}"))
+        return "\n".join(lines)
 
     def _meta(self, s: Summary) -> str:
         covers = (self._t("covers_one") if s.covered_count == 1
