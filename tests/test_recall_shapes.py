@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from jarvis_tui.core import events as ev
 from jarvis_tui.core.recall_shapes import cues_of, shapes_of
 from jarvis_tui.core.store import Store
-from tests.test_recall import RELEASE_TALK, recalled, session
+from tests.engine_helpers import make_engine, send
+from tests.test_recall import FILLER, RELEASE_TALK, lossy, recalled, recalled_block, session
 
 SHAPED = [
     "I fixed the timeout by raising it in src/net/retry_policy.py, it was far too short.",
@@ -87,3 +89,30 @@ def test_cues_and_shapes():
     assert "port" in shapes_of("connect to db.internal:5432")
     assert shapes_of(SHAPED[4]) >= {"command"}
     assert shapes_of(SHAPED[0]) >= {"path"}
+
+
+async def test_after_three_compactions_the_file_asked_for_comes_back_into_the_request(
+        fake_server, tmp_path):
+    # The ledger off: recall alone must bring the path back, through the real engine, from a
+    # question that shares one word ("timeout") with the turn that said it.
+    lossy(fake_server)
+    engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120,
+                         details_max_tokens=0)
+    await send(engine, SHAPED[0])
+    await send(engine, SHAPED[5])
+    compactions = i = 0
+    while compactions < 3:
+        events = await send(engine, FILLER.format(i=i))
+        compactions += sum(isinstance(e, ev.CompactionFinished) for e in events)
+        i += 1
+        assert i < 60, "the conversation never compacted three times"
+    assert "retry_policy" not in engine.summary.content
+
+    await send(engine, "Which file did we change for the timeout?")
+    block = recalled_block(fake_server.chat_requests[-1])
+    assert "src/net/retry_policy.py" in block and "6380" not in block
+    await send(engine, "上次说的端口是多少？")
+    block = recalled_block(fake_server.chat_requests[-1])
+    assert "6380" in block and "retry_policy" not in block
+    await engine.provider.aclose()
