@@ -4,6 +4,8 @@ past is refused with nothing stored."""
 
 from __future__ import annotations
 
+import asyncio
+
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.ledger import HEADER
@@ -147,3 +149,20 @@ async def test_a_summariser_failure_proposes_nothing(fake_server, tmp_path):
     assert events[-1].error.startswith("could not summarise")
     assert engine.store.latest_summary(engine.conversation.id) is None
     assert covered_ids(engine) == []
+
+
+async def test_a_commit_waits_for_the_round_on_its_way(fake_server, tmp_path):
+    engine = await talked(fake_server, tmp_path)
+    proposal = await propose(engine)
+    fake_server.chunk_delay = 0.05  # a reply that takes a while to stream
+    fake_server.reply_fn = lambda body: "word " * 20
+    round_ = asyncio.create_task(send(engine, "a question sent meanwhile"))
+    while not engine.streaming_reply:
+        await asyncio.sleep(0.01)
+    assert not round_.done()
+    events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
+    assert round_.done() and kinds(round_.result())[-1] == "Finished"
+    assert kinds(events) == ["CompactionFinished"]
+    # Folded in: what was proposed; the question and its reply stay verbatim after it.
+    assert [m.content for m in engine.history()][-2:] == ["a question sent meanwhile",
+                                                           "word " * 20]
