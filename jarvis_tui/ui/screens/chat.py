@@ -433,7 +433,8 @@ class ChatScreen(ChatCommands):
     @on(ue.SessionBusy)
     async def _busy(self, message: ue.SessionBusy) -> None:
         if self._current(message):
-            self.set_status("status_busy")
+            if self.sending is not None:  # else an accepted /compact summary waits, not a message
+                self.set_status("status_busy")
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
 
     @on(ue.SessionChanged)
