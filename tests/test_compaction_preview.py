@@ -82,6 +82,17 @@ async def test_an_edited_proposal_is_stored_as_edited(fake_server, tmp_path):
     assert summary.covered_count == len(proposal.evict)
 
 
+async def test_an_empty_text_is_refused(fake_server, tmp_path):
+    engine = await talked(fake_server, tmp_path)
+    proposal = await propose(engine)
+    events = [e async for e in engine.commit_compaction(proposal, " \n ")]
+    assert kinds(events) == ["CompactionFailed"] and "it is empty" in events[0].error
+    assert engine.store.latest_summary(engine.conversation.id) is None
+    assert covered_ids(engine) == []
+    spent = [t for t in engine.store.usage_totals(engine.conversation.id) if t.kind == "summary"]
+    assert [t.requests for t in spent] == [1]  # refused is discarded: the request still counts
+
+
 async def test_discarding_changes_nothing_but_counts_the_summary_requests(fake_server, tmp_path):
     engine = await talked(fake_server, tmp_path)
     cid = engine.conversation.id

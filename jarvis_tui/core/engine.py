@@ -388,7 +388,13 @@ class Engine:
         """Store a proposal the user accepted, with `text` (edited or as proposed): Finished as
         compact's, or Failed saying why it no longer applies, with nothing stored. A round of
         this process that is on its way is finished first, as a round waits for another's."""
-        while self._session.held:  # held here, not by a compaction: a round is answering
+        if not text.strip():
+            self.discard_compaction(proposal)
+            yield ev.CompactionFailed("the proposed summary was not stored: it is empty, and "
+                                      "an empty summary would lose the turns it folds in",
+                                      proposal.reason)
+            return
+        while self._session.held:  # by this process: its round (or compaction) ends first
             await asyncio.sleep(SESSION_POLL_S)
         async with aclosing(self._waiting_for_session()) as waiting:
             async for event in waiting:
