@@ -96,11 +96,11 @@ def test_the_ledger_section_as_appended_is_within_its_budget():
 
 
 def test_the_size_counts_compactions_and_the_newest_ones_growth():
-    def stored(content: str, kind: str) -> Summary:
-        return Summary(0, 1, content, 1, 2, 2, kind, None, "m", 0.0, None)
+    def stored(content: str, kind: str, replaces: int | None = None) -> Summary:
+        return Summary(0, 1, content, 1, 2, 2, kind, None, "m", 0.0, replaces)
 
     first = stored("Goals: ship.", "auto")
-    edit = stored("Goals: ship the gauge, then the panel.", "edited")
+    edit = stored("Goals: ship the gauge, then the panel.", "edited", replaces=1)  # F2's
     second = stored(join("Goals: ship the gauge.", [Detail("path", "/etc/app.yaml", "")]),
                     "manual")
     assert summary_size([], COUNTER, 512, 256) is None
@@ -114,3 +114,14 @@ def test_the_size_counts_compactions_and_the_newest_ones_growth():
     assert after_edit.summary == COUNTER.text(edit.content) and after_edit.details == 0
     # An edit made after it changes what is shown, not what the compaction did.
     assert after_edit.growth == size.summary + size.details - COUNTER.text(first.content)
+
+
+def test_an_accepted_proposal_the_user_edited_is_a_compaction_not_an_f2_edit():
+    first = Summary(1, 1, "Goals: ship.", 1, 2, 2, "auto", None, "m", 0.0, None)
+    # /compact's proposal, changed in the editor before Ctrl+S: stored as "edited", but it
+    # folded turns in, so it is the second compaction and its growth is its own.
+    accepted = Summary(2, 1, "Goals: ship the gauge and the panel.", 1, 4, 4, "edited", None,
+                       "m", 0.0, None)
+    size = summary_size([first, accepted], COUNTER, 512, 256)
+    assert size.compactions == 2
+    assert size.growth == COUNTER.text(accepted.content) - COUNTER.text(first.content)

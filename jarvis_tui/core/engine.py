@@ -28,6 +28,7 @@ from jarvis_tui.core.compaction import (
     plan_compaction,
 )
 from jarvis_tui.core.compaction_guard import CompactionGuard
+from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.history import History
@@ -240,9 +241,12 @@ class Engine:
     # ---- layer 2 -------------------------------------------------------------------------
 
     async def compact(self, *, reason: str = "manual", focus: str | None = None,
-                      keep_recent_turns: int | None = None) -> AsyncIterator[ev.Event]:
+                      keep_recent_turns: int | None = None,
+                      preview: bool = False) -> AsyncIterator[ev.Event]:
         """Fold older turns into the summary. Yields Started/Finished/Failed (or nothing when
-        there is nothing to fold and the compaction was not asked for by the user)."""
+        there is nothing to fold and the compaction was not asked for by the user). `preview`:
+        store nothing; the summary comes back as CompactionProposed, for commit_compaction or
+        discard_compaction once the user has read it."""
         took = not self._session.held
         if took and not self._session.try_acquire():
             # Another jarvis-tui is answering in this session; it compacts for itself.
@@ -252,8 +256,8 @@ class Engine:
         try:
             if took and (added := self.catch_up()):
                 yield ev.SessionChanged(added)
-            async with self._lock, aclosing(self._compact(reason, focus,
-                                                          keep_recent_turns)) as it:
+            async with self._lock, aclosing(self._compact(reason, focus, keep_recent_turns,
+                                                          preview)) as it:
                 async for event in it:
                     yield event
         finally:
@@ -266,8 +270,8 @@ class Engine:
         return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
                 "when it is done")
 
-    async def _compact(self, reason: str, focus: str | None,
-                       keep_recent_turns: int | None) -> AsyncIterator[ev.Event]:
+    async def _compact(self, reason: str, focus: str | None, keep_recent_turns: int | None,
+                       preview: bool = False) -> AsyncIterator[ev.Event]:
         if not self.guard.allows(reason):
             return  # at most once a turn, held after a useless one, paused after failures
         keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
@@ -293,7 +297,6 @@ class Engine:
             yield held
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
-        before = usage.used
         summarizer = Summarizer(
             self.provider, model=self.settings.summary_model or self.settings.model,
             max_tokens=self.summary_max_tokens,
@@ -326,30 +329,111 @@ class Engine:
         # What the summary left out of what it folds in is kept below it, word for word.
         text = ledger_for(text, previous, plan.evict, self.messages, self.counter,
                           self.details_max_tokens)
-        kind = "manual" if reason == "manual" else "auto"
+        # What stays, as the gauge counts it once the summary changes the system message (the
+        # server's count of the old front no longer applies).
+        rest = usage.system_overflow + sum(self.counter.message(m) for m in plan.keep)
+        proposal = CompactionProposal(
+            self.conversation.id, text, tuple(plan.evict),
+            self.summary.id if self.summary else None, usage.used, rest=rest,
+            reason=reason, focus=focus,
+            model=summarizer.model, prompt_tokens=summarizer.prompt_tokens,
+            completion_tokens=summarizer.completion_tokens,
+            cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
+            calls=summarizer.calls, cached_prefix=prefix is not None)
+        if preview:
+            yield ev.CompactionProposed(proposal)
+            return
+        for event in self._store_proposal(proposal, text, usage.used):
+            yield event
+
+    def _store_proposal(self, proposal: CompactionProposal, text: str,
+                        before: int) -> list[ev.Event]:
+        """Store `text` as the summary of `proposal.evict`, and count what that freed from
+        `before`. The caller holds the session and checked the proposal still applies."""
+        edited = text.strip() != proposal.text.strip()
+        kind = "edited" if edited else "manual" if proposal.reason == "manual" else "auto"
+        # The live objects: a session read again since the proposal holds new ones, and these
+        # are the ones the store marks covered.
+        by_id = {m.id: m for m in self.messages}
+        evict = [by_id.get(m.id, m) for m in proposal.evict]
         self.summary = self.store.add_summary(
-            self.conversation.id, text, plan.evict, kind=kind, focus=focus,
-            model=summarizer.model)
+            self.conversation.id, text, evict, kind=kind, focus=proposal.focus,
+            model=proposal.model)
         self._history.changed()
         self.sent.compacted(self.history())
         after = self.usage().used
         with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
-            self.store.add_usage(
-                self.conversation.id, kind="summary", model=summarizer.model,
-                prompt_tokens=summarizer.prompt_tokens,
-                completion_tokens=summarizer.completion_tokens,
-                cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
-                summary_id=self.summary.id, freed_tokens=max(0, before - after),
-                wait=STREAM_SAVE_WAIT_S)
-        yield ev.CompactionFinished(
-            self.summary.id, len(plan.evict), before, after, reason,
-            cost_prompt_tokens=summarizer.prompt_tokens,
-            cost_completion_tokens=summarizer.completion_tokens, calls=summarizer.calls,
-            cached_prefix=prefix is not None,
-            covered_ids=tuple(m.id for m in plan.evict if m.id is not None))
-        held = self.guard.finished(reason, plan.evict, before - after, self.budget.tokens)
+            self._add_summary_usage(proposal, self.summary.id, max(0, before - after))
+        events: list[ev.Event] = [ev.CompactionFinished(
+            self.summary.id, len(evict), before, after, proposal.reason,
+            cost_prompt_tokens=proposal.prompt_tokens,
+            cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
+            cached_prefix=proposal.cached_prefix,
+            covered_ids=tuple(m.id for m in evict if m.id is not None))]
+        held = self.guard.finished(proposal.reason, evict, before - after, self.budget.tokens)
         if held is not None:
-            yield held
+            events.append(held)
+        return events
+
+    def _add_summary_usage(self, proposal: CompactionProposal, summary_id: int | None,
+                           freed: int | None) -> None:
+        self.store.add_usage(
+            self.conversation.id, kind="summary", model=proposal.model,
+            prompt_tokens=proposal.prompt_tokens, completion_tokens=proposal.completion_tokens,
+            cached_tokens=proposal.cached_tokens, summary_id=summary_id, freed_tokens=freed,
+            wait=STREAM_SAVE_WAIT_S)
+
+    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
+        """What the request would need once `proposal` is stored with `text` (an estimate:
+        the gauge's count of the rest, plus the summary as the system message carries it)."""
+        prompt = self.settings.system_prompt
+        summary = self.counter.text(system_text(prompt, text)) - self.counter.text(prompt)
+        return proposal.rest + (summary if text.strip() else 0)
+
+    async def commit_compaction(self, proposal: CompactionProposal,
+                                text: str) -> AsyncIterator[ev.Event]:
+        """Store a proposal the user accepted, with `text` (edited or as proposed): Finished as
+        compact's, or Failed saying why it no longer applies, with nothing stored. A round of
+        this process that is on its way is finished first, as a round waits for another's."""
+        if not text.strip():
+            self.discard_compaction(proposal)
+            yield ev.CompactionFailed("the proposed summary was not stored: it is empty, and "
+                                      "an empty summary would lose the turns it folds in",
+                                      proposal.reason)
+            return
+        while self._session.held:  # by this process: its round (or compaction) ends first
+            await asyncio.sleep(SESSION_POLL_S)
+        async with aclosing(self._waiting_for_session()) as waiting:
+            async for event in waiting:
+                yield event
+        if not self._session.held:
+            yield ev.CompactionFailed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)",
+                                      proposal.reason)
+            return
+        try:
+            if added := self.catch_up():
+                yield ev.SessionChanged(added)
+            async with self._lock:
+                why = stale(proposal, self.conversation.id,
+                            self.summary.id if self.summary else None, self.messages)
+                if why is not None:
+                    self.discard_compaction(proposal)
+                    yield ev.CompactionFailed(f"the proposed summary was not stored: {why}",
+                                              proposal.reason)
+                    return
+                # Counted now, not when proposed: the request as it is before this summary.
+                for event in self._store_proposal(proposal, text.strip(), self.usage().used):
+                    yield event
+        finally:
+            self._session.release()
+
+    def discard_compaction(self, proposal: CompactionProposal) -> None:
+        """The user did not want the proposal: nothing of the conversation changes, but the
+        summary requests were made and are counted (/cost), with no summary and nothing freed."""
+        if proposal.conversation_id != self.conversation.id:
+            return  # the session it cost in is not this one; its counts are not ours to add
+        with contextlib.suppress(StoreError):
+            self._add_summary_usage(proposal, None, None)
 
     def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
         """The chat request's own front up to the last message to fold in (system message with

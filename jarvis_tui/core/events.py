@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 
 
@@ -53,6 +54,14 @@ class CompactionFinished:
     calls: int = 0
     cached_prefix: bool = False  # the summary request reused the chat request's prefix
     covered_ids: tuple[int, ...] = ()  # the messages it folded in, whose views now dim
+
+
+@dataclass(frozen=True)
+class CompactionProposed:
+    """A summary is ready and nothing is stored yet: the caller shows it and then commits or
+    discards it (Engine.commit_compaction / discard_compaction)."""
+
+    proposal: CompactionProposal
 
 
 @dataclass(frozen=True)
@@ -167,7 +176,8 @@ class Failed:
 
 
 Event = (
-    WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionFailed
+    WindowFitted | Delta | Usage | CompactionStarted | CompactionFinished | CompactionProposed
+    | CompactionFailed
     | CompactionHeld | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated
     | Trimmed | Recalled
     | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import BudgetUsage
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.config import Settings, price_for
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine import Engine
@@ -156,7 +157,32 @@ class ChatSession:
         return self.engine.stream_reply(user)
 
     def compact(self, reason: str, focus: str | None = None) -> AsyncIterator[ev.Event]:
+        """Compact and store at once: the automatic compactions (a threshold, an overflow)."""
         return self.engine.compact(reason=reason, focus=focus)
+
+    def propose_compaction(self, focus: str | None = None) -> AsyncIterator[ev.Event]:
+        """/compact: summarise, store nothing, and end with CompactionProposed for the user to
+        read; then commit_compaction or discard_compaction."""
+        return self.engine.compact(reason="manual", focus=focus, preview=True)
+
+    def commit_compaction(self, proposal: CompactionProposal,
+                          text: str) -> AsyncIterator[ev.Event]:
+        """Store the proposal with `text` (an edited text is stored as edited by the user), or
+        say in CompactionFailed why it no longer applies."""
+        return self.engine.commit_compaction(proposal, text)
+
+    def discard_compaction(self, proposal: CompactionProposal) -> None:
+        self.engine.discard_compaction(proposal)
+
+    def proposal_covers(self, proposal: CompactionProposal) -> list[Message]:
+        """The messages the summary would stand for once accepted: those it covers already and
+        those it folds in, oldest first."""
+        folding = {m.id for m in proposal.evict}
+        return [m for m in self.messages if m.covered or m.id in folding]
+
+    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
+        """About what the next request would need with the proposal accepted as `text`."""
+        return self.engine.tokens_after(proposal, text)
 
     async def detect_window(self) -> ev.WindowDetected | None:
         return await self.engine.detect_window()

@@ -35,7 +35,9 @@ def summary_size(summaries: Sequence[Summary], counter: TokenCounter, summary_bu
     if not summaries:
         return None
     body, details = tokens(summaries[-1], counter)
-    made = [i for i, s in enumerate(summaries) if s.kind != "edited"]
+    # Only F2's edits replace a summary; an accepted /compact proposal the user edited is a
+    # compaction of its own, stored as "edited" too.
+    made = [i for i, s in enumerate(summaries) if s.replaces_id is None]
     growth = None
     if made:
         # Against the summary the compaction folded in (an edit of the user's, maybe).

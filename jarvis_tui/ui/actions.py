@@ -79,10 +79,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("newest", "ctrl+end", ("Jump back to the newest message", "回到最新的消息"),
            show=False, priority=True),
     Action("compact", slash="compact", arg="[focus]",
-           slash_text=("Summarise older turns now; an optional focus says what to keep in detail",
-                       "立即摘要较早的对话；可选的 focus 指明需要详细保留的内容"),
+           slash_text=("Summarise older turns now and preview the summary before it replaces "
+                       "anything: Ctrl+S stores it (as you edited it), Esc discards it; an "
+                       "optional focus says what to keep in detail",
+                       "立即摘要较早的对话，并在替换任何内容之前先预览摘要：Ctrl+S 保存"
+                       "（含你的修改），Esc 放弃；可选的 focus 指明需要详细保留的内容"),
            palette=("Compact now", "立即压缩"),
-           palette_help=("Summarise older turns now ({key})", "立即摘要较早的对话（{key}）")),
+           palette_help=("Summarise older turns now; the summary is previewed, to accept or "
+                         "discard ({key})",
+                         "立即摘要较早的对话；先预览摘要，由你接受或放弃（{key}）")),
     Action("pin", slash="pin",
            slash_text=("Pin (or unpin) the last message: always sent verbatim, never summarised",
                        "固定（或取消固定）最后一条消息：始终原文发送，从不被摘要")),

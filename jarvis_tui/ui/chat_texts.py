@@ -27,6 +27,7 @@ T = Texts(
                    "with your next message if there is room by then.",
         "already_compacting": "A compaction is already running.",
         "compact_while_sending": "A reply is on its way; /compact again when it has finished.",
+        "compact_discarded": "📦 The proposed summary was discarded; nothing changed.",
         "nothing_to_pin": "There is no message to pin yet.",
         "recall_usage": "Usage: /recall WORDS, for example /recall launch budget. It lists "
                         "earlier turns that share those words; Enter pins one.",
@@ -63,6 +64,7 @@ T = Texts(
                    "会随你的下一条消息一起保存。",
         "already_compacting": "压缩已在进行中。",
         "compact_while_sending": "回复仍在进行；请在回复结束后再执行 /compact。",
+        "compact_discarded": "📦 已放弃建议的摘要；没有任何改动。",
         "nothing_to_pin": "还没有可以固定的消息。",
         "recall_usage": "用法：/recall 关键词，例如 /recall 发布预算。"
                         "它会列出包含这些词的早期对话；按 Enter 固定其中一轮。",

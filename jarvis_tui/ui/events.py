@@ -50,6 +50,10 @@ class CompactionFinished(EngineEvent):
     event: ev.CompactionFinished
 
 
+class CompactionProposed(EngineEvent):
+    event: ev.CompactionProposed
+
+
 class CompactionFailed(EngineEvent):
     event: ev.CompactionFailed
 
@@ -121,6 +125,7 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.Finished: ReplyFinished,
     ev.CompactionStarted: CompactionStarted,
     ev.CompactionFinished: CompactionFinished,
+    ev.CompactionProposed: CompactionProposed,
     ev.CompactionFailed: CompactionFailed,
     ev.CompactionHeld: CompactionHeld,
     ev.Retrying: RetryScheduled,

@@ -14,6 +14,7 @@ from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
 from jarvis_tui.ui.themes import builtin_theme_dir
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
@@ -96,12 +97,31 @@ async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
 
 
 async def talk_then_compact(pilot: Pilot, lines: list[str], command: str = "/compact") -> None:
-    """A few rounds, then a manual compaction, waited for until the summary exists."""
-    app: JarvisApp = pilot.app  # type: ignore[assignment]
+    """A few rounds, then a manual compaction whose proposed summary is accepted as it is
+    (Ctrl+S), waited for until the summary is stored."""
     for line in lines:
         await send_and_wait(pilot, line)
+    await propose(pilot, command)
+    await accept(pilot)
+
+
+async def propose(pilot: Pilot, command: str = "/compact") -> ProposalEditor:
+    """Run /compact and wait for its proposed summary to open in the editor."""
+    app: JarvisApp = pilot.app  # type: ignore[assignment]
     await type_and_send(pilot, command)
-    await wait_for(pilot, lambda: app.chat.session.engine.summary is not None, "the summary")
+    await wait_for(pilot, lambda: isinstance(app.screen, ProposalEditor), "the proposed summary")
+    await pilot.pause()
+    assert isinstance(app.screen, ProposalEditor)
+    return app.screen
+
+
+async def accept(pilot: Pilot) -> None:
+    """Ctrl+S in the open proposal, waited for until its summary is stored."""
+    app: JarvisApp = pilot.app  # type: ignore[assignment]
+    before = app.chat.session.summary
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: app.chat.previewing is None, "the proposal to be stored")
+    assert app.chat.session.summary is not before, "the accepted summary was not stored"
 
 
 def screen_text(app: JarvisApp) -> str:

@@ -4,7 +4,15 @@ is paused, every message is still answered, and /compact starts it again."""
 from __future__ import annotations
 
 from tests.engine_helpers import is_summary_request, summary_material
-from tests.ui.app_helpers import SIZE, make_app, notices, send_and_wait, type_and_send, wait_for
+from tests.ui.app_helpers import (
+    SIZE,
+    accept,
+    make_app,
+    notices,
+    propose,
+    send_and_wait,
+    wait_for,
+)
 
 
 async def test_failing_summaries_pause_compaction_with_one_notice(fake_server, tmp_path):
@@ -31,6 +39,6 @@ async def test_failing_summaries_pause_compaction_with_one_notice(fake_server, t
         answered = [r for r in fake_server.chat_requests if not is_summary_request(r.body)]
         assert len(answered) == i + 1  # every message was answered
         working["yes"] = True
-        await type_and_send(pilot, "/compact")
-        await wait_for(pilot, lambda: app.chat.session.summary is not None, "the summary")
+        await propose(pilot)
+        await accept(pilot)
         assert not app.chat.session.engine.guard.paused

@@ -14,7 +14,6 @@ from tests.ui.app_helpers import (
     make_app,
     send_and_wait,
     talk_then_compact,
-    type_and_send,
     wait_for,
 )
 from tests.ui.test_summary_panel import Host, make_summary
@@ -33,7 +32,7 @@ async def test_the_panel_shows_sizes_against_budgets_and_the_growth(fake_server,
         await send_and_wait(pilot, PLANTED[1][0])
         await send_and_wait(pilot, PLANTED[2][0])
         await send_and_wait(pilot, "Unrelated: more gardening")
-        await type_and_send(pilot, "/compact")
+        await talk_then_compact(pilot, [])
         store = engine.store
         await wait_for(pilot, lambda: len(store.summaries(engine.conversation.id)) == 2
                        and app.chat.compacting is False, "the second summary")

@@ -18,6 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
@@ -54,6 +55,7 @@ class ChatScreen(ChatCommands):
         self.reply_view: MessageView | None = None
         self.sending: Message | None = None  # the user message whose reply is on its way
         self.compacting = False
+        self.previewing: CompactionProposal | None = None
         self._gauge_timer: Timer | None = None
         self._last_stream_gauge = 0.0
         self._retry_until = 0.0
@@ -97,7 +99,7 @@ class ChatScreen(ChatCommands):
     def relocalize_when_idle(self) -> None:
         """The language changed: the app swaps in a new chat screen, once no reply streams and
         no compaction runs (a new screen would not receive their events)."""
-        if self.sending is not None or self.compacting:
+        if self.sending is not None or self.compacting or self.previewing is not None:
             self.relocalize_pending = True
         else:
             self.relocalize_pending = False
@@ -125,6 +127,7 @@ class ChatScreen(ChatCommands):
         session = self.session
         self.reply_view = self.sending = None
         self.compacting = False
+        self.previewing = None
         self.title = terminal_safe(session.title) or T(self.lang, "untitled")
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
@@ -378,8 +381,10 @@ class ChatScreen(ChatCommands):
             return
         line = describe(message.event, self.notice_language())
         await self._end_reply(message.event.message, *([(line, "info")] if line else []))
-        if self.session.usage().over_threshold:
+        if self.session.usage().over_threshold and self.previewing is None:
             # Compact now, while the user reads and types, so the next send is not delayed.
+            # Not while the user reads a /compact summary: it would fold the same turns and
+            # leave that one nothing to apply to.
             self.run_compaction("threshold")
 
     @on(ue.ReplyFailed)
@@ -428,7 +433,8 @@ class ChatScreen(ChatCommands):
     @on(ue.SessionBusy)
     async def _busy(self, message: ue.SessionBusy) -> None:
         if self._current(message):
-            self.set_status("status_busy")
+            if self.sending is not None:  # else an accepted /compact summary waits, not a message
+                self.set_status("status_busy")
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
 
     @on(ue.SessionChanged)
@@ -506,6 +512,8 @@ class ChatScreen(ChatCommands):
         if not self._current(message):
             return
         self._compaction_over()
+        if message.event.reason == "manual":
+            self.previewing = None  # the accepted /compact summary is stored
         panel = self.query_one(SummaryPanel)
         panel.show_summary(self.session.summary, self.session.summary_size())
         event = message.event
@@ -525,17 +533,41 @@ class ChatScreen(ChatCommands):
         if not self._current(message):
             return
         self._compaction_over()
+        if message.event.reason == "manual":
+            self.previewing = None
         kind = "info" if message.event.reason == "manual" else "warning"
         await self.say(describe(message.event, self.notice_language()) or "", kind)
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
+    @on(ue.CompactionProposed)
+    def _compaction_proposed(self, message: ue.CompactionProposed) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()  # the summary request is done; nothing is stored yet
+        self.preview_compaction(message.event.proposal)
+
     @work(group="compaction", exclusive=True, exit_on_error=False)
     async def run_compaction(self, reason: str, focus: str | None = None) -> None:
         session, cid = self.session, self.cid
+        # /compact's summary is shown before it is stored; automatic ones are stored at once.
+        events = (session.propose_compaction(focus) if reason == "manual"
+                  else session.compact(reason, focus))
         try:
-            async for event in session.compact(reason, focus):
+            async for event in events:
                 if (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:
             self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
+
+    # Its own group: a background compaction starting in "compaction" must not cancel it.
+    @work(group="commit", exit_on_error=False)
+    async def run_commit(self, proposal: CompactionProposal, text: str) -> None:
+        session, cid = self.session, self.cid
+        try:
+            async for event in session.commit_compaction(proposal, text):
+                if (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(message)
+        except Exception as err:
+            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(
+                explain(err), proposal.reason)))

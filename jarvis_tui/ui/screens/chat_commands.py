@@ -5,12 +5,14 @@ gauge and compaction methods declared here."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.store import StoreError
@@ -25,17 +27,28 @@ if TYPE_CHECKING:
 
 
 class ChatCommands(Screen[None]):
-    # Set by ChatScreen: the session shown, the message whose reply is on its way, and whether
-    # a compaction runs.
+    # Set by ChatScreen: the session shown, the message whose reply is on its way, whether
+    # a compaction runs, and the /compact summary the user is reading or has just accepted.
     session: ChatSession
     sending: Message | None
     compacting: bool
+    previewing: CompactionProposal | None
+    relocalize_pending: bool
 
     def update_gauge(self) -> None:
         raise NotImplementedError  # ChatScreen's: it owns the gauge
 
+    def update_cost(self, *, answered: bool = False) -> None:
+        raise NotImplementedError  # ChatScreen's: the gauge's cost lines
+
+    def relocalize_when_idle(self) -> None:
+        raise NotImplementedError  # ChatScreen's: it swaps itself for a new screen
+
     def run_compaction(self, reason: str, focus: str | None = None) -> object:
         raise NotImplementedError  # ChatScreen's: a worker that posts the compaction's events
+
+    def run_commit(self, proposal: CompactionProposal, text: str) -> object:
+        raise NotImplementedError  # ChatScreen's: a worker that stores an accepted proposal
 
     @property
     def jarvis_app(self) -> JarvisApp:
@@ -72,7 +85,31 @@ class ChatCommands(Screen[None]):
         elif self.compacting:
             await self.say(T(self.lang, "already_compacting"), "info")
         else:
+            # Summarised now, stored only once the user accepts it (preview_compaction).
             self.run_compaction("manual", focus or None)
+
+    def preview_compaction(self, proposal: CompactionProposal) -> None:
+        """Show /compact's summary before it replaces anything: Ctrl+S stores it, Esc not."""
+        from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
+
+        session = self.session
+        self.previewing = proposal
+        editor = ProposalEditor(proposal.text, session.proposal_covers(proposal),
+                                len(proposal.evict), proposal.before,
+                                functools.partial(session.tokens_after, proposal),
+                                session.summary_max_tokens, session.tokens, proposal.focus)
+        self.app.push_screen(editor, functools.partial(self._proposal_closed, proposal))
+
+    async def _proposal_closed(self, proposal: CompactionProposal, text: str | None) -> None:
+        if text is not None:
+            self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
+            return
+        self.previewing = None
+        self.session.discard_compaction(proposal)
+        self.update_cost()  # the summary requests were made: /cost and the totals count them
+        await self.say(T(self.lang, "compact_discarded"), "info")
+        if self.relocalize_pending:
+            self.relocalize_when_idle()
 
     async def action_pin(self) -> None:
         last = self.session.last_pinnable()

@@ -157,10 +157,11 @@ class SummaryEditor(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, summary: Summary, covered: list[Message], max_tokens: int,
+    def __init__(self, summary: Summary | None, covered: list[Message], max_tokens: int,
                  count: Callable[[str], int] = estimate) -> None:
         super().__init__()
-        self.summary = summary
+        self.summary = summary  # None only for a subclass that edits a text not stored yet
+        self.original = summary.content if summary is not None else ""
         self.covered = covered
         self.max_tokens = max_tokens
         self.count = count  # the session's calibrated count, so the editor and gauge agree
@@ -171,16 +172,24 @@ class SummaryEditor(ModalScreen[str | None]):
     def _t(self, key: str, **values: object) -> str:
         return T(ui_language(self.app), key, **values)
 
-    def compose(self) -> ComposeResult:
+    def _title(self) -> str:
         s = self.summary
+        assert s is not None, "the stored summary's editor has a summary"
         kind = self._t(f"kind.{s.kind}") if s.kind in ("auto", "manual", "edited") else s.kind
-        title = self._t("title", kind=kind, created=_local_time(s.created_at),
-                        count=s.covered_count)
+        return self._t("title", kind=kind, created=_local_time(s.created_at),
+                       count=s.covered_count)
+
+    def _head(self) -> ComposeResult:
+        """The lines above the editor: what is being edited and the keys."""
+        yield Static(self._title(), id="title", markup=False)
+        yield Static(self._t("hint"), id="hint", markup=False)
+
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(title, id="title", markup=False)
-            yield Static(self._t("hint"), id="hint", markup=False)
+            yield from self._head()
             with Horizontal(id="body"):
-                yield TextArea(s.content, id="editor", soft_wrap=True, show_line_numbers=False)
+                yield TextArea(self.original, id="editor", soft_wrap=True,
+                               show_line_numbers=False)
                 with VerticalScroll(id="originals") as originals:
                     originals.border_title = self._t("originals.title", n=len(self.covered))
                     yield Static("", id="originals-text", markup=False)
@@ -202,7 +211,7 @@ class SummaryEditor(ModalScreen[str | None]):
     @property
     def changed(self) -> bool:
         # Whitespace at the ends is stripped on save, so it is not a change worth asking about.
-        return self.editor.text.strip() != self.summary.content.strip()
+        return self.editor.text.strip() != self.original.strip()
 
     @property
     def showing_originals(self) -> bool:
@@ -249,7 +258,11 @@ class SummaryEditor(ModalScreen[str | None]):
             self._set_notice(self._t("empty"), "error")
             self.editor.focus()
             return
-        self.dismiss(text if text != self.summary.content.strip() else None)
+        self.dismiss(self._result(text))
+
+    def _result(self, text: str) -> str | None:
+        # An unchanged summary needs no new row: the caller stores only a string.
+        return text if text != self.original.strip() else None
 
     def action_cancel(self) -> None:
         if self.changed and not self._confirming:
