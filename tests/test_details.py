@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jarvis_tui.core.details import Detail, details_of, extract, omitted
+from jarvis_tui.core.details import SENTENCE_CHARS, Detail, details_of, extract, omitted
 from jarvis_tui.core.messages import Message
 
 
@@ -109,3 +109,11 @@ def test_an_error_and_a_decision_on_one_line_are_both_found():
     assert {d.kind for d in found} >= {"error", "decision"}
     found = extract("The job failed with TimeoutError, so we decided to use a queue instead.")
     assert {d.kind for d in found} >= {"error", "decision"}
+
+
+def test_an_error_on_a_long_line_is_kept_around_its_word_not_the_whole_line():
+    # A pasted log on one line: the detail is the part around the error, not 20 KB of it.
+    line = "x=1 " * 3000 + "TimeoutError: shard 3 did not answer " + "y=2 " * 3000
+    errors = [d for d in extract(line) if d.kind == "error"]
+    assert len(errors) == 1 and "TimeoutError: shard 3 did not answer" in errors[0].text
+    assert len(errors[0].text) <= 2 * SENTENCE_CHARS + len("TimeoutError")

@@ -54,13 +54,19 @@ _TIME = re.compile(
     r"(?:,? \d{4})?\b"
     rf"|{_DAYPART}\d{{1,2}}[点时](?:\d{{1,2}}分|半)?|\d{{1,2}}[点时](?:\d{{1,2}}分|半)")
 _PHONE_OR_CODE = re.compile(r"(?<![\w-])(?:\+?\d[\d -]{7,}\d|[A-Z]{2}\s?\d{3,4})(?![\w-])")
+# The words that make a line an error message or a sentence a decision. The line or sentence
+# around each is found by looking for its ends (_around), not by a pattern that scans to them:
+# that one re-read a long line once per position in it (9 s on a 7 KB line of JSON).
 _ERROR = re.compile(
-    r"[^\n]*(?:\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
-    r"错误|报错|异常|失败)[^\n]*", re.I)
+    r"\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
+    r"错误|报错|异常|失败", re.I)
 _DECISION = re.compile(
-    r"[^.!?\n。！？]*(?:\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
+    r"\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
     r"\blet'?s (?:use|go with|keep|switch to)\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
-    r"商定|确定用)[^.!?\n。！？]*[.!?。！？]?", re.I)
+    r"商定|确定用", re.I)
+LINE_ENDS = "\n"
+SENTENCE_ENDS = ".!?\n。！？"
+SENTENCE_CHARS = 300  # either side of the word at most: a longer line is not one message
 _NAME = re.compile(
     r"(?:\b(?:named|called|Mr\.|Ms\.|Dr\.|contact|ask)\s+)([A-Z][a-z]+(?: [A-Z][a-z]+)?)"
     # "our rep is Diego Alvarez": a first and a last name said as what someone is.
@@ -78,6 +84,15 @@ class Detail:
 
 def _clean(text: str) -> str:
     return text.strip().rstrip(".,;:，。；：、)）").strip()
+
+
+def _around(text: str, start: int, end: int, ends: str) -> tuple[int, int]:
+    """The span from the last of `ends` before `start` to the first after `end`, each at most
+    SENTENCE_CHARS away."""
+    low, high = max(0, start - SENTENCE_CHARS), min(len(text), end + SENTENCE_CHARS)
+    before = max(text.rfind(c, low, start) for c in ends)
+    after = [i for c in ends if (i := text.find(c, end, high)) >= 0]
+    return (before + 1 if before >= 0 else low), (min(after) if after else high)
 
 
 def extract(text: str, message_id: int | None = None) -> list[Detail]:
@@ -136,9 +151,9 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
     for m in _IDENT.finditer(text):
         add("short", "command", m.start(), m.end())
     for m in _ERROR.finditer(text):
-        add("error", "error", m.start(), m.end())
+        add("error", "error", *_around(text, m.start(), m.end(), LINE_ENDS))
     for m in _DECISION.finditer(text):
-        add("decision", "decision", m.start(), m.end())
+        add("decision", "decision", *_around(text, m.start(), m.end(), SENTENCE_ENDS))
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 
