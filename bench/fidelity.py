@@ -249,13 +249,13 @@ def table(results: dict[str, Outcome]) -> None:
     for point in CHECKPOINTS:
         print(f"\nafter {point} compaction{'s' * (point > 1)}: share of probes whose detail "
               "reached the request")
-        print(f"{'':16}{'':10}" + "".join(f"{k:>9}" for k in KINDS) + f"{'all':>9}")
+        print(f"{'':22}{'':10}" + "".join(f"{k:>9}" for k in KINDS) + f"{'all':>9}")
         for name, out in results.items():
             for probes in SETS:
                 for language in ("en", "zh"):
                     row = [out.answered[(point, probes, language, k)] for k in KINDS]
                     every = [v for r in row for v in r]
-                    print(f"{name:16}{probes:7}{language:3}"
+                    print(f"{name:22}{probes:7}{language:3}"
                           + "".join(f"{share(r):>9}" for r in row) + f"{share(every):>9}")
 
 
