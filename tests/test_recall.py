@@ -28,6 +28,16 @@ def lossy(fake):
     fake.reply_fn = reply
 
 
+async def compact_times(engine, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Unrelated turns until the session has compacted `n` times more."""
+    compactions = i = 0
+    while compactions < n:
+        events = await send(engine, FILLER.format(i=i))
+        compactions += sum(isinstance(e, ev.CompactionFinished) for e in events)
+        i += 1
+        assert i < 60, f"the conversation never compacted {n} times"
+
+
 def recalled_block(request) -> str:
     """The recalled turns a request carried: in its newest user message, never in the system
     message (which then stays the same from turn to turn)."""
@@ -44,12 +54,7 @@ async def test_facts_come_back_after_three_compactions(fake_server, tmp_path):
                          system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
     await send(engine, FACT_EN)
     await send(engine, FACT_ZH)
-    compactions = i = 0
-    while compactions < 3:
-        events = await send(engine, FILLER.format(i=i))
-        compactions += sum(isinstance(e, ev.CompactionFinished) for e in events)
-        i += 1
-        assert i < 60, "the conversation never compacted three times"
+    await compact_times(engine, 3)
     covered = {m.content for m in engine.messages if m.covered}
     assert FACT_EN in covered and FACT_ZH in covered  # only the store still has them
     assert "4,200" not in engine.summary.content and "鹈鹕" not in engine.summary.content

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from jarvis_tui.core import events as ev
 from jarvis_tui.core.recall_shapes import cues_of, shapes_of
 from jarvis_tui.core.store import Store
 from tests.engine_helpers import make_engine, send
-from tests.test_recall import FILLER, RELEASE_TALK, lossy, recalled, recalled_block, session
+from tests.test_recall import (
+    RELEASE_TALK,
+    compact_times,
+    lossy,
+    recalled,
+    recalled_block,
+    session,
+)
 
 SHAPED = [
     "I fixed the timeout by raising it in src/net/retry_policy.py, it was far too short.",
@@ -101,12 +107,7 @@ async def test_after_three_compactions_the_file_asked_for_comes_back_into_the_re
                          details_max_tokens=0)
     await send(engine, SHAPED[0])
     await send(engine, SHAPED[5])
-    compactions = i = 0
-    while compactions < 3:
-        events = await send(engine, FILLER.format(i=i))
-        compactions += sum(isinstance(e, ev.CompactionFinished) for e in events)
-        i += 1
-        assert i < 60, "the conversation never compacted three times"
+    await compact_times(engine, 3)
     assert "retry_policy" not in engine.summary.content
 
     await send(engine, "Which file did we change for the timeout?")
