@@ -117,3 +117,12 @@ def test_an_error_on_a_long_line_is_kept_around_its_word_not_the_whole_line():
     errors = [d for d in extract(line) if d.kind == "error"]
     assert len(errors) == 1 and "TimeoutError: shard 3 did not answer" in errors[0].text
     assert len(errors[0].text) <= 2 * SENTENCE_CHARS + len("TimeoutError")
+
+
+def test_a_numbers_context_is_whole_words():
+    [port] = [d for d in extract("The collector config lives at /etc/collector.yaml and "
+                                 "listens on port 8443.") if d.kind == "number"]
+    assert port.context == "and listens on port 8443."
+    [latency] = [d for d in extract("压测时报表接口的延迟是80毫秒，比上周快了不少。")
+                 if d.kind == "number"]
+    assert "延迟是80毫秒" in latency.context  # no spaces: characters, as before

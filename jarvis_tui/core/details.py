@@ -86,6 +86,17 @@ def _clean(text: str) -> str:
     return text.strip().rstrip(".,;:，。；：、)）").strip()
 
 
+def _context_span(text: str, start: int, end: int) -> slice:
+    """CONTEXT_CHARS either side, in whole words where the text has spaces: "…aml and listens
+    on port 8443" reads worse than "and listens on port 8443"."""
+    low, high = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+    if low > 0 and not text[low - 1].isspace() and (cut := text.find(" ", low, start)) >= 0:
+        low = cut + 1
+    if high < len(text) and not text[high].isspace() and (cut := text.rfind(" ", end, high)) >= 0:
+        high = cut
+    return slice(low, high)
+
+
 def _around(text: str, start: int, end: int, ends: str) -> tuple[int, int]:
     """The span from the last of `ends` before `start` to the first after `end`, each at most
     SENTENCE_CHARS away."""
@@ -113,8 +124,8 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
                 a <= start and end <= b for a, b in taken["code"]):
             return  # a part of a command line: the command is the detail
         taken[layer].append((start, end))
-        context = text[max(0, start - CONTEXT_CHARS):min(len(text), end + CONTEXT_CHARS)]
-        found.append((start, Detail(kind, value, " ".join(context.split()), message_id)))
+        context = " ".join(text[_context_span(text, start, end)].split())
+        found.append((start, Detail(kind, value, context, message_id)))
 
     for m in _FENCE.finditer(text):
         at = m.start(1)
