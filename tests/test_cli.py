@@ -157,13 +157,15 @@ def test_ctrl_c_keeps_the_partial_reply(home, fake_server):
     import time
 
     fake_server.reply_fn = lambda body: "一段很长的回答 " * 400
-    fake_server.chunk_delay = 0.01
+    # The model stalls mid-reply, so Ctrl+C always lands while the reply streams: on a busy
+    # machine a reply left to stream could end before the signal came.
+    fake_server.stall_at = 5
     proc = subprocess.Popen([sys.executable, "-m", "jarvis_tui", *flags(fake_server), "ask",
                              "tell me a long story"], env=home, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     first = proc.stdout.read(8)  # the reply has started streaming
-    assert first
-    time.sleep(0.2)
+    assert first and fake_server.held.wait(10)
+    time.sleep(0.2)  # the pieces before the stall printed and saved
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
