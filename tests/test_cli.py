@@ -160,9 +160,12 @@ def test_ctrl_c_keeps_the_partial_reply(home, fake_server):
     # The model stalls mid-reply, so Ctrl+C always lands while the reply streams: on a busy
     # machine a reply left to stream could end before the signal came.
     fake_server.stall_at = 5
+    # As from a terminal: a test run started in the background (`cmd &`) ignores SIGINT, and
+    # a child inherits that, so Python would never see the Ctrl+C.
     proc = subprocess.Popen([sys.executable, "-m", "jarvis_tui", *flags(fake_server), "ask",
                              "tell me a long story"], env=home, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stdout.read(8)  # the reply has started streaming
     assert first and fake_server.held.wait(10)
     time.sleep(0.2)  # the pieces before the stall printed and saved
