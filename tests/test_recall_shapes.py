@@ -93,6 +93,7 @@ def test_cues_and_shapes():
     assert shapes_of(SHAPED[1]) >= {"number", "port"}
     assert "port" not in shapes_of("He is 41 years old.")
     assert "port" in shapes_of("connect to db.internal:5432")
+    assert "port" not in shapes_of("The meeting is at 10:30 tomorrow.")
     assert shapes_of(SHAPED[4]) >= {"command"}
     assert shapes_of(SHAPED[0]) >= {"path"}
 

@@ -62,8 +62,9 @@ _POINTING_ZH = ("那个", "那条", "那段", "那次", "那句", "那台", "那
 
 
 # A port is a number: "that port?" means the one said as a port, not any number before it.
+# After host: a name with a letter in it, so a time (10:30) is no port.
 _PORT = re.compile(r"(?:\bports?|端口|\blistens? on|\bbound to|监听(?:在)?)"
-                   r"\s*(?:is|是|为|号|:|：|=)?\s*\d{2,5}\b|\b[\w.-]+:\d{2,5}\b", re.I)
+                   r"\s*(?:is|是|为|号|:|：|=)?\s*\d{2,5}\b|\b[\w.-]*[a-z][\w.-]*:\d{2,5}\b", re.I)
 
 
 @dataclass(frozen=True)
