@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.tools import ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,59 @@ class MessagesChanged:
 
 
 @dataclass(frozen=True)
+class ToolCallsMade:
+    """The model's reply asks for tools. `message` is stored (its text, maybe empty, and its
+    `tool_calls`) and ends this step of the round: the next Delta begins a new reply."""
+
+    message: Message
+
+
+@dataclass(frozen=True)
+class ToolApproval:
+    """The round waits for the user to allow or refuse `call` (the engine's `approve`
+    callback is asked right after this event)."""
+
+    call: ToolCall
+    spec: ToolSpec | None
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call: ToolCall
+    spec: ToolSpec | None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A call ended; `result` is its stored tool message (what goes back to the model).
+    `outcome`: "ok", "error" (the tool failed), "denied" (the user or the allowlist refused),
+    "unknown" (no such tool), "bad_arguments", "cancelled" (Esc)."""
+
+    call: ToolCall
+    result: Message
+    outcome: str
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolStepLimit:
+    """The model asked for tools `steps` times in a row for one message: it is asked to answer
+    with what it has, without tools."""
+
+    steps: int
+
+
+@dataclass(frozen=True)
+class ToolOutputsPruned:
+    """Older tool results were replaced in the request by one-line stubs (the stored results
+    stay whole): `count` results, `freed` tokens. Done before any summary is made."""
+
+    count: int
+    freed: int
+    message_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
@@ -181,4 +235,6 @@ Event = (
     | CompactionHeld | Retrying | ContextLimitLearned | WindowDetected | ContextTruncated
     | Trimmed | Recalled
     | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed
+    | ToolCallsMade | ToolApproval | ToolStarted | ToolFinished | ToolStepLimit
+    | ToolOutputsPruned
 )

@@ -204,6 +204,19 @@ SCHEMA: tuple[Setting, ...] = (
                               "them; {range} (0 = off)",
                               "新消息提到早期内容时，为找回的原始对话留出的空间；"
                               "{range}（0 = 关闭）"))),
+    Setting("tool_max_steps", int, 10, Range(1, 100),
+            Words("a whole number between 1 and 100", "1 到 100 之间的整数"),
+            "tool calls the model may make in a row for one message; then it must answer"),
+    Setting("tool_output_share", float, 0.25, Range(0.02, 1.0),
+            Words("a number between 0.02 and 1 (25% is written 0.25)"),
+            "the most of the budget one tool result takes in a request; a larger one is sent "
+            "head and tail (the stored result stays whole)"),
+    Setting("tool_keep_outputs", int, 2, Range(0, 1000),
+            Words("a whole number between 0 and 1000", "0 到 1000 之间的整数"),
+            "newest tool results always sent whole; older ones become a one-line stub before "
+            "anything is summarised"),
+    Setting("tool_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,
+            "seconds one tool call may run (Esc stops it sooner)"),
     Setting("request_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,
             "seconds without a byte from the server (then asked once more)"),
     Setting("connect_timeout", float, 10.0, Range(0.001, 86_400), SECONDS,

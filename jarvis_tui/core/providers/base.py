@@ -31,6 +31,16 @@ class ChatUsage:
 
 
 @dataclass(frozen=True)
+class ChatToolCall:
+    """One tool call the reply asks for, whole (streamed fragments already joined), yielded
+    after the reply's text and before ChatUsage / ChatDone. `arguments` is the JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class ChatDone:
     """The reply finished cleanly; always the last item of a stream."""
 
@@ -56,7 +66,7 @@ class Completion:
         return events
 
 
-ChatEvent = ChatDelta | ChatUsage | ChatDone
+ChatEvent = ChatDelta | ChatToolCall | ChatUsage | ChatDone
 
 
 class Provider(Protocol):
@@ -67,8 +77,12 @@ class Provider(Protocol):
 
     def stream_chat(
         self, messages: list[dict], *, model: str, max_tokens: int,
-        context_window: int | None = None,
-    ) -> AsyncIterator[ChatEvent]: ...
+        context_window: int | None = None, tools: list[dict] | None = None,
+    ) -> AsyncIterator[ChatEvent]:
+        """`tools`: ToolSpec.wire() dicts (name, description, parameters), translated to the
+        protocol's own shape; None or empty sends none. Messages may hold OpenAI-shape tool
+        calls (assistant `tool_calls`) and results (role `tool`, `tool_call_id`)."""
+        ...
 
     async def complete(
         self, messages: list[dict], *, model: str, max_tokens: int,
