@@ -58,6 +58,7 @@ from jarvis_tui.core.sent_texts import SentTexts
 from jarvis_tui.core.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+from jarvis_tui.core.tools import Approve, ToolBox
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
 from jarvis_tui.core.window_limit import WindowLimit
 
@@ -107,8 +108,13 @@ class Engine:
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
                  sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
                  jitter: Callable[[], float] = random.random,
-                 forget_learned_limit: bool = False):
+                 forget_learned_limit: bool = False, tools: ToolBox | None = None,
+                 approve: Approve | None = None):
         self.settings = settings
+        # What runs the model's tool calls, and who allows each one (None: every call not
+        # allowlisted is refused, as `ask` does without --allow-tool).
+        self.tools = tools
+        self.approve = approve
         self.store = store
         self.provider = provider
         self._sleep = sleep

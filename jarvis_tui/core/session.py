@@ -23,6 +23,7 @@ from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
 from jarvis_tui.core.summary_size import SummarySize, summary_size
+from jarvis_tui.core.tools import Approve, ToolBox
 
 ProviderFactory = Callable[[Settings], Provider]
 
@@ -43,12 +44,20 @@ class ChatSession:
         # --context-window on the command line says what the server has now: a limit learned
         # from an older server's errors is dropped in each session this run opens.
         self._forget = forget_learned_limit
+        self.tools: ToolBox | None = None
+        self.approve: Approve | None = None
         latest = store.latest_conversation()
         self.engine = self._engine(latest.id if latest else None)
 
     def _engine(self, conversation_id: int | None) -> Engine:
         return Engine(self.settings, self.store, self.provider, conversation_id,
-                      forget_learned_limit=self._forget)
+                      forget_learned_limit=self._forget, tools=self.tools, approve=self.approve)
+
+    def set_tools(self, tools: ToolBox | None, approve: Approve | None) -> None:
+        """What runs the model's tool calls (the MCP hub) and who allows each call; kept for
+        every session this object opens."""
+        self.tools, self.approve = tools, approve
+        self.engine.tools, self.engine.approve = tools, approve
 
     # -- which session -----------------------------------------------------------------------
 
