@@ -71,7 +71,8 @@ class Budget:
         return out
 
     def usage(self, *, system: int, summary: int, history: int, pending: int,
-              source: str, window_source: str = "configured", recalled: int = 0) -> BudgetUsage:
+              source: str, window_source: str = "configured", recalled: int = 0,
+              tools: int = 0) -> BudgetUsage:
         return BudgetUsage(
             context_window=self.context_window,
             response_reserve=self.response_reserve,
@@ -85,6 +86,7 @@ class Budget:
             source=source,
             window_source=window_source,
             recalled=recalled,
+            tools=tools,
         )
 
 
@@ -106,6 +108,9 @@ class BudgetUsage:
     # from the server", "known model" or "default" (a guess: the gauge says the limit is unknown).
     window_source: str = "configured"
     recalled: int = 0  # earlier turns recall puts back for the message being typed or sent
+    # Of `history`, what tool calls and their results take (as they are sent: cut or stubbed):
+    # the gauge draws it as its own segment, inside the history's share, not on top of it.
+    tools: int = 0
 
     @property
     def system_overflow(self) -> int:
