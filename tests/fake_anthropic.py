@@ -395,9 +395,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--limit", type=int, default=200_000, help="context window in tokens")
     parser.add_argument("--api-key", default=None, help="require this x-api-key")
+    parser.add_argument("--fragments", type=int, default=1,
+                        help="stream each tool call's arguments in this many pieces")
     args = parser.parse_args(argv)
     fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port)
     fake.start()
+    fake.fragments = args.fragments
     fake.run_until_interrupted(
         f"fake Anthropic server, context {args.limit} tokens, at {fake.base_url}")
 

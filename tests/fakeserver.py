@@ -642,8 +642,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--limit", type=int, default=4096, help="context window in tokens")
     parser.add_argument("--flavor", default="openai", choices=FLAVORS)
+    parser.add_argument("--fragments", type=int, default=1,
+                        help="stream each tool call's arguments in this many pieces")
     args = parser.parse_args(argv)
     fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port).start()
+    fake.fragments = args.fragments
     fake.run_until_interrupted(
         f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url}")
 

@@ -423,3 +423,23 @@ async def test_ollama_calls_in_any_line(make_fake_ollama: Callable[..., Any], wh
         ("search", {"query": "天气"}), ("read_file", {"path": "x"})]
     assert calls[0].id == "call_0" and calls[1].id == fake.chat_requests[-1].tool_calls[1].id
     assert_calls_then_usage_then_done(events)
+
+
+async def test_openai_fragments_without_index_and_the_legacy_function_call(openai: Wire):
+    def data(delta: dict, finish: str | None = None) -> str:
+        return "data: " + json.dumps({"choices": [{"index": 0, "delta": delta,
+                                                   "finish_reason": finish}]}) + "\n\n"
+
+    # A proxy that drops `index` and repeats the name in every piece; then an old server's
+    # single function_call.
+    sse = "".join([
+        data({"tool_calls": [{"id": "a", "function": {"name": "search", "arguments": '{"q'}}]}),
+        data({"tool_calls": [{"function": {"name": "search", "arguments": '": 1}'}}]}),
+        data({"tool_calls": [{"id": "b", "function": {"name": "read_file", "arguments": ""}}]}),
+        data({"function_call": {"name": "legacy", "arguments": "{}"}}, "function_call"),
+        "data: [DONE]\n\n"])
+    openai.fake.faults.append(("status", 200, {}, sse))  # text/plain: read as SSE
+    events = await stream(openai, HELLO)
+    assert [(c.id, c.name, c.arguments) for c in calls_of(events)] == [
+        ("call_0", "legacy", "{}"), ("a", "search", '{"q": 1}'), ("b", "read_file", "{}")]
+    assert events[-1] == ChatDone("tool_calls")
