@@ -444,6 +444,8 @@ class McpHub:
     async def _lost(self, srv: _Server, error: BaseException) -> str:
         """The connection went away mid-call: mark the server failed (waiting briefly for its
         process's exit code and last words) and say so."""
+        if srv.stopping:  # our own stop (aclose, /mcp stop) ended it: not the server's fault
+            return f"server {srv.cfg.name} was stopped during the call"
         task = srv.task
         if task is not None and not task.done():
             if srv.process is None:  # HTTP: nothing to watch, so end the connection here
@@ -451,6 +453,8 @@ class McpHub:
                 srv.stop.set()
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(srv.done.wait(), 3.0)
+        if srv.stopping:
+            return f"server {srv.cfg.name} was stopped during the call"
         if srv.state != "failed":
             self._fail(srv, f"lost the connection ({_describe(error)})")
         return f"server {srv.cfg.name} stopped: {srv.reason}"
