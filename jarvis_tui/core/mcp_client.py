@@ -273,12 +273,12 @@ class McpHub:
             return read, write
         loop = asyncio.get_running_loop()
         r, w = os.pipe()
-        errlog = os.fdopen(w, "w")
+        errlog, reader = os.fdopen(w, "w"), os.fdopen(r, "rb", 0)
         try:
-            pipe, tail = await loop.connect_read_pipe(_StderrTail, os.fdopen(r, "rb", 0))
+            pipe, tail = await loop.connect_read_pipe(_StderrTail, reader)
         except BaseException:
             errlog.close()
-            os.close(r)
+            reader.close()
             raise
         stack.callback(pipe.close)  # after the process is gone (callbacks run last-in first)
         srv.stderr = tail
@@ -344,9 +344,8 @@ class McpHub:
                 log.exception("MCP on_change callback failed")
 
     def _fail(self, srv: _Server, reason: str) -> None:
-        srv.reason = reason
+        srv.reason = reason  # before _set, so on_change sees the error
         self._set(srv, "failed")
-        srv.reason = reason
 
     def _status(self, srv: _Server) -> ServerStatus:
         cfg = srv.cfg
