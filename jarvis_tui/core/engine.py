@@ -284,7 +284,10 @@ class Engine:
         """(tokens tool calls and results take as sent, tokens their stored form has beyond
         that); counted again only when the history, what was sent, or the factor changed."""
         active = self.history()
-        key = (id(active), len(active), len(self.sent.texts), self.counter.factor)
+        # A stub replacing a cut keeps the count of texts: their lengths tell the change.
+        texts = self.sent.texts
+        key = (id(active), len(active), len(texts), sum(map(len, texts.values())),
+               self.counter.factor)
         if self._tally_cache[0] != key:
             sent = tool_tokens(active, self.sent.texts, self.counter)
             stored = tool_tokens(active, {}, self.counter)
