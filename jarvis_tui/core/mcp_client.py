@@ -388,6 +388,13 @@ class McpHub:
                                 server=srv.cfg.name, tool=tool.name))
         return out
 
+    def timeout_for(self, spec: ToolSpec) -> float:
+        """The engine's bound on a call: above this hub's own (the server's timeout or the
+        default), which says more when it fires."""
+        srv = self._servers.get(spec.server)
+        seconds = (srv.cfg.timeout if srv is not None else None) or self.default_timeout
+        return seconds + 10
+
     def allowed(self, spec: ToolSpec) -> bool:
         """Whether the server's `allow` list lets this tool run without asking."""
         srv = self._servers.get(spec.server)

@@ -102,8 +102,8 @@ async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolP
                 if approve is None:
                     result, outcome = ToolResult(
                         f"{call.name} is not allowed to run without asking, and this run "
-                        "cannot ask (allow it in the config or with --allow-tool)",
-                        True), "denied"
+                        f"cannot ask: run it with --allow-tool {call.name}, or list it in "
+                        f"the server's allow in the config", True), "denied"
                 else:
                     yield ev.ToolApproval(call, spec)
                     decision = await approve(call, spec)
