@@ -74,7 +74,8 @@ def test_git_history_larger_than_the_window_is_answered_and_kept_whole(home, mak
     repo = make_git_repo(tmp_path / "repo")
     write_config(home, server("git", "-m", "mcp_server_git", "--repository", str(repo),
                               allow='allow = ["git_log", "git_diff_unstaged"]'))
-    ask = (f"What changed lately?\ncall git_log {json.dumps({'repo_path': str(repo), 'max_count': 40})}"
+    log = json.dumps({"repo_path": str(repo), "max_count": 40})
+    ask = (f"What changed lately?\ncall git_log {log}"
            f"\ncall git_diff_unstaged {json.dumps({'repo_path': str(repo)})}")
     result = run(home, *flags(fake, "--context-window", "4096"), "ask", ask, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -254,7 +254,8 @@ async def test_a_huge_result_goes_head_and_tail_and_stays_whole_in_store(make_fa
     events = await send(engine, "read big.log")
     assert isinstance(events[-1], ev.Finished), events[-1]
     sent = next(m for m in fake.chat_requests[-1].body["messages"] if m["role"] == "tool")
-    assert sent["content"].startswith("line 00000") and sent["content"].endswith("读取文件内容 1999")
+    assert sent["content"].startswith("line 00000")
+    assert sent["content"].endswith("读取文件内容 1999")
     assert "call the tool again with narrower arguments" in sent["content"]
     assert len(sent["content"]) < len(big) // 4
     stored = Store(tmp_path / "sessions.db").messages(engine.conversation.id)
