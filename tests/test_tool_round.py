@@ -331,3 +331,34 @@ def test_stored_calls_read_back_as_they_were(tmp_path):
     msg.content = "looking"
     store.update_message(msg)
     assert store.messages(conv.id)[0].tool_calls == [call]
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "ollama"])
+async def test_the_loop_speaks_each_protocol(kind, request, tmp_path):
+    """The same round through Anthropic's tool_use/tool_result and Ollama's tools, against
+    their fakes: the strict Anthropic fake refuses a split pair, so an answer means whole."""
+    from dataclasses import replace
+
+    from jarvis_tui.core.engine import Engine
+    from jarvis_tui.core.providers.anthropic import AnthropicProvider
+    from jarvis_tui.core.providers.ollama import OllamaProvider
+    from tests.engine_helpers import BASE, Sleeps
+
+    fake = request.getfixturevalue(f"make_fake_{kind}")()
+    provider = (AnthropicProvider(fake.base_url, "sk-test") if kind == "anthropic"
+                else OllamaProvider(fake.base_url))
+    model = "llama3.2" if kind == "ollama" else "claude-fake"
+    settings = replace(BASE, provider=kind, base_url=fake.base_url, model=model)
+    box = Box(read=lambda path: f"{path}: 端口 8443")
+    engine = Engine(settings, Store(tmp_path / "s.db"), provider, tools=box,
+                    approve=always(ONCE), sleep=Sleeps())
+    fake.script += [[{"name": "read", "arguments": {"path": "配置.toml"}}],
+                    [{"name": "read", "arguments": {"path": "b"}}], "端口是 8443。"]
+    events = await send(engine, "端口是多少？")
+    assert isinstance(events[-1], ev.Finished), events[-1]
+    assert events[-1].message.content == "端口是 8443。"
+    assert box.calls == [("read", {"path": "配置.toml"}), ("read", {"path": "b"})]
+    fake.script.append("好的")
+    events = await send(engine, "谢谢")
+    assert isinstance(events[-1], ev.Finished), events[-1]
+    await provider.aclose()
