@@ -46,10 +46,12 @@ def test_pinned_tool_call_keeps_its_results():
 
 
 def test_transcript_names_roles_and_tools():
-    call = {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "grep", "arguments": '{"pattern": "超时", "path": "src/"}'}}
     text = render_transcript([Message("user", "你好"),
                               Message("assistant", "", tool_calls=[call]),
                               Message("tool", "x", tool_call_id="c1", name="grep")])
     assert "User: 你好" in text
-    assert "[called tools: grep]" in text
+    # With its arguments: the summary should know what the tool touched.
+    assert '[called grep {"pattern": "超时", "path": "src/"}]' in text
     assert "Tool result (grep): x" in text
