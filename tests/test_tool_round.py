@@ -362,3 +362,25 @@ async def test_the_loop_speaks_each_protocol(kind, request, tmp_path):
     events = await send(engine, "谢谢")
     assert isinstance(events[-1], ev.Finished), events[-1]
     await provider.aclose()
+
+
+async def test_an_overflow_stubs_old_outputs_before_it_summarises(make_fake_server, tmp_path):
+    """Told 8,192 while the server has 4,096: the refusal is answered by stubbing old tool
+    outputs first, and the same round then goes through."""
+    fake = make_fake_server(limit=4096)
+    box = Box(read=lambda path: numbered(70, path))
+    engine = make_engine(fake, tmp_path, tools=box, approve=always(ONCE), context_window=8192,
+                         tool_keep_outputs=1)
+    names = ["one", "two", "three", "four"]
+    for name in names:
+        fake.script += [[{"name": "read", "arguments": {"path": name}}], f"read {name}"]
+    seen = []
+    for name in names:
+        events = await send(engine, f"read {name}")
+        assert isinstance(events[-1], ev.Finished), events[-1]
+        seen += [type(e).__name__ for e in events]
+    assert "ContextLimitLearned" in seen
+    assert seen.index("ToolOutputsPruned") < (seen.index("CompactionStarted")
+                                              if "CompactionStarted" in seen else len(seen))
+    assert any(r.status == 400 for r in fake.chat_requests)  # it did overflow, and recovered
+    assert_pairs_whole(fake.chat_requests[-1].body["messages"])

@@ -931,6 +931,9 @@ class Engine:
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
                 yield self.limit.learn(bound)
+        if (pruned := self.prune_tool_outputs()) is not None:
+            yield pruned  # old tool outputs go first; the retry may fit without a summary
+            return
         compacted = False
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
