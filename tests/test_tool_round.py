@@ -384,3 +384,24 @@ async def test_an_overflow_stubs_old_outputs_before_it_summarises(make_fake_serv
                                               if "CompactionStarted" in seen else len(seen))
     assert any(r.status == 400 for r in fake.chat_requests)  # it did overflow, and recovered
     assert_pairs_whole(fake.chat_requests[-1].body["messages"])
+
+
+async def test_a_tool_output_is_found_again_by_recall_after_compactions(fake_server, tmp_path):
+    """A tool result is a message like any other: the summary drops it, recall brings its turn
+    back when a later question is about it."""
+    from tests.test_recall import compact_times, lossy, recalled_block
+
+    lossy(fake_server)
+    out = "[collector]\nservice = metrics_collector\nlisten_port = 48213\nretention = 14d"
+    engine = make_engine(fake_server, tmp_path, tools=Box(read=lambda path: out),
+                         approve=always(ONCE), context_window=2048, response_reserve=256,
+                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120,
+                         details_max_tokens=0)
+    fake_server.script += [[{"name": "read", "arguments": {"path": "conf/collector.toml"}}],
+                           "It is configured."]
+    await send(engine, "Read the collector config please.")
+    await compact_times(engine, 2)
+    assert all(m.covered for m in engine.messages[:4])
+    assert "48213" not in engine.summary.content
+    await send(engine, "Which listen_port does the metrics_collector use again?")
+    assert "listen_port = 48213" in recalled_block(fake_server.chat_requests[-1])
