@@ -405,3 +405,22 @@ async def test_a_tool_output_is_found_again_by_recall_after_compactions(fake_ser
     assert "48213" not in engine.summary.content
     await send(engine, "Which listen_port does the metrics_collector use again?")
     assert "listen_port = 48213" in recalled_block(fake_server.chat_requests[-1])
+
+
+async def test_the_ledger_keeps_what_tools_touched(fake_server, tmp_path):
+    """A summary that drops everything still leaves the path a tool read and the number it
+    found, word for word in the details ledger."""
+    from tests.test_recall import compact_times, lossy
+
+    lossy(fake_server)
+    out = "[collector]\nservice = metrics_collector\nlisten_port = 48213\nretention = 14d"
+    engine = make_engine(fake_server, tmp_path, tools=Box(read=lambda path: out),
+                         approve=always(ONCE), context_window=2048, response_reserve=256,
+                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    fake_server.script += [[{"name": "read", "arguments": {"path": "conf/collector.toml"}}],
+                           "It is configured."]
+    await send(engine, "Read the collector config please.")
+    await compact_times(engine, 1)
+    assert engine.messages[2].covered
+    assert "conf/collector.toml" in engine.summary.content
+    assert "48213" in engine.summary.content
