@@ -137,6 +137,10 @@ def fit_summary(text: str, max_tokens: int, counter: TokenCounter) -> str:
     return out
 
 
+class CalledATool(SummaryError):
+    """Offered the chat's tools (for the cache), the summariser called one instead."""
+
+
 class Summarizer:
     """Produces summaries that fit the summariser's own window, in chunks when they must."""
 
@@ -225,14 +229,18 @@ class Summarizer:
                 truncate_middle(t, self.input_budget // 2, self.counter)[0] for t in pair))
                 if len(pair) > 1 else pair[0] for pair in pairs]
 
-    async def summarize_prefix(self, prefix: list[dict], focus: str | None = None) -> str:
+    async def summarize_prefix(self, prefix: list[dict], focus: str | None = None,
+                               tools: list[dict] | None = None) -> str:
         """The summary asked at the end of the chat request's own prefix (system message,
         summary, the turns to fold in, as last sent): the provider's prompt cache has all of it,
-        so only the instruction is new. A ContextOverflow is the caller's cue to fall back."""
+        so only the instruction is new. `tools`: the definitions the chat requests carry,
+        which servers put before the messages, so without them nothing of the front matches
+        the cache. A ContextOverflow, or a tool call for an answer, is the caller's cue to
+        fall back to the small prompt."""
         instruction = PREFIX_INSTRUCTION
         if focus:
             instruction = f"{instruction}\n\nPay special attention to: {focus}"
-        return await self._request([*prefix, {"role": "user", "content": instruction}])
+        return await self._request([*prefix, {"role": "user", "content": instruction}], tools)
 
     async def repair(self, summary: str, omitted_details: Sequence[Detail]) -> str:
         """`summary` revised by one more request to state `omitted_details` word for word,
@@ -265,15 +273,16 @@ class Summarizer:
                                  + self.counter.text(SUMMARY_SYSTEM_PROMPT))
             raise
 
-    async def _request(self, messages: list[dict]) -> str:
+    async def _request(self, messages: list[dict], tools: list[dict] | None = None) -> str:
         attempt = 0
+        more = {"tools": tools} if tools else {}
         while True:
             self.calls += 1
             try:
                 # The window goes along for servers that need to be told it (Ollama's num_ctx).
                 result = await self.provider.complete(messages, model=self.model,
                                                       max_tokens=self.max_tokens,
-                                                      context_window=self.window)
+                                                      context_window=self.window, **more)
                 break
             except ContextOverflow:
                 raise  # the caller's to handle: a smaller window, or the small prompt
@@ -292,6 +301,8 @@ class Summarizer:
                                    is not None else self.counter.text(text))
         self.cached_tokens += result.cached_tokens or 0
         self.cached_seen = self.cached_seen or result.cached_tokens is not None
+        if not text and getattr(result, "tool_calls", ()):
+            raise CalledATool("the summariser asked for a tool instead of summarising")
         if not text:
             raise SummaryError("the summariser returned an empty summary")
         return fit_summary(text, self.max_tokens, self.counter)

@@ -22,6 +22,7 @@ from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
 from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
     PREFIX_INSTRUCTION,
+    CalledATool,
     PROMPT_SLACK,
     Summarizer,
     SummaryError,
@@ -311,11 +312,18 @@ class Engine:
                     cut_any = True
         return cut_any
 
-    def prune_tool_outputs(self) -> ev.ToolOutputsPruned | None:
+    def prune_tool_outputs(self, *, deeper: bool = False) -> ev.ToolOutputsPruned | None:
         """Older tool results become one-line stubs in the request (the newest
-        `tool_keep_outputs` stay whole): tried before any summary is made."""
-        pruned = prune(self.history(), self.settings.tool_keep_outputs, self.sent.texts,
-                       self.counter)
+        `tool_keep_outputs` stay whole): tried before any summary is made. `deeper`: every
+        result before the newest user message, when that was not enough (a small window,
+        where two outputs fill the room a summary would leave)."""
+        active = self.history()
+        keep = self.settings.tool_keep_outputs
+        if deeper:
+            last_user = next((i for i in range(len(active) - 1, -1, -1)
+                              if active[i].role == "user"), 0)
+            keep = sum(m.role == "tool" for m in active[last_user:])
+        pruned = prune(active, keep, self.sent.texts, self.counter)
         if not pruned.stubs:
             return None
         self.sent.texts.update(pruned.stubs)
@@ -327,10 +335,11 @@ class Engine:
         still over, is anything summarised."""
         if not self.usage().over_threshold:
             return
-        if (pruned := self.prune_tool_outputs()) is not None:
-            yield pruned
-            if not self.usage().over_threshold:
-                return
+        for deeper in (False, True):
+            if (pruned := self.prune_tool_outputs(deeper=deeper)) is not None:
+                yield pruned
+                if not self.usage().over_threshold:
+                    return
         async with aclosing(self.compact(reason="threshold")) as compaction:
             async for event in compaction:
                 yield event
@@ -430,8 +439,9 @@ class Engine:
             if prefix is not None:
                 # Too big for the server after all: the small prompt goes in chunks. Any other
                 # failure is the summariser's, and asking again another way would not help.
-                with contextlib.suppress(ContextOverflow):
-                    text = await summarizer.summarize_prefix(prefix, focus)
+                with contextlib.suppress(ContextOverflow, CalledATool):
+                    text = await summarizer.summarize_prefix(prefix, focus,
+                                                             self._definitions())
             if text is None:
                 prefix = None
                 text = await summarizer.summarize(previous, self._tools_as_sent(plan.evict),
@@ -583,7 +593,7 @@ class Engine:
             return None  # a message cut or left out, or no reply to end on: not the chat front
         system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
         need = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
-                + self.summary_max_tokens + PROMPT_SLACK)
+                + self.summary_max_tokens + PROMPT_SLACK + self._definitions_tokens())
         return wire if need <= self.context_window else None
 
     def edit_summary(self, text: str) -> Summary:
@@ -931,7 +941,8 @@ class Engine:
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
                 yield self.limit.learn(bound)
-        if (pruned := self.prune_tool_outputs()) is not None:
+        pruned = self.prune_tool_outputs() or self.prune_tool_outputs(deeper=True)
+        if pruned is not None:
             yield pruned  # old tool outputs go first; the retry may fit without a summary
             return
         compacted = False
