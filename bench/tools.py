@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import sys
 import tempfile
@@ -42,7 +43,9 @@ from tools_clients import (  # noqa: E402 - bench/ is on sys.path
 
 from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
 from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
+from jarvis_tui.core.providers.toolcalls import openai_tools  # noqa: E402
 from jarvis_tui.core.tool_outputs import CUT_MARKER  # noqa: E402
+from jarvis_tui.core.tool_round import tool_definitions  # noqa: E402
 from tests.fake_tools import openai_problem  # noqa: E402
 from tests.fakeserver import FakeProvider, count_tokens  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402
@@ -94,6 +97,8 @@ async def run_client(name: str, window: int, work: list, hub: McpHub) -> dict:
         "fresh": fresh,
         "cut": len(cut),
         "outputs": [count_tokens(r.text) for _, r in box.outputs],
+        # The engine's summary requests are its only unstreamed ones (provider.complete).
+        "summaries": [r for r in requests if r.status == 200 and not r.body.get("stream")],
     }
 
 
@@ -116,9 +121,13 @@ async def scenario(window: int, work: list, hub: McpHub) -> dict:
     sizes = results["jarvis-tui"]["outputs"]
     tool_turns = sum(bool(t.calls) for t in work)
     two = sum(len(t.calls) == 2 for t in work)
+    defs = count_tokens(json.dumps(openai_tools(tool_definitions(hub.specs())),
+                                   ensure_ascii=False))
     print(f"window {window:,} tokens, {len(work)} turns: {len(work) - tool_turns} without tools, "
           f"{tool_turns - two} with one call, {two} with two; {len(sizes)} tool outputs of "
-          f"{min(sizes):,}-{max(sizes):,} tokens (sum {sum(sizes):,}); max_tokens {MAX_TOKENS}")
+          f"{min(sizes):,}-{max(sizes):,} tokens (sum {sum(sizes):,}); the "
+          f"{len(hub.specs())} git tools' definitions: {defs:,} tokens in every request; "
+          f"max_tokens {MAX_TOKENS}")
     print(f"\n{'client':18} {'answered':>8} {'failed':>6} {'400 overflow':>12} "
           f"{'400 split':>9} {'other':>5} {'split reqs':>10} {'requests':>8} "
           f"{'sent tokens':>11} {'fresh/turn':>10} {'p95':>6}")
@@ -138,7 +147,9 @@ async def scenario(window: int, work: list, hub: McpHub) -> dict:
     whole, outputs = run.export_whole or (0, 0)
     print(f"\njarvis-tui: {run.compactions} compactions, {run.stub_events} stubbing events "
           f"({run.stubbed} outputs stubbed), {r['cut']} outputs sent head and tail, recall in "
-          f"{run.recalls} turns; {run.tool_errors} tool errors")
+          f"{run.recalls} turns; {run.tool_errors} tool errors;\n  {len(r['summaries'])} summary "
+          f"requests of {sum(q.prompt_tokens for q in r['summaries']):,} prompt tokens, "
+          f"{sum(q.cached_tokens or 0 for q in r['summaries']):,} of them from the cache")
     targets = [
         ("every turn answered", f"{sum(run.answered)}/{len(work)}", all(run.answered)),
         ("0 errors shown", f"{run.errors}", run.errors == 0),
