@@ -27,8 +27,8 @@ T = Texts(
     en={
         "starting": "⚙ Starting {n} tool servers…",
         "starting_one": "⚙ Starting the tool server {name}…",
-        "ready": "⚙ Tools: {tools} from {servers} servers (F5 lists them)",
-        "ready_one": "⚙ Tools: {tools} from {name} (F5 lists them)",
+        "ready": "⚙ Tools: {tools} from {servers} servers ({keys} lists them)",
+        "ready_one": "⚙ Tools: {tools} from {name} ({keys} lists them)",
         "failed": "✗ tool server {name} failed: {error}",
         "stopped": "✗ tool server {name} stopped: {error}",
         "back": "✓ tool server {name} is ready again ({tools} tools)",
@@ -38,8 +38,8 @@ T = Texts(
     zh={
         "starting": "⚙ 正在启动 {n} 个工具服务器…",
         "starting_one": "⚙ 正在启动工具服务器 {name}…",
-        "ready": "⚙ 工具：{tools} 个，来自 {servers} 个服务器（F5 查看）",
-        "ready_one": "⚙ 工具：{tools} 个，来自 {name}（F5 查看）",
+        "ready": "⚙ 工具：{tools} 个，来自 {servers} 个服务器（{keys} 查看）",
+        "ready_one": "⚙ 工具：{tools} 个，来自 {name}（{keys} 查看）",
         "failed": "✗ 工具服务器 {name} 启动失败：{error}",
         "stopped": "✗ 工具服务器 {name} 已停止：{error}",
         "back": "✓ 工具服务器 {name} 已恢复（{tools} 个工具）",
@@ -123,11 +123,15 @@ class ToolServers:
             elif status.state in ("failed", "stopped"):
                 await self._say(self._failure(status), "error")
         if ready:
+            from jarvis_tui.ui.actions import BY_ID, key_name, keys_of
+
+            key = key_name(keys_of(BY_ID["tools"], getattr(self.app.settings, "keys", {})))
             tools = sum(len(s.tools) for s in ready)
             if len(ready) == 1:
-                await self._say(T(lang, "ready_one", tools=tools, name=_line(ready[0].name)))
+                await self._say(T(lang, "ready_one", tools=tools, name=_line(ready[0].name),
+                                  keys=key))
             else:
-                await self._say(T(lang, "ready", tools=tools, servers=len(ready)))
+                await self._say(T(lang, "ready", tools=tools, servers=len(ready), keys=key))
 
     def _failure(self, status: Any) -> str:
         error = _line(status.error or "") or T(self.app.language, "no_error")

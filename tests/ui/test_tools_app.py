@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tools import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
@@ -199,6 +200,41 @@ async def test_a_running_call_shows_a_spinner_then_its_result(fake_server, tmp_p
         assert views(app)[2].message.role == "assistant"
 
 
+async def test_a_streamed_step_that_calls_tools_ends_its_reply_view(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=WIDE) as pilot:
+        cid = app.chat.cid
+        app.chat.post_message(ue.ReplyChunk(cid, "Let me check the log."))
+        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply view")
+        await run_call(pilot, app, "commit abc")
+        assert app.chat.reply_view is None
+        first = views(app)[0]
+        assert not first.streaming and first.message.tool_calls
+        assert "asks for git_log" in screen_text(app)
+        app.chat.post_message(ue.ReplyChunk(cid, "Done."))
+        await wait_for(pilot, lambda: len(views(app)) == 3, "a new reply view")
+        assert [v.message.role for v in views(app)] == ["assistant", "tool", "assistant"]
+
+
+async def test_esc_while_a_tool_runs_keeps_what_was_done(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=WIDE) as pilot:
+        chat = app.chat
+        chat.sending = Message("user", "look")
+        call = ToolCall("c1", "git_log", "{}")
+        post(app, ev.ToolCallsMade(call_message(args={})))
+        post(app, ev.ToolStarted(call, GIT_LOG))
+        await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
+                       "the running call")
+        chat.post_message(ue.ReplyFailed(chat.cid, "", user_text="look", stopped=True))
+        await wait_for(pilot, lambda: chat.sending is None, "the round to end")
+        await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block to stop")
+        await pilot.pause()
+        assert status_line(blocks(app)[0]).startswith("■ cancelled")
+        assert any("tool calls and results so far are kept" in n for n in notices(app))
+        assert app.chat.query_one("#prompt").text == ""  # nothing to send again
+
+
 async def test_tool_output_with_markup_and_escapes_is_shown_literally(fake_server, tmp_path):
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=WIDE) as pilot:
@@ -343,10 +379,7 @@ async def test_the_gauge_draws_tools_apart_from_history(fake_server, tmp_path):
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         gauge = app.chat.query_one(TokenGauge)
-        budget = app.session.engine.budget if hasattr(app.session.engine, "budget") else None
-        from jarvis_tui.core.budget import Budget
-
-        usage = (budget or Budget(12_000, 1_500, 500, 0.7)).usage(
+        usage = Budget(12_000, 1_500, 500, 0.7).usage(
             system=0, summary=0, history=3_000, pending=0, source="estimated", tools=1_200)
         gauge.update_usage(usage)
         await pilot.pause()
