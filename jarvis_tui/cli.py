@@ -117,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--usage", action="store_true",
                      help="after the reply, print its token counts (prompt, cached, completion) "
                           "and cost, when the model has a price in the config, to stderr")
+    ask.add_argument("--allow-tool", action="append", default=[], metavar="NAME",
+                     help="let the model run this tool without asking (repeat for more; "
+                          "SERVER.* for all of a server's); ask cannot ask, so it refuses "
+                          "every other call and tells the model so")
+    ask.add_argument("--no-tools", action="store_true",
+                     help="start no tool servers and offer the model no tools")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     _connection_flags(sessions)
@@ -357,7 +363,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         conv_id = _conversation_id(store, args, settings)
         return asyncio.run(_ask(settings, store, conv_id, text,
                                 forget_limit=getattr(args, "context_window", None) is not None,
-                                usage=args.usage))
+                                usage=args.usage, allow=args.allow_tool,
+                                tools=not args.no_tools))
 
 
 def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
@@ -408,24 +415,30 @@ def _silence(stream: TextIO) -> None:
 
 
 async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
-               forget_limit: bool = False, usage: bool = False) -> int:
+               forget_limit: bool = False, usage: bool = False,
+               allow: Sequence[str] = (), tools: bool = True) -> int:
+    from jarvis_tui.cli_tools import ask_tools
     from jarvis_tui.core.engine import Engine
 
     provider = make_provider(settings)
     language = pick_language(settings.language, text)
     out = _Output(sys.stdout)
     safe = SafeStream()
-    streamed = False
+    streamed = step_text = False
     counted: list[ev.Usage] = []  # the counts of the attempt under way, when it gave any
     compacted: list[ev.CompactionFinished] = []
     try:
         engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
-        async with aclosing(engine.stream_reply(text)) as events:
+        async with ask_tools(settings, engine, allow, lambda line: _say(terminal_safe(line)),
+                             enabled=tools), aclosing(engine.stream_reply(text)) as events:
             async for event in events:
                 if isinstance(event, ev.Delta):
                     out.write(safe.feed(event.text))
-                    streamed = True
+                    streamed = step_text = True
                     continue
+                if isinstance(event, ev.ToolCallsMade) and step_text:
+                    out.write(safe.flush() + "\n")  # the next step's text starts on its own line
+                    step_text = False
                 if isinstance(event, ev.WindowFitted):
                     counted.clear()  # a new attempt: only the answered one's counts are its
                 elif isinstance(event, ev.Usage):

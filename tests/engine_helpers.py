@@ -83,12 +83,13 @@ def make_engine(fake: FakeProvider | str, tmp_path: Path, *, sleep: Sleeps | Non
                 conversation_id: int | None = None, store: Store | None = None,
                 **changes: object) -> Engine:
     base_url = fake if isinstance(fake, str) else fake.base_url
+    tools, approve = changes.pop("tools", None), changes.pop("approve", None)
     settings = replace(BASE, base_url=base_url, **changes)
     store = store or Store(tmp_path / "sessions.db")
     provider = OpenAIProvider(base_url, "", timeout=settings.request_timeout,
                               connect_timeout=settings.connect_timeout)
     return Engine(settings, store, provider, conversation_id, sleep=sleep or Sleeps(),
-                  jitter=lambda: 0.5)
+                  jitter=lambda: 0.5, tools=tools, approve=approve)  # type: ignore[arg-type]
 
 
 async def send(engine: Engine, text: str) -> list[ev.Event]:

@@ -18,6 +18,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests import fake_tools as ft
 from tests.fakeserver import (
     CHUNK_CHARS,
     FakeServer,
@@ -48,8 +49,28 @@ def text_of(content: object) -> str:
     return ""
 
 
+def has_content(content: object) -> bool:
+    """Whether a message says anything: words, or a tool block (which needs none)."""
+    return bool(text_of(content).strip()) or any(
+        isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+        for b in (content if isinstance(content, list) else []))
+
+
+def block_text(block: dict) -> str:
+    """What a block puts before the model: its text, a call's name and input, a result's text."""
+    kind = block.get("type", "text")
+    if kind == "tool_use":
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}),
+                                                       ensure_ascii=False)
+    if kind == "tool_result":
+        content = block.get("content")
+        return content if isinstance(content, str) else text_of(content)
+    text = block.get("text")
+    return text if isinstance(text, str) else ""
+
+
 def blocks_of(content: object) -> list[dict]:
-    """Content as text blocks: a string is one block without a breakpoint."""
+    """Content as blocks: a string is one text block without a breakpoint."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -58,14 +79,15 @@ def blocks_of(content: object) -> list[dict]:
 def prompt_of(body: dict) -> tuple[list[int], list[int]]:
     """The input as tokens (the system text, then each message with its overhead; a block
     counted on its own, as breakpoints fall between blocks) and where its cache breakpoints
-    fall: the token count up to the end of each block that has cache_control."""
-    tokens: list[int] = []
+    fall: the token count up to the end of each block that has cache_control. Tool definitions
+    come first, as the API renders them, counted as their JSON text."""
+    tools = body.get("tools")
+    tokens: list[int] = encode(json.dumps(tools, ensure_ascii=False)) if tools else []
     marks: list[int] = []
 
     def add(content: object) -> None:
         for block in blocks_of(content):
-            text = block.get("text")
-            tokens.extend(encode(text if isinstance(text, str) else ""))
+            tokens.extend(encode(block_text(block)))
             if block.get("cache_control"):
                 marks.append(len(tokens))
 
@@ -88,7 +110,7 @@ def breakpoint_problem(body: dict) -> str | None:
     marked = [(f"{path}.{i}", block) for path, content in lists if isinstance(content, list)
               for i, block in enumerate(blocks_of(content)) if block.get("cache_control")]
     for path, block in marked:
-        if not block.get("text"):
+        if block.get("type", "text") == "text" and not block.get("text"):
             return f"{path}.text: cache_control cannot be set for empty text blocks"
     if len(marked) > MAX_BREAKPOINTS:
         return (f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
@@ -130,7 +152,7 @@ def invalid_messages(messages: object) -> str | None:
             return ('messages: roles must alternate between "user" and "assistant", but found '
                     f'multiple "{role}" roles in a row')
         last = i == len(messages) - 1
-        if not text_of(message.get("content")).strip() and not (last and role == "assistant"):
+        if not has_content(message.get("content")) and not (last and role == "assistant"):
             return (f"messages.{i}: all messages must have non-empty content except for the "
                     "optional final assistant message")
         previous = role
@@ -207,15 +229,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, error_body("invalid_request_error", too_long))
             return
         self._use_cache(rec)
-        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
+        planned = fake.tool_reply(ft.anthropic_view(body["messages"]), body["messages"],
+                                  bool(body.get("tools")), "toolu_")
+        if fault and fault[0] == "empty":
+            reply = ""
+        elif planned is not None:
+            reply, rec.tool_calls = planned.text, planned.calls
+        else:
+            reply = (fake.reply_fn or fake.default_reply)(body)
         reply, cut = fit_reply(reply, max_tokens)
-        stop = "max_tokens" if cut else "end_turn"
-        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
+        stop = "max_tokens" if cut else ("tool_use" if rec.tool_calls else "end_turn")
+        rec.reply = reply
+        rec.completion_tokens = count_tokens(reply + ft.calls_tokens_text(rec.tool_calls))
         if body.get("stream"):
             self._stream(rec, stop, fault)
         else:
             self._send(200, {**self._message(rec, stop), "content": (
-                [{"type": "text", "text": reply}] if reply else [])})
+                [{"type": "text", "text": reply}] if reply else []) + ft.anthropic_content(
+                    rec.tool_calls)})
 
     def _refusal(self, raw: bytes, rec: RecordedRequest) -> tuple[int, dict] | None:
         """(status, body) for a request the real API would turn away before any work."""
@@ -246,7 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
             return 400, error_body("invalid_request_error",
                                    "max_tokens: Input should be greater than or equal to 1")
-        wrong = invalid_messages(body["messages"]) or breakpoint_problem(body)
+        wrong = (invalid_messages(body["messages"]) or ft.anthropic_problem(body)
+                 or breakpoint_problem(body))
         if wrong:
             return 400, error_body("invalid_request_error", wrong)
         rec.body, rec.prompt_tokens = body, count_input(body)
@@ -311,6 +343,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if pieces:
             self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+            index += 1
+        for name, data in ft.anthropic_blocks(rec.tool_calls, index, fake.fragments,
+                                              ascii_only=fake.ascii_args):
+            raw = f"event: {name}\ndata: " + json.dumps(data, ensure_ascii=False)
+            ft.write_split(self.wfile, raw.encode("utf-8") + b"\n\n")
         usage = {"output_tokens": rec.completion_tokens}
         if fake.repeat_usage:
             usage = {**self._input_usage(rec), **usage}
@@ -358,9 +395,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--limit", type=int, default=200_000, help="context window in tokens")
     parser.add_argument("--api-key", default=None, help="require this x-api-key")
+    parser.add_argument("--fragments", type=int, default=1,
+                        help="stream each tool call's arguments in this many pieces")
     args = parser.parse_args(argv)
     fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port)
     fake.start()
+    fake.fragments = args.fragments
     fake.run_until_interrupted(
         f"fake Anthropic server, context {args.limit} tokens, at {fake.base_url}")
 

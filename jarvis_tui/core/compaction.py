@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jarvis_tui.core.details import Detail, omitted
 from jarvis_tui.core.ledger import entry, split
-from jarvis_tui.core.messages import Message, split_turns
+from jarvis_tui.core.messages import Message, describe_calls, split_turns
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError, RetryableError
 from jarvis_tui.core.tokens import TokenCounter
@@ -91,8 +91,7 @@ def render_transcript(messages: list[Message]) -> str:
             label = f"{label} ({msg.name})"
         text = msg.content
         if msg.tool_calls:
-            calls = ", ".join(c.get("function", {}).get("name", "?") for c in msg.tool_calls)
-            text = f"{text}\n[called tools: {calls}]".strip()
+            text = f"{text}\n[{describe_calls(msg.tool_calls)}]".strip()
         lines.append(f"{label}: {text}")
     return "\n\n".join(lines)
 

@@ -26,6 +26,11 @@ from tomlkit.exceptions import ParseError as TOMLEditError
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.costs import Price
 from jarvis_tui.core.keys_table import _keys
+from jarvis_tui.core.mcp_config import EXAMPLE as _MCP_EXAMPLE
+from jarvis_tui.core.mcp_config import merged as _merged_servers
+from jarvis_tui.core.mcp_config import problems as _mcp_problems
+from jarvis_tui.core.mcp_config import read_json_file as _mcp_json
+from jarvis_tui.core.mcp_config import read_toml_table as _mcp_table
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
 from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
@@ -270,6 +275,9 @@ TABLE_KEYS: dict[str, TableSetting] = {
     "prices": TableSetting(_prices, _prices_problems, _PRICES_EXAMPLE),
     # action id -> key string (ui/actions.py checks the ids and key names before the app starts)
     "keys": TableSetting(_keys, lambda keys: [], _KEYS_EXAMPLE),
+    # MCP servers: the [mcp.servers.NAME] tables, then those of mcp_servers_file whose names
+    # the tables do not use (a tuple of mcp_config.McpServerConfig, in that order)
+    "mcp": TableSetting(_mcp_table, _mcp_problems, _MCP_EXAMPLE, default=tuple),
 }
 
 
@@ -391,6 +399,11 @@ def load_settings(
     values.setdefault("base_url", spec.base_url)
     values.setdefault("model", spec.model)
 
+    if values.get("mcp_servers_file"):
+        # Read here, not when a server starts, so a bad file stops the program with one line
+        # like a bad config file does; the user may have pointed to it from the environment.
+        from_json = _mcp_json(values["mcp_servers_file"])
+        values["mcp"] = _merged_servers(values.get("mcp", ()), from_json)
     settings = Settings(**values)
     problems = _cross_problems(settings)
     if problems:

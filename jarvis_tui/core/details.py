@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jarvis_tui.core.messages import Message
+from jarvis_tui.core.messages import Message, describe_calls
 
 KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision")
 CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
@@ -168,12 +168,26 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 
+TOOL_OUTPUT_READ = 2000  # characters of a tool result its details are taken from
+
+
+def _readable(message: Message) -> str:
+    """What of a message holds details worth keeping: the text, the tools a reply called with
+    their arguments (the paths and commands they touched), and the start of a tool's output:
+    a whole git log would fill the ledger with hashes and crowd out what people said."""
+    if message.role == "tool":
+        return message.content[:TOOL_OUTPUT_READ]
+    if message.tool_calls:
+        return f"{message.content}\n{describe_calls(message.tool_calls)}".strip()
+    return message.content
+
+
 def details_of(messages: Iterable[Message]) -> list[Detail]:
     """Every message's details, oldest first, each distinct text once (its first mention)."""
     seen: set[tuple[str, str]] = set()
     out = []
     for message in messages:
-        for detail in extract(message.content, message.id):
+        for detail in extract(_readable(message), message.id):
             key = (detail.kind, _normal(detail.text))
             if key not in seen:
                 seen.add(key)

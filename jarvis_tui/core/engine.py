@@ -35,7 +35,7 @@ from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
-from jarvis_tui.core.providers.base import ChatDelta, ChatUsage, Provider
+from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
@@ -58,7 +58,18 @@ from jarvis_tui.core.sent_texts import SentTexts
 from jarvis_tui.core.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from jarvis_tui.core.tools import Approve, ToolBox
+from jarvis_tui.core.tool_outputs import cut_output, prune, tool_tokens
+from jarvis_tui.core.tool_round import (
+    INTERRUPTED,
+    ToolPolicy,
+    calls_of,
+    definitions_text,
+    run_calls,
+    tool_definitions,
+    tool_result_message,
+    unanswered,
+)
+from jarvis_tui.core.tools import Approve, ToolBox, ToolCall, ToolSpec
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
 from jarvis_tui.core.window_limit import WindowLimit
 
@@ -86,6 +97,7 @@ class _Attempt:
     finish_reason: str | None = None
     counted: ChatUsage | None = None  # the server's count, when it is the request's own
     cut: ev.ContextTruncated | None = None
+    calls: list[ToolCall] = field(default_factory=list)  # the tools the reply asks for
 
 
 @dataclass
@@ -138,6 +150,10 @@ class Engine:
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()
         self.guard = CompactionGuard()
+        self.tool_policy = ToolPolicy()
+        self._shaped: set[int] = set()  # tool results already weighed against their share
+        self._defs_cache: tuple[object, int] = (None, 0)
+        self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -225,16 +241,19 @@ class Engine:
         sys_tokens = c.text(self.settings.system_prompt)
         sys_text = system_text(self.settings.system_prompt, summary)
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
+        sys_tokens += self._definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
+        tools, tools_saved = self._tool_tally()
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
-                   else self._history.tokens(c))
+                   else self._history.tokens(c) - tools_saved)
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         if pending and anchored is not None:
             pending_tokens += round(self.framing or 0.0)  # framed like the others
         recalled = self._recall(pending).tokens if pending and summary else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
-                                 window_source=self.window_source, recalled=recalled)
+                                 window_source=self.window_source, recalled=recalled,
+                                 tools=min(tools, history))
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
@@ -243,6 +262,102 @@ class Engine:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)
+
+    # ---- tools ---------------------------------------------------------------------------
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        return self.tools.specs() if self.tools is not None else []
+
+    def _definitions(self) -> list[dict]:
+        return tool_definitions(self._tool_specs())
+
+    def _definitions_tokens(self) -> int:
+        defs = self._definitions()
+        if not defs:
+            return 0
+        key = (definitions_text(defs), self.counter.factor)
+        if self._defs_cache[0] != key:
+            self._defs_cache = (key, self.counter.text(key[0]))
+        return self._defs_cache[1]
+
+    def _tool_tally(self) -> tuple[int, int]:
+        """(tokens tool calls and results take as sent, tokens their stored form has beyond
+        that); counted again only when the history, what was sent, or the factor changed."""
+        active = self.history()
+        # A stub replacing a cut keeps the count of texts: their lengths tell the change.
+        texts = self.sent.texts
+        key = (id(active), len(active), len(texts), sum(map(len, texts.values())),
+               self.counter.factor)
+        if self._tally_cache[0] != key:
+            sent = tool_tokens(active, self.sent.texts, self.counter)
+            stored = tool_tokens(active, {}, self.counter)
+            self._tally_cache = (key, (sent, max(0, stored - sent)))
+        return self._tally_cache[1]
+
+    def _shape_tool_outputs(self, budget: Budget) -> bool:
+        """Results over their share of the budget are sent head and tail from now on (decided
+        once each, so later requests send the same bytes). True when one was cut now."""
+        share = max(int(budget.tokens * self.settings.tool_output_share), 64)
+        cut_any = False
+        for msg in self.history():
+            if (msg.role != "tool" or msg.id is None or msg.id in self.sent.texts
+                    or msg.id in self._shaped):
+                continue
+            self._shaped.add(msg.id)
+            if self.counter.message(msg) > share:
+                cut = cut_output(msg.content, share, self.counter)
+                if cut is not None:
+                    self.sent.texts[msg.id] = cut
+                    cut_any = True
+        return cut_any
+
+    def prune_tool_outputs(self) -> ev.ToolOutputsPruned | None:
+        """Older tool results become one-line stubs in the request (the newest
+        `tool_keep_outputs` stay whole): tried before any summary is made."""
+        pruned = prune(self.history(), self.settings.tool_keep_outputs, self.sent.texts,
+                       self.counter)
+        if not pruned.stubs:
+            return None
+        self.sent.texts.update(pruned.stubs)
+        self.calibration.forget_anchor()  # the server counted them whole
+        return ev.ToolOutputsPruned(len(pruned.stubs), pruned.freed, tuple(pruned.stubs))
+
+    async def _over_threshold(self) -> AsyncIterator[ev.Event]:
+        """Past the threshold: old tool outputs go first, and only then, if the request is
+        still over, is anything summarised."""
+        if not self.usage().over_threshold:
+            return
+        if (pruned := self.prune_tool_outputs()) is not None:
+            yield pruned
+            if not self.usage().over_threshold:
+                return
+        async with aclosing(self.compact(reason="threshold")) as compaction:
+            async for event in compaction:
+                yield event
+
+    def _tools_as_sent(self, messages: list[Message]) -> list[Message]:
+        """Tool results as the requests sent them (cut or stubbed), for the summariser: a
+        20,000-token git log summarised whole would cost a dozen chunked requests."""
+        return [replace(m, content=self.sent.texts[m.id])
+                if m.role == "tool" and m.id in self.sent.texts else m for m in messages]
+
+    def _tool_timeout(self, spec: ToolSpec) -> float:
+        """The box may know a server's own limit; otherwise the setting."""
+        timeout_for = getattr(self.tools, "timeout_for", None)
+        seconds = timeout_for(spec) if callable(timeout_for) else None
+        return float(seconds) if seconds else self.settings.tool_timeout
+
+    def _save_tool_result(self, message: Message) -> Message:
+        self.store.add_message(self.conversation.id, message, wait=STREAM_SAVE_WAIT_S)
+        self._history.append(message)
+        return message
+
+    def _answer_interrupted(self) -> None:
+        """Calls a killed process left without results get one saying so: a call without its
+        result can never be sent, and it would take its question with it."""
+        for _, call in unanswered(self.messages):
+            with contextlib.suppress(StoreError):
+                self._save_tool_result(tool_result_message(call, INTERRUPTED, error=True))
 
     # ---- layer 2 -------------------------------------------------------------------------
 
@@ -319,7 +434,8 @@ class Engine:
                     text = await summarizer.summarize_prefix(prefix, focus)
             if text is None:
                 prefix = None
-                text = await summarizer.summarize(previous, plan.evict, focus)
+                text = await summarizer.summarize(previous, self._tools_as_sent(plan.evict),
+                                                  focus)
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
@@ -450,8 +566,11 @@ class Engine:
         s = self.settings
         if s.summary_model not in ("", s.model) or not evict:
             return None
-        if any(self.sent.cut(m) for m in evict):
-            return None  # sent cut to fit: the summary is made from the stored original
+        if any(self.sent.cut(m) for m in evict if m.role != "tool"):
+            # Sent cut to fit: the summary is made from the stored original. A tool output
+            # is summarised as it was sent (its head and tail, or its stub): the ledger reads
+            # its original for the details.
+            return None
         active = self.history()
         ids = {m.id for m in evict}
         last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
@@ -493,6 +612,7 @@ class Engine:
                 yield ev.SessionChanged(added)
             self.guard.new_turn()
             self.replies.save_unsaved()
+            self._answer_interrupted()
             async with aclosing(self._persisting(
                     lambda: self.store.add_message(self.conversation.id, user,
                                                    wait=STREAM_SAVE_WAIT_S),
@@ -590,12 +710,12 @@ class Engine:
         detected = await self.detect_window()
         if detected is not None:
             yield detected
-        if self.usage().over_threshold:
-            # aclosing here and below: a caller that stops listening mid-compaction must not
-            # leave a suspended generator holding the compaction lock.
-            async with aclosing(self.compact(reason="threshold")) as compaction:
-                async for event in compaction:
-                    yield event
+        # aclosing here and below: a caller that stops listening mid-compaction must not
+        # leave a suspended generator holding the compaction lock.
+        async with aclosing(self._over_threshold()) as making_room:
+            async for event in making_room:
+                yield event
+        steps = 0  # requests of this round that ended in tool calls
         overflows = retries = timeouts = 0
         shrink = 1.0
         gap = 0.0  # tokens a character the server counted beyond our estimate, this round
@@ -612,6 +732,9 @@ class Engine:
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
             self.sent.carry(user, recalled.block, ids)
+            defs = self._definitions() if steps < self.settings.tool_max_steps else []
+            if self._shape_tool_outputs(budget):
+                self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
@@ -620,7 +743,7 @@ class Engine:
                                   fitted.dropped, fitted.truncated)
             attempt = _Attempt()
             try:
-                async with aclosing(self._request(fitted, budget, attempt)) as request:
+                async with aclosing(self._request(fitted, budget, attempt, defs)) as request:
                     async for event in request:
                         yield event
             except ContextOverflow as err:
@@ -628,7 +751,7 @@ class Engine:
                 if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
                     yield self._fail(user, attempt.parts, f"the conversation does not fit the "
                                      f"model's context window even after compacting: "
-                                     f"{err.message}")
+                                     f"{err.message}", answered=steps > 0)
                     return
                 async for event in self._recover_overflow(err, fitted):
                     yield event
@@ -643,14 +766,14 @@ class Engine:
                         or timeouts > MAX_TIMEOUT_RETRIES):
                     why = (err.message if not attempt.parts
                            else f"the reply was cut off: {err.message}")
-                    yield self._fail(user, attempt.parts, why)
+                    yield self._fail(user, attempt.parts, why, answered=steps > 0)
                     return
                 delay = self._backoff(retries, err.retry_after)
                 yield ev.Retrying(err.message, retries, delay)
                 await self._sleep(delay)
                 continue
             except ProviderError as err:
-                yield self._fail(user, attempt.parts, err.message)
+                yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
                 return
             except BaseException:
                 # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
@@ -663,9 +786,13 @@ class Engine:
             saved = _Saved()
             text = "".join(attempt.parts)
             attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
+            # Calls are taken only when tools were offered: a server that makes one anyway
+            # (or a model past the step limit) has its text kept as the answer.
+            calls = [c.wire() for c in attempt.calls] if defs else None
             try:
                 async with aclosing(self._persisting(
-                        functools.partial(self.replies.save, text, COMPLETE), saved)) as saving:
+                        functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
+                        saved)) as saving:
                     async for event in saving:
                         yield event
             except StoreError as err:
@@ -683,15 +810,38 @@ class Engine:
                 # Told before Finished: a caller that stops at Finished still compacts.
                 async for event in self._recover_truncation(attempt.cut, fitted):
                     yield event
-            yield ev.Finished(reply, attempt.finish_reason)
-            return
+            if not calls:
+                yield ev.Finished(reply, attempt.finish_reason)
+                return
+            # A step: run what the reply asks for, then ask the model again with the results.
+            yield ev.ToolCallsMade(reply)
+            async with aclosing(run_calls(
+                    calls_of(reply), box=self.tools, policy=self.tool_policy,
+                    approve=self.approve, timeout=self._tool_timeout,
+                    save=self._save_tool_result)) as running:
+                async for event in running:
+                    yield event
+            steps += 1
+            if self._shape_tool_outputs(self.budget):  # before the gauge counts them whole
+                self.calibration.forget_anchor()
+            if steps == self.settings.tool_max_steps:
+                yield ev.ToolStepLimit(steps)
+            overflows = retries = timeouts = 0
+            shrink, gap = 1.0, 0.0
+            async with aclosing(self._over_threshold()) as making_room:
+                async for event in making_room:
+                    yield event
 
-    async def _request(self, fitted: FittedWindow, budget: Budget,
-                       attempt: _Attempt) -> AsyncIterator[ev.Event]:
+    async def _request(self, fitted: FittedWindow, budget: Budget, attempt: _Attempt,
+                       defs: list[dict] | None = None) -> AsyncIterator[ev.Event]:
         """Stream one request; what it brings back goes into `attempt`."""
+        # Without tools the call is the one every provider has always had.
+        more = {"tools": defs} if defs else {}
+        if defs:  # the server counts the definitions as prompt
+            fitted.estimated_raw += self.counter.raw_text(definitions_text(defs))
         stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
                                            max_tokens=budget.response_reserve,
-                                           context_window=self.context_window)
+                                           context_window=self.context_window, **more)
         # A server that ignores max_tokens would otherwise write until a deadline: counted
         # piece by piece (the sum of the pieces' estimates is near enough).
         runaway = budget.response_reserve * RUNAWAY_FACTOR + RUNAWAY_SLACK
@@ -709,6 +859,8 @@ class Engine:
                             f"the server kept writing past the reply limit (max_tokens "
                             f"{budget.response_reserve}; about {written} tokens so far), so the "
                             "reply was stopped there")
+                elif isinstance(chunk, ChatToolCall):
+                    attempt.calls.append(ToolCall(chunk.id, chunk.name, chunk.arguments))
                 elif isinstance(chunk, ChatUsage):
                     sent = int(fitted.estimated_raw * self.counter.factor)
                     if self._silently_cut(sent, chunk.prompt_tokens):
@@ -788,9 +940,13 @@ class Engine:
         if not compacted:
             yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
 
-    def _fail(self, user: Message, parts: list[str], why: str) -> ev.Failed:
+    def _fail(self, user: Message, parts: list[str], why: str, *,
+              answered: bool = False) -> ev.Failed:
         """A round that cannot finish: a partial reply is kept; with no reply at all the user
-        message is marked failed so it is kept in the store but left out of later requests."""
+        message is marked failed so it is kept in the store but left out of later requests,
+        unless tool steps already answered it in part (`answered`: they stay with it)."""
+        if answered and not parts:
+            return ev.Failed(why)
         if parts:
             try:
                 return ev.Failed(why, self.replies.save("".join(parts), PARTIAL, wait=None))

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from jarvis_tui.core import costs
+from jarvis_tui.core.messages import describe_calls
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 REDACTED = "[redacted]"
@@ -89,9 +90,16 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
         if msg.get("pinned"):
             notes.append("pinned")
         suffix = f" ({', '.join(notes)})" if notes else ""
-        out += [f"## {ROLE_TITLES.get(msg['role'], msg['role'])}{suffix}", ""]
+        title = ROLE_TITLES.get(msg['role'], msg['role'])
+        if msg["role"] == "tool" and msg.get("name"):
+            title = f"{title}: {msg['name']}"
+        out += [f"## {title}{suffix}", ""]
         out += [f"*{_counts(u)}*" for u in msg.get("usage") or []]
-        out += ["", msg["content"], ""] if msg.get("usage") else [msg["content"], ""]
+        content = _fenced(msg["content"]) if msg["role"] == "tool" else msg["content"]
+        out += ["", content, ""] if msg.get("usage") else [content, ""]
+        if msg.get("tool_calls"):
+            out += [f"- `{line}`" for line in describe_calls(msg["tool_calls"]).splitlines()]
+            out.append("")
     if data.get("summaries"):
         out += ["---", "", "# Summaries", ""]
         for s in data["summaries"]:
@@ -103,6 +111,14 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     if usage.get("chat_requests") or usage.get("summary_requests"):
         out += ["---", "", "# Usage", "", *_totals(usage), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _fenced(text: str) -> str:
+    """A tool's output as a code block: whatever it holds (Markdown, a diff, backticks) reads
+    as it came. The fence is longer than any run of backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def _counts(u: dict[str, Any]) -> str:

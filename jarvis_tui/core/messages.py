@@ -53,6 +53,19 @@ class Message:
         return out
 
 
+def describe_calls(tool_calls: list[dict[str, Any]] | None) -> str:
+    """The calls as a reader sees them, one a line: `called git_log {"max_count": 5}`; for the
+    summariser and the details ledger, which should know what tools touched."""
+    lines = []
+    for call in tool_calls or []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        fn = fn if isinstance(fn, dict) else {}
+        args = fn.get("arguments", "")
+        args = args if isinstance(args, str) else str(args)
+        lines.append(f"called {fn.get('name', '?')} {' '.join(args.split())}".rstrip())
+    return "\n".join(lines)
+
+
 def split_turns(messages: list[Message]) -> list[list[Message]]:
     """Messages split into turns; anything before the first user message is a turn of its own."""
     turns: list[list[Message]] = []

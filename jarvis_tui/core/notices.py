@@ -59,6 +59,15 @@ TEXTS = {
         "usage_none": "usage: the server reported no token counts",
         "usage_compaction": "compaction: {n} requests, prompt {prompt} · completion {completion}",
         "usage_partly": " (a model has no price; its part is not counted)",
+        "tool_started": "⚙ {tool} {args}",
+        "tool_done": "✓ {tool}: {chars} characters in {seconds:.1f}s",
+        "tool_error": "✗ {tool} failed: {why}",
+        "tool_denied": "⊘ {tool} was not run: {why}",
+        "tool_cancelled": "■ {tool} was stopped",
+        "tool_limit": "⚠ The model asked for tools {n} times in a row for this message; it is "
+                      "asked to answer with what it has (tool_max_steps)",
+        "tool_pruned": "✂ {n} older tool output(s) sent as one-line stubs from now on (freed "
+                       "{freed} tokens); they stay whole in the session",
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
@@ -96,6 +105,15 @@ TEXTS = {
         "usage_none": "用量：服务器未报告 token 数",
         "usage_compaction": "压缩：{n} 次请求，提示 {prompt} · 输出 {completion}",
         "usage_partly": "（有模型未设价格，未计入）",
+        "tool_started": "⚙ {tool} {args}",
+        "tool_done": "✓ {tool}：{chars} 个字符，用时 {seconds:.1f} 秒",
+        "tool_error": "✗ {tool} 失败：{why}",
+        "tool_denied": "⊘ {tool} 未运行：{why}",
+        "tool_cancelled": "■ {tool} 已停止",
+        "tool_limit": "⚠ 模型为这条消息已连续调用工具 {n} 次；现在请它根据已有结果作答"
+                      "（tool_max_steps）",
+        "tool_pruned": "✂ {n} 个较早的工具输出此后以一行摘要发送（腾出 {freed} 个 token）；"
+                       "会话中仍完整保存",
     },
 }
 
@@ -193,6 +211,24 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["recalled"].format(n=n, tokens=tokens)
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
+        case ev.ToolStarted(call=call):
+            args = " ".join(call.arguments.split())
+            return t["tool_started"].format(
+                tool=call.name, args=args if len(args) <= 200 else args[:199] + "…")
+        case ev.ToolFinished(call=call, result=result, outcome=outcome, seconds=seconds):
+            why = result.content.removeprefix("Error: ")
+            why = why if len(why) <= 300 else why[:299] + "…"
+            if outcome == "ok":
+                return t["tool_done"].format(tool=call.name, chars=f"{len(result.content):,}",
+                                             seconds=seconds)
+            if outcome == "cancelled":
+                return t["tool_cancelled"].format(tool=call.name)
+            key = "tool_denied" if outcome in ("denied", "unknown") else "tool_error"
+            return t[key].format(tool=call.name, why=why)
+        case ev.ToolStepLimit(steps=n):
+            return t["tool_limit"].format(n=n)
+        case ev.ToolOutputsPruned(count=n, freed=freed):
+            return t["tool_pruned"].format(n=n, freed=f"{freed:,}")
         case ev.Finished(finish_reason="length"):
             return t["length"]
         case ev.Finished(message=msg) if not msg.content.strip():

@@ -53,14 +53,17 @@ class ReplyLog:
             return
         self._saved_parts = len(parts)
 
-    def save(self, text: str, status: str, *,
-             wait: float | None = STREAM_SAVE_WAIT_S) -> Message:
-        """Store the reply whole; on a StoreError the reply stays `streaming`, with the whole
-        text in memory, for the caller to try again or report."""
+    def save(self, text: str, status: str, *, wait: float | None = STREAM_SAVE_WAIT_S,
+             tool_calls: list[dict] | None = None) -> Message:
+        """Store the reply whole (with the tool calls it asks for); on a StoreError the reply
+        stays `streaming`, with the whole text in memory, for the caller to try again or
+        report."""
         reply = self.streaming
         if reply is None:  # an empty reply, or no flush got it stored
             reply = self.streaming = Message("assistant", "", status=status)
         reply.content, reply.status = text, status
+        if tool_calls:
+            reply.tool_calls = tool_calls
         if reply.id is None:
             self.store.add_message(self.conversation_id, reply, wait=wait)
             self.history.append(reply)

@@ -217,6 +217,12 @@ SCHEMA: tuple[Setting, ...] = (
             "anything is summarised"),
     Setting("tool_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,
             "seconds one tool call may run (Esc stops it sooner)"),
+    Setting("mcp_servers_file", str, "", anything,
+            Words("a path to a JSON file with mcpServers (\"\" = none)",
+                  "含 mcpServers 的 JSON 文件路径（\"\" = 不用）"),
+            'a Claude-Desktop-style JSON file of MCP servers ("mcpServers"); "" = none; '
+            "[mcp.servers.NAME] tables win over its servers of the same name",
+            env="JARVIS_MCP_SERVERS_FILE"),
     Setting("request_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,
             "seconds without a byte from the server (then asked once more)"),
     Setting("connect_timeout", float, 10.0, Range(0.001, 86_400), SECONDS,

@@ -587,9 +587,10 @@ class Store:
             if row is None:
                 raise StoreError(f"{self.path}: message {msg.id} does not exist.")
             db.execute(
-                "UPDATE messages SET content = ?, status = ?, pinned = ?, summary_id = ? "
-                "WHERE id = ?",
-                (msg.content, msg.status, int(msg.pinned), msg.summary_id, msg.id),
+                "UPDATE messages SET content = ?, status = ?, pinned = ?, summary_id = ?, "
+                "tool_calls = ? WHERE id = ?",
+                (msg.content, msg.status, int(msg.pinned), msg.summary_id,
+                 _dump(msg.tool_calls), msg.id),
             )
             db.execute("DELETE FROM message_parts WHERE message_id = ?", (msg.id,))
             self._touch(db, row[0])

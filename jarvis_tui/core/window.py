@@ -54,7 +54,8 @@ class FittedWindow:
     sent_as: dict[int, str] = field(default_factory=dict)
 
 
-def truncate_middle(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, int]:
+def truncate_middle(text: str, max_tokens: int, counter: TokenCounter,
+                    marker: str = OMITTED_MARKER) -> tuple[str, int]:
     """`text` cut in the middle to about `max_tokens`, and how many tokens were left out.
 
     Keeps the head (what was asked, the file's start) and the tail (the conclusion, the last
@@ -70,12 +71,12 @@ def truncate_middle(text: str, max_tokens: int, counter: TokenCounter) -> tuple[
         tail = keep - head
         kept = text[:head] + text[len(text) - tail:] if tail else text[:head]
         omitted = max(total - counter.text(kept), 1)
-        candidate = text[:head] + OMITTED_MARKER.format(n=omitted) + (
+        candidate = text[:head] + marker.format(n=omitted) + (
             text[len(text) - tail:] if tail else "")
         if counter.text(candidate) <= max_tokens or keep == 0:
             return candidate, omitted
         keep = int(keep * 0.9)
-    return OMITTED_MARKER.format(n=total).strip(), total
+    return marker.format(n=total).strip(), total
 
 
 class _Sizes:

@@ -55,10 +55,12 @@ class Completion:
     finish_reason: str | None
     cached_tokens: int | None = None
     cache_write_tokens: int | None = None
+    tool_calls: tuple[ChatToolCall, ...] = ()
 
     def events(self) -> list[ChatEvent]:
         """What a stream of this answer would have been (a server that ignored stream=true)."""
         events: list[ChatEvent] = [ChatDelta(self.text)] if self.text else []
+        events.extend(self.tool_calls)
         if self.prompt_tokens is not None:
             events.append(ChatUsage(self.prompt_tokens, self.completion_tokens or 0,
                                     self.cached_tokens, self.cache_write_tokens))
@@ -86,7 +88,7 @@ class Provider(Protocol):
 
     async def complete(
         self, messages: list[dict], *, model: str, max_tokens: int,
-        context_window: int | None = None,
+        context_window: int | None = None, tools: list[dict] | None = None,
     ) -> Completion: ...
 
     async def detect_context_window(self, model: str) -> int | None:

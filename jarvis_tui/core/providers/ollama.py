@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -23,6 +24,12 @@ from jarvis_tui.core.providers.errors import (
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.providers.toolcalls import (
+    args_text,
+    finish_with_calls,
+    openai_tools,
+    with_ids,
+)
 from jarvis_tui.core.providers.usage import completion, ollama_usage
 
 OLLAMA_DEFAULT_URL = PROVIDERS["ollama"].base_url
@@ -61,19 +68,25 @@ class OllamaProvider(HttpProvider):
         return f"{self.base_url}/api/chat"
 
     def _payload(self, messages: list[dict], model: str, max_tokens: int,
-                 context_window: int | None, *, stream: bool) -> dict[str, Any]:
+                 context_window: int | None, *, stream: bool,
+                 tools: list[dict] | None = None) -> dict[str, Any]:
         options: dict[str, Any] = {"num_predict": max_tokens}
         if context_window:
             # Without it Ollama runs its own default (2k-4k on many versions) and cuts silently.
             options["num_ctx"] = context_window
-        return {"model": model, "messages": to_ollama_messages(messages), "stream": stream,
-                "options": options}
+        payload: dict[str, Any] = {"model": model, "messages": to_ollama_messages(messages),
+                                   "stream": stream, "options": options}
+        if tools:
+            payload["tools"] = openai_tools(tools)
+        return payload
 
     # --- streaming -----------------------------------------------------------------------------
 
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
-                          context_window: int | None = None) -> AsyncIterator[ChatEvent]:
-        payload = self._payload(messages, model, max_tokens, context_window, stream=True)
+                          context_window: int | None = None, tools: list[dict] | None = None,
+                          ) -> AsyncIterator[ChatEvent]:
+        payload = self._payload(messages, model, max_tokens, context_window, stream=True,
+                                tools=tools)
         async for event in self._stream(
                 self._chat_url, payload, "application/x-ndjson",
                 lambda status, body, headers: self._error(status, body, headers, model),
@@ -83,6 +96,7 @@ class OllamaProvider(HttpProvider):
     async def _ndjson_events(self, resp: httpx.Response, model: str
                              ) -> AsyncIterator[ChatEvent]:
         final: dict[str, Any] | None = None
+        calls: list[tuple[str, str, str]] = []
         async for line in stream_lines(resp):
             line = line.strip()
             if not line:
@@ -98,21 +112,28 @@ class OllamaProvider(HttpProvider):
             text = message.get("content") if isinstance(message, dict) else None
             if isinstance(text, str) and text:
                 yield ChatDelta(text)
+            # Ollama sends calls whole, usually in a line of their own just before the last.
+            calls += _calls_of(message)
             if obj.get("done") is True:
                 final = obj
                 break
         if final is None:
             raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
+        whole = with_ids(calls)
+        for call in whole:
+            yield call
         usage = ollama_usage(final)
         if usage is not None:
             yield usage
-        yield ChatDone(_finish(final.get("done_reason")))
+        yield ChatDone(finish_with_calls(_finish(final.get("done_reason")), whole))
 
     # --- one-shot ------------------------------------------------------------------------------
 
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
-                       context_window: int | None = None) -> Completion:
-        payload = self._payload(messages, model, max_tokens, context_window, stream=False)
+                       context_window: int | None = None,
+                       tools: list[dict] | None = None) -> Completion:
+        payload = self._payload(messages, model, max_tokens, context_window, stream=False,
+                                tools=tools)
         body = await self._post(
             self._chat_url, payload,
             lambda status, text, headers: self._error(status, text, headers, model))
@@ -121,8 +142,10 @@ class OllamaProvider(HttpProvider):
             raise self._scrub(self._error(None, body, None, model))
         message = data.get("message")
         text = message.get("content") if isinstance(message, dict) else None
-        return completion(text if isinstance(text, str) else "", ollama_usage(data),
-                          _finish(data.get("done_reason")))
+        calls = with_ids(_calls_of(message))
+        whole = completion(text if isinstance(text, str) else "", ollama_usage(data),
+                           finish_with_calls(_finish(data.get("done_reason")), calls))
+        return replace(whole, tool_calls=tuple(calls)) if calls else whole
 
     # --- discovery -----------------------------------------------------------------------------
 
@@ -229,6 +252,18 @@ def _tool_call(call: dict, names: dict[str, str]) -> dict:
     if call.get("id") and isinstance(fn.get("name"), str):
         names[str(call["id"])] = fn["name"]
     return {**call, "function": {**fn, "arguments": args}}
+
+
+def _calls_of(message: object) -> list[tuple[str, str, str]]:
+    """(id, name, arguments as JSON text) of a message's tool_calls; Ollama before 0.12
+    gives no ids, and its arguments are an object."""
+    raw = message.get("tool_calls") if isinstance(message, dict) else None
+    out = []
+    for call in raw if isinstance(raw, list) else []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"]:
+            out.append((str(call.get("id") or ""), fn["name"], args_text(fn.get("arguments"))))
+    return out
 
 
 def _finish(reason: object) -> str:

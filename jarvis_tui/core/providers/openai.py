@@ -7,6 +7,7 @@ failure leaves here as a ProviderError subclass with one clear line, never an ht
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -19,6 +20,12 @@ from jarvis_tui.core.providers.errors import (
     StreamCut,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.toolcalls import (
+    OpenAICalls,
+    finish_with_calls,
+    openai_message_calls,
+    openai_tools,
+)
 from jarvis_tui.core.providers.usage import completion, openai_usage
 
 
@@ -62,9 +69,12 @@ class OpenAIProvider(HttpProvider):
     # --- streaming -----------------------------------------------------------------------------
 
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
-                          context_window: int | None = None) -> AsyncIterator[ChatEvent]:
+                          context_window: int | None = None, tools: list[dict] | None = None,
+                          ) -> AsyncIterator[ChatEvent]:
         payload: dict[str, Any] = {"model": model, "messages": messages,
                                    "max_tokens": max_tokens, "stream": True}
+        if tools:
+            payload["tools"] = openai_tools(tools)
         for _ in range(2):
             if self._send_stream_options:
                 payload["stream_options"] = {"include_usage": True}
@@ -83,7 +93,7 @@ class OpenAIProvider(HttpProvider):
                         reply.append(event.text)
                     elif isinstance(event, ChatUsage):
                         usage_seen = True
-                    elif not usage_seen:
+                    elif isinstance(event, ChatDone) and not usage_seen:
                         # Without usage, the gauge could never be calibrated to this model.
                         counted = await self._server_count(messages, "".join(reply))
                         if counted is not None:
@@ -150,6 +160,7 @@ class OpenAIProvider(HttpProvider):
     async def _sse_events(self, resp: httpx.Response) -> AsyncIterator[ChatEvent]:
         finish: str | None = None
         usage: ChatUsage | None = None
+        calls = OpenAICalls()
         done = False
         async for line in stream_lines(resp):
             if not line.startswith("data:"):
@@ -171,6 +182,9 @@ class OpenAIProvider(HttpProvider):
                 text = delta.get("content") if isinstance(delta, dict) else None
                 if isinstance(text, str) and text:
                     yield ChatDelta(text)
+                if isinstance(delta, dict):
+                    calls.feed(delta.get("tool_calls"))
+                    calls.feed_function_call(delta.get("function_call"))
                 if choice.get("finish_reason"):
                     finish = str(choice["finish_reason"])
             # OpenAI sends usage in a last chunk with no choices; llama.cpp in the finish chunk
@@ -178,9 +192,12 @@ class OpenAIProvider(HttpProvider):
             usage = openai_usage(chunk.get("usage"), chunk.get("timings")) or usage
         if not done and finish is None:
             raise StreamCut(f"The stream from {self._where} ended before the reply was finished.")
+        whole = calls.calls()
+        for call in whole:
+            yield call
         if usage is not None:
             yield usage
-        yield ChatDone(finish)
+        yield ChatDone(finish_with_calls(finish, whole))
 
     def _stream_error(self, chunk: dict[str, Any], raw: str) -> ProviderError:
         err = chunk.get("error")
@@ -193,9 +210,12 @@ class OpenAIProvider(HttpProvider):
     # --- one-shot ------------------------------------------------------------------------------
 
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
-                       context_window: int | None = None) -> Completion:
-        payload = {"model": model, "messages": messages, "max_tokens": max_tokens,
-                   "stream": False}
+                       context_window: int | None = None,
+                       tools: list[dict] | None = None) -> Completion:
+        payload: dict[str, Any] = {"model": model, "messages": messages,
+                                   "max_tokens": max_tokens, "stream": False}
+        if tools:
+            payload["tools"] = openai_tools(tools)
         return self._completion(await self._post(self._url, payload, self._classify))
 
     def _completion(self, body: str) -> Completion:
@@ -207,9 +227,11 @@ class OpenAIProvider(HttpProvider):
         message = choice.get("message") if isinstance(choice, dict) else None
         text = message.get("content") if isinstance(message, dict) else None
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        return completion(text if isinstance(text, str) else "",
-                          openai_usage(data.get("usage"), data.get("timings")),
-                          str(finish) if finish else None)
+        calls = openai_message_calls(message)
+        whole = completion(text if isinstance(text, str) else "",
+                           openai_usage(data.get("usage"), data.get("timings")),
+                           finish_with_calls(str(finish) if finish else None, calls))
+        return replace(whole, tool_calls=tuple(calls)) if calls else whole
 
 
 def chatml_prompt(messages: list[dict]) -> str:

@@ -1,0 +1,48 @@
+"""`ask` with tools: the configured MCP servers, started for this one message, and the calls
+allowed without asking (it has no one to ask: every other call is refused, and the model is
+told so)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from jarvis_tui.core.config import Settings
+from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.tools import ToolBox
+
+
+@contextlib.asynccontextmanager
+async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
+                    say: Callable[[str], None], *, enabled: bool = True
+                    ) -> AsyncIterator[ToolBox | None]:
+    """The servers of the config started (each failure one line on stderr), handed to `engine`
+    with `allow`; stopped when the block ends, however it ends."""
+    servers = [s for s in getattr(settings, "mcp", ()) if s.enabled]
+    if not enabled or not servers:
+        for name in allow:
+            say(f"jarvis-tui: --allow-tool {name}: no tool server is configured "
+                "([mcp.servers.NAME] in the config, or mcp_servers_file)")
+        yield None
+        return
+    # The SDK is imported only when a server is configured: it takes seconds to load.
+    from jarvis_tui.core.mcp_client import McpHub
+
+    hub = McpHub.from_settings(settings)
+    try:
+        say(f"⚙ Starting {len(servers)} tool server(s)…")
+        for status in await hub.start():
+            if status.state == "failed":
+                say(f"✗ tool server {status.name} failed: {status.error}")
+        specs = hub.specs()
+        names = {n for s in specs for n in (s.name, s.tool)}
+        for name in allow:
+            if name not in names and not name.endswith(".*") and name != "*":
+                known = ", ".join(sorted(s.name for s in specs)) or "none"
+                say(f"jarvis-tui: --allow-tool {name}: no running server offers a tool of "
+                    f"that name (tools: {known})")
+        engine.tools = hub
+        engine.tool_policy.allowed_names.update(allow)
+        yield hub
+    finally:
+        await hub.aclose()

@@ -1,0 +1,142 @@
+"""The tool half of a round: who allows a call, running it, and storing what it gave back.
+
+A call and its result are a pair the providers never accept split (an OpenAI 400, an Anthropic
+400), so every call the model made gets a stored result, whatever happens: denied, unknown,
+malformed, failed, timed out, cancelled by Esc, or interrupted by a killed process (answered
+before the next round). The model then reads the error and can try another way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.messages import COMPLETE, Message
+from jarvis_tui.core.tools import ALWAYS, ONCE, Approve, ToolBox, ToolCall, ToolResult, ToolSpec
+
+ERROR_PREFIX = "Error: "
+INTERRUPTED = ("the tool call was interrupted before it finished (jarvis-tui stopped); "
+               "its output is unknown")
+CANCELLED = "the user stopped this tool call before it finished (Esc)"
+
+
+def is_error_result(message: Message) -> bool:
+    return message.role == "tool" and message.content.startswith(ERROR_PREFIX)
+
+
+def tool_result_message(call: ToolCall, text: str, *, error: bool = False) -> Message:
+    content = f"{ERROR_PREFIX}{text}" if error and not text.startswith(ERROR_PREFIX) else text
+    return Message("tool", content, tool_call_id=call.id, name=call.name, status=COMPLETE)
+
+
+def calls_of(message: Message) -> list[ToolCall]:
+    return [ToolCall.from_wire(c) for c in message.tool_calls or [] if isinstance(c, dict)]
+
+
+def unanswered(messages: list[Message]) -> list[tuple[Message, ToolCall]]:
+    """Calls of the newest turn with no stored result (a process killed while a tool ran).
+    Only the newest turn: an older one was answered before its next round began."""
+    start = len(messages)
+    while start > 0 and messages[start - 1].role != "user":
+        start -= 1
+    answered = {m.tool_call_id for m in messages[start:] if m.role == "tool"}
+    return [(m, c) for m in messages[start:] if m.role == "assistant"
+            for c in calls_of(m) if c.id not in answered]
+
+
+@dataclass
+class ToolPolicy:
+    """Which calls run without asking: the tools the config's servers allow, the names given
+    with --allow-tool, and those the user said "always" to in this session."""
+
+    allowed_names: set[str] = field(default_factory=set)
+    always: set[str] = field(default_factory=set)
+
+    def allows(self, spec: ToolSpec, box: ToolBox | None) -> bool:
+        names = {spec.name, spec.tool, f"{spec.server}.{spec.tool}", f"{spec.server}.*", "*"}
+        if names & (self.allowed_names | self.always):
+            return True
+        allowed = getattr(box, "allowed", None)
+        return bool(allowed(spec)) if callable(allowed) else False
+
+
+def tool_definitions(specs: Iterable[ToolSpec]) -> list[dict]:
+    return [s.wire() for s in specs]
+
+
+def definitions_text(defs: list[dict]) -> str:
+    """The tool definitions as the model reads them, near enough for counting: they go with
+    every request, so they take room like the system prompt."""
+    return json.dumps(defs, ensure_ascii=False) if defs else ""
+
+
+async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolPolicy,
+                    approve: Approve | None, timeout: Callable[[ToolSpec], float],
+                    save: Callable[[Message], Message]) -> AsyncIterator[ev.Event]:
+    """Run the calls of one reply in order, each stored as a tool message once it ends. If the
+    caller is cancelled (Esc), the call running and those after it get a stored "cancelled"
+    result before the cancellation goes on, so the request stays sendable."""
+    specs = {s.name: s for s in box.specs()} if box is not None else {}
+    pending = list(calls)
+    try:
+        while pending:
+            call = pending[0]
+            spec = specs.get(call.name)
+            started = time.monotonic()
+            result, outcome = None, "ok"
+            if spec is None:
+                names = ", ".join(sorted(specs)) or "none"
+                result, outcome = ToolResult(f"there is no tool named {call.name!r}; the tools "
+                                             f"are: {names}", True), "unknown"
+            else:
+                try:
+                    call.parsed()
+                except ValueError as err:
+                    result, outcome = ToolResult(f"the arguments for {call.name} could not be "
+                                                 f"read: {err}", True), "bad_arguments"
+            if result is None and not policy.allows(spec, box):
+                if approve is None:
+                    result, outcome = ToolResult(
+                        f"{call.name} is not allowed to run without asking, and this run "
+                        f"cannot ask: run it with --allow-tool {call.name}, or list it in "
+                        f"the server's allow in the config", True), "denied"
+                else:
+                    yield ev.ToolApproval(call, spec)
+                    decision = await approve(call, spec)
+                    if decision == ALWAYS:
+                        policy.always.add(spec.name)
+                    elif decision != ONCE:  # DENY, or a dialog closed without an answer
+                        result, outcome = ToolResult(
+                            f"the user did not allow this call of {call.name}", True), "denied"
+            if result is None:
+                yield ev.ToolStarted(call, spec)
+                started = time.monotonic()
+                result = await _run_bounded(box, call, spec, timeout(spec))
+                outcome = "error" if result.is_error else "ok"
+            stored = save(tool_result_message(call, result.text, error=result.is_error))
+            pending.pop(0)
+            yield ev.ToolFinished(call, stored, outcome, time.monotonic() - started)
+    except BaseException:
+        # Esc or Ctrl+C: every call still without a result gets one, synchronously, before the
+        # cancellation travels on.
+        for call in pending:
+            save(tool_result_message(call, CANCELLED, error=True))
+        raise
+
+
+async def _run_bounded(box: ToolBox | None, call: ToolCall, spec: ToolSpec,
+                       seconds: float) -> ToolResult:
+    assert box is not None
+    try:
+        async with asyncio.timeout(seconds):
+            return await box.run(call, spec)
+    except TimeoutError:
+        return ToolResult(f"{call.name} did not finish within {seconds:g} s", True)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # a box that broke its promise not to raise
+        return ToolResult(f"{call.name} failed: {err}", True)
