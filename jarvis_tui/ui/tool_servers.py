@@ -49,18 +49,13 @@ T = Texts(
 )
 
 
-def server_configs(settings: object) -> tuple[Any, ...]:
-    return tuple(getattr(settings, "mcp_servers", ()) or ())
-
-
 def make_hub(settings: object) -> Any | None:
     """The MCP hub for the configured servers, not started; None when there are none."""
-    configs = server_configs(settings)
-    if not configs:
+    if not tuple(getattr(settings, "mcp", ()) or ()):
         return None
     from jarvis_tui.core.mcp_client import McpHub
 
-    return McpHub(configs, settings)
+    return McpHub.from_settings(settings)
 
 
 HubFactory = Callable[[object], Any]
@@ -103,7 +98,9 @@ class ToolServers:
         hub, lang = self.hub, self.app.language
         if hub is None:
             return
-        statuses = list(hub.statuses())
+        statuses = [s for s in hub.statuses() if s.state != "disabled"]
+        if not statuses:
+            return  # all disabled: F5 shows them, nothing else to say
         if len(statuses) == 1:
             await self._say(T(lang, "starting_one", name=_line(statuses[0].name)))
         else:

@@ -25,7 +25,15 @@ from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from jarvis_tui.ui.widgets.tool_block import ToolBlock
 from tests.test_security import PAYLOAD, assert_clean
-from tests.ui.app_helpers import SIZE, make_app, notices, screen_text, views, wait_for
+from tests.ui.app_helpers import (
+    SIZE,
+    make_app,
+    notices,
+    screen_text,
+    submit,
+    views,
+    wait_for,
+)
 
 WIDE = (160, 48)
 GIT_LOG = ToolSpec("git_log", "Shows the commit logs.", {"type": "object"}, "git", "git_log")
@@ -286,7 +294,7 @@ async def test_step_limit_and_pruned_outputs_are_told(fake_server, tmp_path):
         await wait_for(pilot, lambda: len(notices(app)) >= 2, "the notices")
         said = "\n".join(notices(app))
         assert "asked for tools 10 times in a row" in said
-        assert "3 older tool outputs sent as one-line stubs (freed 9,200 tokens)" in said
+        assert "sent as one-line stubs" in said and "freed 9,200 tokens" in said
         await pilot.pause()
         assert "sent as a stub" in status_line(blocks(app)[0])
 
@@ -395,3 +403,91 @@ def test_the_core_still_never_imports_textual():
     for path in core.rglob("*.py"):
         source = path.read_text(encoding="utf-8")
         assert "import textual" not in source and "from textual" not in source, path
+
+
+# -- through the real engine: the scripted fake server asks for tools ------------------------
+
+class GitBox(FakeHub):
+    """A ready hub whose git_log answers, or waits until stopped when `hang`."""
+
+    def __init__(self, hang: bool = False) -> None:
+        super().__init__([Status("git", state="ready", tools=(GIT_LOG,))])
+        self.hang = hang
+        self.ran: list[dict] = []
+
+    async def start(self) -> None:
+        pass
+
+    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
+        self.ran.append(call.parsed())
+        if self.hang:
+            await asyncio.Event().wait()
+        return ToolResult("commit abc [b]fix[/b]\nAuthor: me")
+
+
+async def test_a_round_with_a_tool_call_asks_runs_and_answers(fake_server, tmp_path):
+    hub = GitBox()
+    fake_server.script += [[{"name": "git_log", "arguments": ARGS}], "The last commit is abc."]
+    app = make_app(fake_server, tmp_path)
+    app.hub_factory = lambda settings: hub
+    async with app.run_test(size=WIDE) as pilot:
+        submit(app, "what changed?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await pilot.pause()
+        assert hub.ran == [ARGS]
+        assert [v.message.role for v in views(app)] == ["user", "assistant", "tool",
+                                                        "assistant"]
+        assert views(app)[-1].message.content == "The last commit is abc."
+        (block,) = blocks(app)
+        assert status_line(block).startswith("✓ ") and block.message.id is not None
+        assert "commit abc [b]fix[/b]" in screen_text(app)
+        assert app.chat.query_one(TokenGauge).usage.tools > 0
+        # Opened again from the store, the session looks the same.
+        await app.open_session(app.chat.cid)
+        await pilot.pause()
+        assert [v.message.role for v in views(app)] == ["user", "assistant", "tool",
+                                                        "assistant"]
+        assert status_line(blocks(app)[0]).startswith("✓ ")
+
+
+async def test_a_denied_call_shows_denied_then_and_after_a_reload(fake_server, tmp_path):
+    hub = GitBox()
+    fake_server.script += [[{"name": "git_log", "arguments": ARGS}], "I may not look."]
+    app = make_app(fake_server, tmp_path)
+    app.hub_factory = lambda settings: hub
+    async with app.run_test(size=WIDE) as pilot:
+        submit(app, "what changed?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await pilot.pause()
+        assert hub.ran == []
+        assert status_line(blocks(app)[0]).startswith("⊘ denied")
+        await app.open_session(app.chat.cid)
+        await pilot.pause()
+        assert status_line(blocks(app)[0]).startswith("⊘ denied")
+
+
+async def test_esc_stops_a_running_tool(fake_server, tmp_path):
+    hub = GitBox(hang=True)
+    fake_server.script += [[{"name": "git_log", "arguments": ARGS}]]
+    app = make_app(fake_server, tmp_path)
+    app.hub_factory = lambda settings: hub
+    async with app.run_test(size=WIDE) as pilot:
+        submit(app, "what changed?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
+                       "the running call")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.chat.sending is None, "the stop")
+        await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block")
+        await pilot.pause()
+        assert status_line(blocks(app)[0]).startswith("■ cancelled")
+        assert any("tool calls and results so far are kept" in n for n in notices(app))
+        await app.open_session(app.chat.cid)
+        await pilot.pause()
+        assert status_line(blocks(app)[0]).startswith("■ cancelled")

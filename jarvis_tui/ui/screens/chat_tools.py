@@ -27,12 +27,6 @@ T = Texts(
         "status_approval": "⏸ The model wants to run {name}: allow it or not (y / a / n)",
         "status_running": "⚙ Running {name}… Esc stops it",
         "status_tools": "⏳ Tool results sent; waiting for the model… Esc stops",
-        "step_limit": "⚠ The model asked for tools {n} times in a row; it was asked to answer "
-                      "with what it has",
-        "pruned": "✂ {n} older tool outputs sent as one-line stubs (freed {freed} tokens); "
-                  "stored whole",
-        "pruned_one": "✂ 1 older tool output sent as a one-line stub (freed {freed} tokens); "
-                      "stored whole",
         "stopped_tools": "■ Stopped. The tool calls and results so far are kept in the "
                          "session.",
     },
@@ -40,9 +34,6 @@ T = Texts(
         "status_approval": "⏸ 模型想运行 {name}：是否允许（y / a / n）",
         "status_running": "⚙ 正在运行 {name}… 按 Esc 停止",
         "status_tools": "⏳ 工具结果已发送，等待模型… 按 Esc 停止",
-        "step_limit": "⚠ 模型已连续 {n} 次请求调用工具；已要求它根据现有信息作答",
-        "pruned": "✂ {n} 个较早的工具输出以一行摘要发送（节省 {freed} token）；原文已完整保存",
-        "pruned_one": "✂ 1 个较早的工具输出以一行摘要发送（节省 {freed} token）；原文已完整保存",
         "stopped_tools": "■ 已停止。已完成的工具调用及其结果仍保留在会话中。",
     },
 )
@@ -64,10 +55,9 @@ class ChatTools(ChatCommands):
 
         self.query_one("#status", Static).update(T(self.lang, key, **values))
 
-    def _tool_line(self, event: ev.Event, key: str, **values: object) -> str:
-        """The core's words for the event where it has them (shared with `ask`), else ours."""
-        return describe(event, self.notice_language()) or T(self.notice_language(), key,
-                                                              **values)
+    def _tool_line(self, event: ev.Event) -> str:
+        """The core's words for the event, shared with `ask`."""
+        return describe(event, self.notice_language()) or ""
 
     def notice_language(self, sample: str = "") -> str:
         raise NotImplementedError  # ChatScreen's
@@ -162,16 +152,13 @@ class ChatTools(ChatCommands):
     @on(ue.ToolStepLimit)
     async def _tool_step_limit(self, message: ue.ToolStepLimit) -> None:
         if message.conversation_id == self.cid:
-            await self.say(self._tool_line(message.event, "step_limit",
-                                           n=message.event.steps), "warning")
+            await self.say(self._tool_line(message.event), "warning")
 
     @on(ue.ToolOutputsPruned)
     async def _tool_outputs_pruned(self, message: ue.ToolOutputsPruned) -> None:
         if message.conversation_id != self.cid:
             return
         event = message.event
-        key = "pruned_one" if event.count == 1 else "pruned"
-        await self.say(self._tool_line(event, key, n=event.count, freed=f"{event.freed:,}"),
-                       "info")
+        await self.say(self._tool_line(event), "info")
         self.query_one(Conversation).mark_stubbed(event.message_ids)
         self.update_gauge()

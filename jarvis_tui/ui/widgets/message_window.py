@@ -21,7 +21,7 @@ from jarvis_tui.ui.textual_compat import anchor_released
 from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.notice import Notice
-from jarvis_tui.ui.widgets.tool_block import ToolInfo, find_call
+from jarvis_tui.ui.widgets.tool_block import ToolInfo, find_call, stored_outcome
 
 # Mounting a view of a Markdown reply costs ~25-35 ms on a 2-core VM, and every frame of a scroll
 # costs more the more views are mounted (~50 ms with 50, ~150 ms with 200). So a page is about
@@ -97,7 +97,7 @@ class MessageWindow(VerticalScroll):
             return MessageView(msg)
         info = self.tool_infos.get(msg.tool_call_id or "")
         if info is None:
-            info = ToolInfo(call=find_call(self.records, i))
+            info = ToolInfo(call=find_call(self.records, i), outcome=stored_outcome(msg))
         return MessageView(msg, info)
 
     def _divider(self) -> Notice:

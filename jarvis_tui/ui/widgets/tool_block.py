@@ -24,6 +24,7 @@ from textual.widgets import Collapsible, Static
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.tool_round import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.core.tools import ToolCall
 from jarvis_tui.ui.i18n import Texts, ui_language
 
@@ -35,8 +36,8 @@ SHOWN_CHARS = 40_000
 SHOWN_LINES = 400
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-OUTCOME_MARKS = {"ok": "✓", "error": "✗", "denied": "⊘", "unknown": "✗",
-                 "bad_arguments": "✗", "cancelled": "■"}
+# The engine's words for a refused call: a stored result keeps no outcome of its own.
+DENIED = ("the user did not allow this call of ", "is not allowed to run without asking")
 
 T = Texts(
     en={
@@ -111,12 +112,15 @@ def pretty(arguments: str) -> str:
 
 
 def stored_outcome(message: Message) -> str:
-    """How a stored call went, as far as the record says (a live one knows exactly)."""
-    if message.status == FAILED:
-        return "error"
-    if message.status == PARTIAL:
+    """How a stored call went, as far as the record says (a live one knows exactly): the
+    engine stores every failure as "Error: why", for the model to read."""
+    text = message.content
+    if message.status in (FAILED, PARTIAL) or text in (f"{ERROR_PREFIX}{CANCELLED}",
+                                                        f"{ERROR_PREFIX}{INTERRUPTED}"):
         return "cancelled"
-    return "ok"
+    if not is_error_result(message):
+        return "ok"
+    return "denied" if any(words in text for words in DENIED) else "error"
 
 
 def find_call(records: list[Message], index: int) -> ToolCall | None:
