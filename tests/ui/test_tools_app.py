@@ -313,6 +313,7 @@ async def test_stored_tool_messages_render_on_load(fake_server, tmp_path):
                                                         "assistant"]
         (block,) = blocks(app)
         assert block.info.call is not None and block.info.call.id == "c1"
+        assert not views(app)[2].query_one(".label").display  # the block names the tool
         assert status_line(block).startswith("✓ ")
         text = screen_text(app)
         assert '⚙ git_log  {"repo_path": "/tmp/r", "max_count": 5}' in text
@@ -491,3 +492,17 @@ async def test_esc_stops_a_running_tool(fake_server, tmp_path):
         await app.open_session(app.chat.cid)
         await pilot.pause()
         assert status_line(blocks(app)[0]).startswith("■ cancelled")
+
+
+async def test_a_real_hub_whose_server_cannot_start_is_one_notice(fake_server, tmp_path):
+    from jarvis_tui.core.mcp_config import McpServerConfig
+
+    missing = McpServerConfig("ghost", "stdio", command=str(tmp_path / "no-such-server"))
+    app = make_app(fake_server, tmp_path, mcp=(missing,))
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: any("ghost failed" in n for n in notices(app)),
+                       "the failure", 30)
+        said = [n for n in notices(app) if "tool server" in n]
+        assert said[0] == "⚙ Starting the tool server ghost…" and len(said) == 2, said
+        assert app.is_running and app.session.tools is app.tools.hub
+    assert app.tools.hub is None  # closed at exit

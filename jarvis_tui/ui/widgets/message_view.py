@@ -100,7 +100,9 @@ class MessageView(Vertical):
         self._settles = True  # finished blocks are drawn once (widgets/settled.py)
 
     def compose(self) -> ComposeResult:
-        yield Static(self._label_text(), markup=False, classes="label")
+        label = Static(self._label_text(), markup=False, classes="label")
+        label.display = self._label_shown()
+        yield label
         text = terminal_safe(self.message.content)
         if self.message.role == "tool":
             yield self._tool_block()
@@ -122,12 +124,19 @@ class MessageView(Vertical):
             info.server = server_of(self.app, info.call.name if info.call else msg.name or "")
         self.tool = info
         tokens = count_tokens(self.app, msg.content) if info.state == "done" else None
-        return ToolBlock(msg, info, tokens)
+        block = ToolBlock(msg, info, tokens)
+        block.stubbed = msg.id in getattr(self.parent, "stubbed", ())  # paged back in
+        return block
 
     @property
     def tool_block(self) -> ToolBlock | None:
         blocks = self.query_children(ToolBlock)
         return blocks.first() if blocks else None
+
+    def _label_shown(self) -> bool:
+        # A tool result's block names the tool; the label says only what it adds.
+        msg = self.message
+        return msg.role != "tool" or msg.pinned or msg.covered
 
     def on_mount(self) -> None:
         self.refresh_state()
@@ -166,8 +175,7 @@ class MessageView(Vertical):
         if self.is_mounted:
             label = self.query_one(".label", Static)
             label.update(self._label_text())
-            # A tool result's block names the tool; the label says only what it adds.
-            label.display = msg.role != "tool" or msg.pinned or msg.covered
+            label.display = self._label_shown()
             block = self.tool_block
             if block is not None:
                 block.set_stubbed(msg.id in getattr(self.parent, "stubbed", ()))
