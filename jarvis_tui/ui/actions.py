@@ -64,6 +64,14 @@ ACTIONS: tuple[Action, ...] = (
     Action("sessions", "ctrl+o", ("Sessions", "会话"), palette=("Sessions", "会话"),
            palette_help=("List the stored sessions and resume one ({key})",
                          "列出已保存的会话并继续其中之一（{key}）")),
+    Action("tools", "f5", ("Tools", "工具"), slash="tools",
+           slash_text=("List the tool servers (MCP), their state and their tools",
+                       "列出工具服务器（MCP）、它们的状态和工具"),
+           palette=("Tool servers", "工具服务器"),
+           palette_help=("The tool servers, their state and the tools they offer ({key})",
+                         "工具服务器、它们的状态及提供的工具（{key}）"),
+           # The footer is full at 110 columns; the ready notice, F1 and the palette name F5.
+           show=False),
     Action("toggle_sidebar", "ctrl+b", ("Hide / show the gauge and summary sidebar",
                                         "隐藏 / 显示右侧的 token 预算与摘要栏"), show=False),
     # Textual's own ctrl+q quits whatever this binding says, so moving it would not free the key.

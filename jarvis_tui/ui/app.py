@@ -24,6 +24,7 @@ from jarvis_tui.ui.local_model import LocalModel
 from jarvis_tui.ui.local_model import T as LT
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.themes import register_themes
+from jarvis_tui.ui.tool_servers import HubFactory, ToolServers, make_hub
 
 FALLBACK_THEME = "jarvis-dark"
 
@@ -37,7 +38,7 @@ class JarvisApp(App[None]):
                  provider_factory: ProviderFactory = make_provider,
                  theme_dirs: list[Path] | None = None, warnings: list[str] | None = None,
                  local_server: LocalServer | None = None, first_run: bool = False,
-                 window_given: bool = False) -> None:
+                 window_given: bool = False, hub_factory: HubFactory = make_hub) -> None:
         super().__init__()
         self.settings = settings
         self.config_file = config_file
@@ -54,6 +55,9 @@ class JarvisApp(App[None]):
         self.local = LocalModel(local_server) if local_server is not None else None
         self._first_run = first_run
         self._theme_problems: list[str] = []
+        # The tool servers (MCP) of the settings; made and started once the app runs.
+        self.hub_factory = hub_factory
+        self.tools: ToolServers | None = None
         self.set_keymap(keymap(settings.keys))  # [keys] of the config file, checked by the CLI
 
     @property
@@ -85,6 +89,9 @@ class JarvisApp(App[None]):
         self._persist_theme = True
         if self.local is not None:
             self.load_local_model()
+        self.tools = ToolServers(self, self.hub_factory)
+        if self.tools.create() is not None:
+            self.start_tool_servers()
         if self._first_run:
             from jarvis_tui.ui.screens.first_run import FirstRunScreen
 
@@ -108,6 +115,15 @@ class JarvisApp(App[None]):
                                    window=self.settings.context_window, seconds=local.seconds),
                                 "info")
         self.chat.local_settled()
+
+    @work(group="mcp", exclusive=True, exit_on_error=False)
+    async def start_tool_servers(self) -> None:
+        if self.tools is not None:
+            await self.tools.start()
+
+    def tool_server(self, name: str) -> str:
+        """The server offering tool `name` ("" when none does now), for the tool blocks."""
+        return self.tools.server_of(name) if self.tools is not None else ""
 
     def use_theme(self, name: str) -> None:
         if name in self.available_themes:
@@ -203,5 +219,8 @@ class JarvisApp(App[None]):
         full_gc.give_back()
         if self.local is not None:
             self.local.stop()  # also on errors: the CLI stops it again, which is harmless
+        self.workers.cancel_group(self, "mcp")
+        if self.tools is not None:
+            await self.tools.aclose()
         if self._session is not None:
             await self._session.aclose()

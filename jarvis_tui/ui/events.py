@@ -98,6 +98,30 @@ class SaveDelayed(EngineEvent):
     event: ev.SaveDelayed
 
 
+class ToolCallsMade(EngineEvent):
+    event: ev.ToolCallsMade
+
+
+class ToolApproval(EngineEvent):
+    event: ev.ToolApproval
+
+
+class ToolStarted(EngineEvent):
+    event: ev.ToolStarted
+
+
+class ToolFinished(EngineEvent):
+    event: ev.ToolFinished
+
+
+class ToolStepLimit(EngineEvent):
+    event: ev.ToolStepLimit
+
+
+class ToolOutputsPruned(EngineEvent):
+    event: ev.ToolOutputsPruned
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -137,6 +161,12 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.SessionBusy: SessionBusy,
     ev.SessionChanged: SessionChanged,
     ev.SaveDelayed: SaveDelayed,
+    ev.ToolCallsMade: ToolCallsMade,
+    ev.ToolApproval: ToolApproval,
+    ev.ToolStarted: ToolStarted,
+    ev.ToolFinished: ToolFinished,
+    ev.ToolStepLimit: ToolStepLimit,
+    ev.ToolOutputsPruned: ToolOutputsPruned,
 }
 
 

@@ -32,7 +32,9 @@ from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import T as LT
-from jarvis_tui.ui.screens.chat_commands import ChatCommands, explain
+from jarvis_tui.ui.screens.chat_commands import explain
+from jarvis_tui.ui.screens.chat_tools import ChatTools
+from jarvis_tui.ui.screens.chat_tools import T as TT
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
@@ -44,7 +46,7 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatCommands):
+class ChatScreen(ChatTools):
     BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "") -> None:
@@ -66,6 +68,7 @@ class ChatScreen(ChatCommands):
         # The engine's last counts when the round on its way began: the same ones at its end
         # means the server counted nothing this time.
         self._usage_before_round: object = None
+        self._tools_init()
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -126,6 +129,7 @@ class ChatScreen(ChatCommands):
         self.workers.cancel_group(self, "compaction")
         session = self.session
         self.reply_view = self.sending = None
+        self._tools_init()
         self.compacting = False
         self.previewing = None
         self.title = terminal_safe(session.title) or T(self.lang, "untitled")
@@ -367,6 +371,7 @@ class ChatScreen(ChatCommands):
         self.query_one(Conversation).refresh_messages()
         self._refresh_title()
         answered = self.sending is not None and final is not None
+        self.end_tools()
         self.sending = None
         self.set_status()
         self.refresh_bindings()
@@ -394,6 +399,11 @@ class ChatScreen(ChatCommands):
         lang = self.notice_language(message.user_text)
         if message.stopped and message.partial is not None:
             await self._end_reply(message.partial, (T(lang, "stopped_partial"), "warning"))
+            return
+        if message.stopped and self.tool_round:
+            # The calls and results are stored: the message is not sent again, nothing to
+            # restore.
+            await self._end_reply(message.partial, (TT(lang, "stopped_tools"), "warning"))
             return
         if not message.saved:
             # Asked and answered: only the store failed. The reply stays on screen to copy.

@@ -214,6 +214,12 @@ class ChatCommands(Screen[None]):
     def action_sessions(self) -> None:
         self.jarvis_app.action_sessions()
 
+    def action_tools(self) -> None:
+        from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
+
+        tools = self.jarvis_app.tools
+        self.app.push_screen(McpServersScreen(tools.statuses if tools is not None else list))
+
 
 def explain(err: BaseException) -> str:
     text = str(err) or type(err).__name__

@@ -11,6 +11,7 @@ from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.message_window import MAX_VIEWS, PAGE, MessageWindow
 from jarvis_tui.ui.widgets.notice import Notice
+from jarvis_tui.ui.widgets.tool_block import ToolInfo
 
 __all__ = ["MAX_VIEWS", "PAGE", "Conversation", "Notice"]
 
@@ -31,14 +32,17 @@ class Conversation(MessageWindow):
         async with self.lock:
             self.records = list(messages)
             self.tail_notes = []
+            self.tool_infos = {}
+            self.stubbed = set()
             await self.mount_slice(max(0, len(messages) - PAGE), len(messages))
             if not messages:
                 await self.mount(Notice(T(self.lang, "welcome"), "welcome"))
         self.anchor()
 
-    async def add_message(self, message: Message) -> MessageView:
-        """Append a message (the user's, or a reply view about to stream); when the user had
-        paged away from the newest messages, those come back first so the new one is seen."""
+    async def add_message(self, message: Message, tool: ToolInfo | None = None) -> MessageView:
+        """Append a message (the user's, a reply view about to stream, a tool call's result or
+        its stand-in while it runs); when the user had paged away from the newest messages,
+        those come back first so the new one is seen."""
         async with self.lock:
             for notice in self.query_children(Notice):
                 if notice.kind == "welcome":
@@ -49,7 +53,9 @@ class Conversation(MessageWindow):
             self.records.append(message)
             self.end += 1
             self.tail_notes = []
-            view = MessageView(message)
+            if tool is not None and message.tool_call_id:
+                self.tool_infos[message.tool_call_id] = tool
+            view = self.view_for(len(self.records) - 1)
             await self.mount(view)
             await self.prune_top()
         return view
@@ -71,3 +77,16 @@ class Conversation(MessageWindow):
         for view in self.views():
             if wanted is None or view.message.id in wanted:
                 view.refresh_state()
+
+    def replace_record(self, old: Message, new: Message) -> None:
+        """A stand-in record became the stored one (a tool result whose view was paged out
+        while the call ran)."""
+        for i, record in enumerate(self.records):
+            if record is old:
+                self.records[i] = new
+                return
+
+    def mark_stubbed(self, ids: Iterable[int]) -> None:
+        """These tool results went to the server as one-line stubs: their views say so."""
+        self.stubbed.update(ids)
+        self.refresh_messages(ids)

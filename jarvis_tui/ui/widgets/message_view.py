@@ -18,6 +18,14 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets import settled
+from jarvis_tui.ui.widgets.tool_block import (
+    ToolBlock,
+    ToolInfo,
+    calls_line,
+    count_tokens,
+    server_of,
+    stored_outcome,
+)
 
 T = Texts(
     en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
@@ -62,6 +70,8 @@ class MessageView(Vertical):
     MessageView.-user .label { color: $primary; }
     MessageView.-assistant .label { color: $accent; }
     MessageView.-covered { opacity: 55%; }
+    MessageView.-tool { border-left: tall $panel; }
+    MessageView .calls { color: $text-muted; }
     MessageView.-partial { border-left: tall $warning; }
     MessageView.-failed { border-left: tall $error; }
     MessageView Markdown { margin: 0; padding: 0; background: transparent; }
@@ -70,9 +80,10 @@ class MessageView(Vertical):
     MessageView MarkdownFence { color: $foreground; }
     """
 
-    def __init__(self, message: Message) -> None:
+    def __init__(self, message: Message, tool: ToolInfo | None = None) -> None:
         super().__init__(classes=f"-{message.role}")
         self.message = message
+        self.tool = tool  # a tool result's call and outcome (role "tool" only)
         self._stream: MarkdownStream | None = None
         self._safe = SafeStream()
         self.streaming = False
@@ -89,15 +100,43 @@ class MessageView(Vertical):
         self._settles = True  # finished blocks are drawn once (widgets/settled.py)
 
     def compose(self) -> ComposeResult:
-        yield Static(self._label_text(), markup=False, classes="label")
+        label = Static(self._label_text(), markup=False, classes="label")
+        label.display = self._label_shown()
+        yield label
         text = terminal_safe(self.message.content)
-        if self.message.role == "assistant":
+        if self.message.role == "tool":
+            yield self._tool_block()
+        elif self.message.role == "assistant":
             # A link in a reply can hide where it goes: a click shows and copies the address
             # instead of opening it.
             yield Markdown(text, classes="body", open_links=False)
+            if self.message.tool_calls:
+                yield Static(calls_line(self.message, ui_language(self.app)), markup=False,
+                             classes="calls")
         else:
             # What the user typed is shown exactly as typed: not Markdown, not markup.
             yield Static(text, markup=False, classes="body")
+
+    def _tool_block(self) -> ToolBlock:
+        msg = self.message
+        info = self.tool or ToolInfo(outcome=stored_outcome(msg))
+        if not info.server:
+            info.server = server_of(self.app, info.call.name if info.call else msg.name or "")
+        self.tool = info
+        tokens = count_tokens(self.app, msg.content) if info.state == "done" else None
+        block = ToolBlock(msg, info, tokens)
+        block.stubbed = msg.id in getattr(self.parent, "stubbed", ())  # paged back in
+        return block
+
+    @property
+    def tool_block(self) -> ToolBlock | None:
+        blocks = self.query_children(ToolBlock)
+        return blocks.first() if blocks else None
+
+    def _label_shown(self) -> bool:
+        # A tool result's block names the tool; the label says only what it adds.
+        msg = self.message
+        return msg.role != "tool" or msg.pinned or msg.covered
 
     def on_mount(self) -> None:
         self.refresh_state()
@@ -113,7 +152,7 @@ class MessageView(Vertical):
             parts.append(T(lang, "partial"))
         elif msg.status == FAILED:
             parts.append(T(lang, "failed"))
-        elif msg.role == "assistant" and not msg.content.strip():
+        elif msg.role == "assistant" and not msg.content.strip() and not msg.tool_calls:
             parts.append(T(lang, "empty"))
         if msg.pinned:
             parts.append(T(lang, "pinned"))
@@ -134,7 +173,12 @@ class MessageView(Vertical):
         self.set_class(msg.status == PARTIAL and not self.streaming, "-partial")
         self.set_class(msg.status == FAILED, "-failed")
         if self.is_mounted:
-            self.query_one(".label", Static).update(self._label_text())
+            label = self.query_one(".label", Static)
+            label.update(self._label_text())
+            label.display = self._label_shown()
+            block = self.tool_block
+            if block is not None:
+                block.set_stubbed(msg.id in getattr(self.parent, "stubbed", ()))
 
     # -- streaming ------------------------------------------------------------------------
 
@@ -236,6 +280,9 @@ class MessageView(Vertical):
         self.streaming = False
         if final is not None:
             self.message = final
+            if final.tool_calls and not self.query_children(".calls"):
+                await self.mount(Static(calls_line(final, ui_language(self.app)), markup=False,
+                                        classes="calls"))
         self.refresh_state()
         if self._holds_gc:
             # The put-off collection may run once the whole reply is on the screen.

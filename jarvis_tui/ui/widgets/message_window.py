@@ -21,6 +21,7 @@ from jarvis_tui.ui.textual_compat import anchor_released
 from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.notice import Notice
+from jarvis_tui.ui.widgets.tool_block import ToolInfo, find_call, stored_outcome
 
 # Mounting a view of a Markdown reply costs ~25-35 ms on a 2-core VM, and every frame of a scroll
 # costs more the more views are mounted (~50 ms with 50, ~150 ms with 200). So a page is about
@@ -52,6 +53,11 @@ class MessageWindow(VerticalScroll):
         self.tail_notes: list[Notice] = []  # the notices after the newest message
         self.lock = asyncio.Lock()  # the screen and the scroll handlers both change the slice
         self._paging = False  # a page is going in and the viewport has not been put back yet
+        # How the calls of this run went, by call id: a stored result says less than the
+        # engine's events did (denied, how long it took), and a view paged out and back in
+        # shows the same.
+        self.tool_infos: dict[str, ToolInfo] = {}
+        self.stubbed: set[int] = set()  # tool results the request carries as one-line stubs
 
     @property
     def lang(self) -> str:
@@ -80,10 +86,19 @@ class MessageWindow(VerticalScroll):
         message of a run (its count is the whole session's)."""
         out: list[Widget] = []
         for i in range(start, end):
-            out.append(MessageView(self.records[i]))
+            out.append(self.view_for(i))
             if self._summary_after(i):
                 out.append(self._divider())
         return out
+
+    def view_for(self, i: int) -> MessageView:
+        msg = self.records[i]
+        if msg.role != "tool":
+            return MessageView(msg)
+        info = self.tool_infos.get(msg.tool_call_id or "")
+        if info is None:
+            info = ToolInfo(call=find_call(self.records, i), outcome=stored_outcome(msg))
+        return MessageView(msg, info)
 
     def _divider(self) -> Notice:
         covered = sum(1 for m in self.records if m.covered)

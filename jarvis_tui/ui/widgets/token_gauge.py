@@ -21,7 +21,10 @@ MARKER = "▼"
 FREE_GLYPH = "░"
 FALLBACK_WIDTH = 32  # before the first layout the widget has no size yet
 LEVEL_STYLES = {"ok": "$success", "near": "$warning", "over": "$error"}
-MUTED = "$foreground-muted"  # "$text-muted" is "auto 60%", which Content spans cannot blend
+MUTED = "$foreground-muted"
+# The themes have no hue to spare (blue, teal, and the levels green, yellow, red): the tools
+# segment is checkered in the plain text colour.
+TOOLS_STYLE = "$foreground"
 
 T = Texts(
     en={
@@ -32,6 +35,7 @@ T = Texts(
         "summary": "summary",
         "recalled": "recalled",
         "history": "history",
+        "tools": "tools",
         "reply": "reply",
         "typing": "typing",
         "free": "free",
@@ -68,6 +72,7 @@ T = Texts(
         "summary": "摘要",
         "recalled": "找回",
         "history": "历史",
+        "tools": "工具",
         "reply": "回复",
         "typing": "输入中",
         "free": "剩余",
@@ -333,18 +338,21 @@ class TokenGauge(Widget):
         used = self.used
         pct = round(used * 100 / u.budget) if u.budget > 0 else 100
         free = max(0, u.budget - used)
-        # (key, tokens, glyph, style); system overflow and recalled turns only appear when
-        # there are some.
+        # Tool calls and results are part of the history as sent: drawn apart, not on top.
+        tools = max(0, min(u.tools, u.history))
+        # (key, tokens, glyph, style); system overflow, recalled turns and tools only appear
+        # when there are some.
         segments = [
             ("system", u.system_overflow, "█", "$error"),
             ("summary", u.summary, "▓", "$secondary"),
             ("recalled", u.recalled, "▓", "$accent"),
-            ("history", u.history, "█", level_style),
+            ("history", u.history - tools, "█", level_style),
+            ("tools", tools, "▚", TOOLS_STYLE),
             ("reply", self._reply, "▒", "$accent"),
             ("typing", u.pending, "▒", "$primary"),
             ("free", free, FREE_GLYPH, MUTED),
         ]
-        segments = [s for s in segments if s[1] or s[0] not in ("system", "recalled")]
+        segments = [s for s in segments if s[1] or s[0] not in ("system", "recalled", "tools")]
         cells = split_cells([s[1] for s in segments], width)
         bar: list[Part] = [(glyph * n, style)
                            for (_, _, glyph, style), n in zip(segments, cells, strict=True) if n]

@@ -1,0 +1,164 @@
+"""The chat screen's side of tool calls: the engine's tool events become blocks in the
+conversation (widgets/tool_block.py) and notices. A base class of ChatScreen, like
+ChatCommands, so chat.py keeps layout, sending and the reply's own events.
+
+One round of a reply may now be several steps: text, tool calls, their results, more text.
+ToolCallsMade ends the step's reply view; the next Delta opens a new one (ChatScreen._chunk
+opens one whenever `reply_view` is None).
+"""
+
+from __future__ import annotations
+
+from textual import on
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.notices import describe
+from jarvis_tui.core.tools import ToolCall, ToolSpec
+from jarvis_tui.ui import events as ue
+from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.ui.screens.chat_commands import ChatCommands
+from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.message_view import MessageView
+from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
+
+T = Texts(
+    en={
+        "status_approval": "⏸ The model wants to run {name}: allow it or not (y / a / n)",
+        "status_running": "⚙ Running {name}… Esc stops it",
+        "status_tools": "⏳ Tool results sent; waiting for the model… Esc stops",
+        "stopped_tools": "■ Stopped. The tool calls and results so far are kept in the "
+                         "session.",
+    },
+    zh={
+        "status_approval": "⏸ 模型想运行 {name}：是否允许（y / a / n）",
+        "status_running": "⚙ 正在运行 {name}… 按 Esc 停止",
+        "status_tools": "⏳ 工具结果已发送，等待模型… 按 Esc 停止",
+        "stopped_tools": "■ 已停止。已完成的工具调用及其结果仍保留在会话中。",
+    },
+)
+
+
+class ChatTools(ChatCommands):
+    # Set by ChatScreen.
+    reply_view: MessageView | None
+
+    def _tools_init(self) -> None:
+        self.tool_views: dict[str, MessageView] = {}  # the live calls' stand-ins, by call id
+        self.tool_round = False  # this round ran tools (its stop is not "nothing happened")
+
+    def set_status(self, key: str | None = None, **values: object) -> None:
+        raise NotImplementedError  # ChatScreen's: the status line
+
+    def _tool_status(self, key: str, **values: object) -> None:
+        from textual.widgets import Static
+
+        self.query_one("#status", Static).update(T(self.lang, key, **values))
+
+    def _tool_line(self, event: ev.Event) -> str:
+        """The core's words for the event, shared with `ask`."""
+        return describe(event, self.notice_language()) or ""
+
+    def notice_language(self, sample: str = "") -> str:
+        raise NotImplementedError  # ChatScreen's
+
+    # -- the steps of a round ---------------------------------------------------------------
+
+    @on(ue.ToolCallsMade)
+    async def _tool_calls_made(self, message: ue.ToolCallsMade) -> None:
+        if message.conversation_id != self.cid:
+            return
+        final = message.event.message
+        if self.reply_view is not None:
+            await self.reply_view.finish(final)
+        else:
+            await self.query_one(Conversation).add_message(final)
+        self.reply_view = None  # the next Delta begins the next step's reply
+        self.tool_round = True
+        self.update_gauge()
+
+    async def _stand_in(self, call: ToolCall, spec: ToolSpec | None,
+                        state: str) -> MessageView:
+        """The view of a call whose result is not stored yet, made once per call."""
+        view = self.tool_views.get(call.id)
+        if view is None:
+            server = spec.server if spec is not None else server_of(self.app, call.name)
+            placeholder = Message("tool", "", tool_call_id=call.id, name=call.name)
+            view = await self.query_one(Conversation).add_message(
+                placeholder, ToolInfo(call=call, server=server, state=state))
+            self.tool_views[call.id] = view
+            self.query_one(Conversation).anchor()
+        return view
+
+    @on(ue.ToolApproval)
+    async def _tool_approval(self, message: ue.ToolApproval) -> None:
+        if message.conversation_id != self.cid:
+            return
+        call = message.event.call
+        await self._stand_in(call, message.event.spec, "approval")
+        self._tool_status("status_approval", name=call.name)
+
+    @on(ue.ToolStarted)
+    async def _tool_started(self, message: ue.ToolStarted) -> None:
+        if message.conversation_id != self.cid:
+            return
+        call = message.event.call
+        view = await self._stand_in(call, message.event.spec, "running")
+        block = view.tool_block
+        if block is not None:
+            await block.set_state("running")
+        self._tool_status("status_running", name=call.name)
+
+    @on(ue.ToolFinished)
+    async def _tool_finished(self, message: ue.ToolFinished) -> None:
+        if message.conversation_id != self.cid:
+            return
+        event = message.event
+        conversation = self.query_one(Conversation)
+        view = self.tool_views.pop(event.call.id, None)
+        tokens = count_tokens(self.app, event.result.content)
+        if view is None:
+            info = ToolInfo(call=event.call, server=server_of(self.app, event.call.name),
+                            outcome=event.outcome, seconds=event.seconds)
+            await conversation.add_message(event.result, info)
+        else:
+            conversation.replace_record(view.message, event.result)
+            if view.tool is not None:
+                view.tool.state, view.tool.outcome = "done", event.outcome
+                view.tool.seconds = event.seconds
+            view.message = event.result
+            block = view.tool_block
+            if view.is_attached and block is not None:
+                await block.finish(event.result, event.outcome, event.seconds, tokens)
+                view.refresh_state()
+        if not self.tool_views:
+            self._tool_status("status_tools")
+        self.update_gauge()
+
+    def end_tools(self) -> None:
+        """The round ended (answered, failed or stopped): a call still shown as running was
+        cut off with it."""
+        for view in self.tool_views.values():
+            block = view.tool_block
+            if view.tool is not None:
+                view.tool.state, view.tool.outcome = "done", "cancelled"
+            if block is not None and view.is_attached:
+                self.call_later(block.finish, view.message, "cancelled", None, 0)
+        self.tool_views.clear()
+        self.tool_round = False
+
+    # -- notices ------------------------------------------------------------------------------
+
+    @on(ue.ToolStepLimit)
+    async def _tool_step_limit(self, message: ue.ToolStepLimit) -> None:
+        if message.conversation_id == self.cid:
+            await self.say(self._tool_line(message.event), "warning")
+
+    @on(ue.ToolOutputsPruned)
+    async def _tool_outputs_pruned(self, message: ue.ToolOutputsPruned) -> None:
+        if message.conversation_id != self.cid:
+            return
+        event = message.event
+        await self.say(self._tool_line(event), "info")
+        self.query_one(Conversation).mark_stubbed(event.message_ids)
+        self.update_gauge()
