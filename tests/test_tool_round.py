@@ -424,3 +424,22 @@ async def test_the_ledger_keeps_what_tools_touched(fake_server, tmp_path):
     assert engine.messages[2].covered
     assert "conf/collector.toml" in engine.summary.content
     assert "48213" in engine.summary.content
+
+
+async def test_no_summary_is_asked_for_when_too_little_is_left_to_fold(make_fake_server,
+                                                                         tmp_path):
+    """A short first turn behind a newest turn of large outputs: summarising the short turn
+    could free nothing (its summary and ledger would be as long), so no request is made."""
+    from tests.engine_helpers import is_summary_request
+
+    fake = make_fake_server(limit=4096)
+    box = Box(read=lambda path: numbered(60, path))
+    engine = make_engine(fake, tmp_path, tools=box, approve=always(ONCE), tool_keep_outputs=3)
+    fake.script.append("hi")
+    await send(engine, "hello")
+    fake.script += [[{"name": "read", "arguments": {"path": p}} for p in "abc"], "read all"]
+    events = await send(engine, "read a, b and c")
+    assert isinstance(events[-1], ev.Finished), events[-1]
+    held = [e for e in events if isinstance(e, ev.CompactionHeld)]
+    assert [h.why for h in held] == ["small"]
+    assert not any(is_summary_request(r.body) for r in fake.chat_requests)

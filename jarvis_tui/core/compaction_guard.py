@@ -53,6 +53,15 @@ class CompactionGuard:
             return ev.CompactionHeld("repeated")
         return None
 
+    def too_small(self, reason: str, folding: int, budget: int) -> ev.CompactionHeld | None:
+        """The notice, before any request, when an automatic compaction would fold in less than
+        it could ever free (a small turn or two behind a large newest one: the summary and its
+        ledger would take as much as they replace)."""
+        if reason == "manual" or folding >= budget * MIN_FREED_SHARE:
+            return None
+        self.held_this_turn = True
+        return ev.CompactionHeld("small", freed=folding)
+
     def finished(self, reason: str, evict: list[Message], freed: int,
                  budget: int) -> ev.CompactionHeld | None:
         """Count a compaction that worked; the notice when an automatic one freed too little."""

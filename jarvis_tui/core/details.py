@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jarvis_tui.core.messages import Message, describe_calls
+from jarvis_tui.core.messages import Message, call_commands
 
 KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision")
 CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
@@ -178,7 +178,8 @@ def _readable(message: Message) -> str:
     if message.role == "tool":
         return message.content[:TOOL_OUTPUT_READ]
     if message.tool_calls:
-        return f"{message.content}\n{describe_calls(message.tool_calls)}".strip()
+        calls = "\n".join(f"`{line}`" for line in call_commands(message.tool_calls))
+        return f"{message.content}\n{calls}".strip()
     return message.content
 
 

@@ -426,6 +426,10 @@ class Engine:
         if (held := self.guard.starting(reason, plan.evict)) is not None:
             yield held
             return
+        folding = sum(self.counter.message(m) for m in plan.evict)
+        if (held := self.guard.too_small(reason, folding, self.budget.tokens)) is not None:
+            yield held
+            return
         yield ev.CompactionStarted(reason, len(plan.evict))
         summarizer = Summarizer(
             self.provider, model=self.settings.summary_model or self.settings.model,

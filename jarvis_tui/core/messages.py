@@ -9,6 +9,7 @@ whose answer was cut off.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -64,6 +65,28 @@ def describe_calls(tool_calls: list[dict[str, Any]] | None) -> str:
         args = args if isinstance(args, str) else str(args)
         lines.append(f"called {fn.get('name', '?')} {' '.join(args.split())}".rstrip())
     return "\n".join(lines)
+
+
+def call_commands(tool_calls: list[dict[str, Any]] | None, longest: int = 200) -> list[str]:
+    """Each call as a command line, `git_log repo_path=/tmp/r max_count=30`: the shape the
+    details ledger keeps whole (the call is the detail, a path in it one more)."""
+    lines = []
+    for call in tool_calls or []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        fn = fn if isinstance(fn, dict) else {}
+        args = fn.get("arguments", "")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else args
+        except ValueError:
+            parsed = None
+        words = [str(fn.get("name", "?"))]
+        if isinstance(parsed, dict):
+            for key, value in parsed.items():
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                words.append(f"{key}={text}")
+        line = " ".join(" ".join(words).split())
+        lines.append(line if len(line) <= longest else line[:longest - 1] + "…")
+    return lines
 
 
 def split_turns(messages: list[Message]) -> list[list[Message]]:

@@ -39,6 +39,9 @@ TEXTS = {
                         "stops for this turn: the newest turns that fit are sent as they are",
         "held_repeated": "⚠ Compaction came back to the turns it had just folded in, so it "
                          "stops for this turn: the newest turns that fit are sent as they are",
+        "held_small": "⚠ Only {freed} tokens of older turns are left to summarise, too few to "
+                      "make room, so nothing is summarised this turn: the newest turns that fit "
+                      "are sent as they are",
         "held_paused": "⚠ Automatic compaction is paused: the last {n} summaries failed. The "
                        "newest turns that fit are sent; /compact, or a change of settings, "
                        "starts it again",
@@ -88,6 +91,8 @@ TEXTS = {
                         "直接发送放得下的最新对话",
         "held_repeated": "⚠ 压缩又回到了刚刚并入摘要的对话，本轮不再压缩："
                          "直接发送放得下的最新对话",
+        "held_small": "⚠ 较早的对话只剩 {freed} 个 token 可摘要，腾不出空间，本轮不做摘要："
+                      "直接发送放得下的最新对话",
         "held_paused": "⚠ 自动压缩已暂停：最近 {n} 次摘要都失败了。将发送放得下的最新对话；"
                        "执行 /compact 或修改设置即可重新开始",
         "trimmed": "✂ 已无可压缩内容；缩小窗口后重试（{budget} tokens）",
