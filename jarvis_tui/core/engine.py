@@ -22,8 +22,8 @@ from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
 from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
     PREFIX_INSTRUCTION,
-    CalledATool,
     PROMPT_SLACK,
+    CalledATool,
     Summarizer,
     SummaryError,
     plan_compaction,

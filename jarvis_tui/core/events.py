@@ -76,8 +76,8 @@ class CompactionHeld:
     """Automatic compaction stopped so it cannot loop. `why`: "stalled" (the last one freed
     only `freed` tokens) or "repeated" (it came back to the range it just folded): the rest of
     this turn sends the plain window; "small" (what it would fold in, `freed` tokens, could
-    free too little to try): the same, with no request made; "paused" (`failures` summaries failed in a row): until
-    /compact or a change of settings."""
+    free too little to try): the same, with no request made; "paused" (`failures` summaries
+    failed in a row): until /compact or a change of settings."""
 
     why: str
     freed: int = 0
