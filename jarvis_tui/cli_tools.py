@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.notices import pick_language, tools_weight
 from jarvis_tui.core.tools import ToolBox
 
 
@@ -43,6 +44,10 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
                     f"that name (tools: {known})")
         engine.tools = hub
         engine.tool_policy.allowed_names.update(allow)
+        heavy = tools_weight(len(specs), engine.definitions_tokens(), engine.budget.tokens,
+                             pick_language(settings.language))
+        if heavy:
+            say(heavy)
         yield hub
     finally:
         await hub.aclose()

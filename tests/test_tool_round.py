@@ -443,3 +443,17 @@ async def test_no_summary_is_asked_for_when_too_little_is_left_to_fold(make_fake
     held = [e for e in events if isinstance(e, ev.CompactionHeld)]
     assert [h.why for h in held] == ["small"]
     assert not any(is_summary_request(r.body) for r in fake.chat_requests)
+
+
+def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, tmp_path):
+    from jarvis_tui.core.notices import tools_weight
+
+    fake = make_fake_server()
+    few = make_engine(fake, tmp_path, tools=Box(a=str, b=str))
+    assert tools_weight(2, few.definitions_tokens(), few.budget.tokens) is None
+    many = Box(**{f"tool_number_{i}_with_a_long_name": str for i in range(60)})
+    engine = make_engine(fake, tmp_path, tools=many, context_window=2048)
+    # Counted like the system prompt: the gauge's "system over reserve" grows with them.
+    assert engine.usage().system > engine.definitions_tokens() > engine.budget.tokens / 3
+    line = tools_weight(60, engine.definitions_tokens(), engine.budget.tokens, "zh")
+    assert line is not None and "60 个工具" in line

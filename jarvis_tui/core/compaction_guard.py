@@ -22,6 +22,7 @@ class CompactionGuard:
         self.compacted_this_turn = 0
         self.held_this_turn = False
         self.failures = 0  # summaries failed in a row, automatic or asked for
+        self._small_told = False
         self._last_range: tuple[int | None, int | None] | None = None
 
     @property
@@ -36,6 +37,7 @@ class CompactionGuard:
         """The settings changed, or a summary the user asked for worked: start afresh."""
         self.failures = 0
         self.held_this_turn = False
+        self._small_told = False
 
     def allows(self, reason: str) -> bool:
         if reason == "manual":
@@ -53,19 +55,26 @@ class CompactionGuard:
             return ev.CompactionHeld("repeated")
         return None
 
-    def too_small(self, reason: str, folding: int, budget: int) -> ev.CompactionHeld | None:
-        """The notice, before any request, when an automatic compaction would fold in less than
-        it could ever free (a small turn or two behind a large newest one: the summary and its
-        ledger would take as much as they replace)."""
+    def too_small(self, reason: str, folding: int,
+                  budget: int) -> tuple[bool, ev.CompactionHeld | None]:
+        """Whether an automatic compaction would fold in less than it could ever free (a small
+        turn or two behind a large newest one, or tool definitions that fill the budget: the
+        summary and its ledger would take as much as they replace), so no request is made; and
+        the notice, told once until a compaction or a change of settings (else every turn of
+        a session whose tools fill the window would repeat it)."""
         if reason == "manual" or folding >= budget * MIN_FREED_SHARE:
-            return None
+            return False, None
         self.held_this_turn = True
-        return ev.CompactionHeld("small", freed=folding)
+        if self._small_told:
+            return True, None
+        self._small_told = True
+        return True, ev.CompactionHeld("small", freed=folding)
 
     def finished(self, reason: str, evict: list[Message], freed: int,
                  budget: int) -> ev.CompactionHeld | None:
         """Count a compaction that worked; the notice when an automatic one freed too little."""
         self._last_range = (evict[0].id, evict[-1].id) if evict else None
+        self._small_told = False
         if reason == "manual":
             self.resume()
             return None

@@ -242,7 +242,7 @@ class Engine:
         sys_tokens = c.text(self.settings.system_prompt)
         sys_text = system_text(self.settings.system_prompt, summary)
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
-        sys_tokens += self._definitions_tokens()  # sent with every request, like the prompt
+        sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
         tools, tools_saved = self._tool_tally()
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
@@ -272,7 +272,8 @@ class Engine:
     def _definitions(self) -> list[dict]:
         return tool_definitions(self._tool_specs())
 
-    def _definitions_tokens(self) -> int:
+    def definitions_tokens(self) -> int:
+        """Tokens of the tool definitions every request carries (0 without tools)."""
         defs = self._definitions()
         if not defs:
             return 0
@@ -427,8 +428,10 @@ class Engine:
             yield held
             return
         folding = sum(self.counter.message(m) for m in plan.evict)
-        if (held := self.guard.too_small(reason, folding, self.budget.tokens)) is not None:
-            yield held
+        hold, told = self.guard.too_small(reason, folding, self.budget.tokens)
+        if hold:
+            if told is not None:
+                yield told
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
         summarizer = Summarizer(
@@ -597,7 +600,7 @@ class Engine:
             return None  # a message cut or left out, or no reply to end on: not the chat front
         system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
         need = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
-                + self.summary_max_tokens + PROMPT_SLACK + self._definitions_tokens())
+                + self.summary_max_tokens + PROMPT_SLACK + self.definitions_tokens())
         return wire if need <= self.context_window else None
 
     def edit_summary(self, text: str) -> Summary:

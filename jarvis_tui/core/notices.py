@@ -71,6 +71,10 @@ TEXTS = {
                       "asked to answer with what it has (tool_max_steps)",
         "tool_pruned": "✂ {n} older tool output(s) sent as one-line stubs from now on (freed "
                        "{freed} tokens); they stay whole in the session",
+        "tools_heavy": "⚠ The definitions of {n} tools take {tokens} of the {budget}-token "
+                       "budget, and go with every request: little is left for the conversation. "
+                       "Turn off servers you do not need (enabled = false) or use a larger "
+                       "context window",
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
@@ -119,6 +123,9 @@ TEXTS = {
                       "（tool_max_steps）",
         "tool_pruned": "✂ {n} 个较早的工具输出此后以一行摘要发送（腾出 {freed} 个 token）；"
                        "会话中仍完整保存",
+        "tools_heavy": "⚠ {n} 个工具的定义占用了 {budget} token 预算中的 {tokens} 个，"
+                       "且每次请求都要发送，留给对话的空间很少。请关闭不需要的服务器"
+                       "（enabled = false），或使用更大的上下文窗口",
     },
 }
 
@@ -165,6 +172,18 @@ def usage_line(usage: costs.Counts | None, language: str = "en", *,
     if amounts:
         parts.append(costs.moneys(amounts) + (t["usage_partly"] if unpriced else ""))
     return " · ".join(parts)
+
+
+HEAVY_TOOLS_SHARE = 1 / 3  # of the budget: tool definitions past this crowd the conversation out
+
+
+def tools_weight(tools: int, tokens: int, budget: int, language: str = "en") -> str | None:
+    """A warning when the tools' definitions, sent with every request, take much of the budget
+    (23 tools can be two thirds of a 4,096-token window); None when they do not."""
+    if tools == 0 or tokens <= budget * HEAVY_TOOLS_SHARE:
+        return None
+    t = TEXTS.get(language, TEXTS["en"])
+    return t["tools_heavy"].format(n=tools, tokens=f"{tokens:,}", budget=f"{budget:,}")
 
 
 def pick_language(setting: str, sample: str = "") -> str:

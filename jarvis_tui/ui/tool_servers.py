@@ -112,6 +112,7 @@ class ToolServers:
                             "error")
             return
         self._started = True
+        self._gauge()  # the definitions of the tools now offered go with every request
         ready = []
         for status in hub.statuses():
             self._said[status.name] = status.state
@@ -129,6 +130,9 @@ class ToolServers:
                                   keys=key))
             else:
                 await self._say(T(lang, "ready", tools=tools, servers=len(ready), keys=key))
+            with contextlib.suppress(Exception):  # the session is being switched: no warning
+                if heavy := self.app.chat.session.tools_weight(lang):
+                    await self._say(heavy, "warning")
 
     def _failure(self, status: Any) -> str:
         error = _line(status.error or "") or T(self.app.language, "no_error")
@@ -147,6 +151,7 @@ class ToolServers:
 
         if isinstance(self.app.screen, McpServersScreen):
             self.app.screen.refresh_servers()
+        self._gauge()  # a server gone or back: its tools' definitions go or come
         if not self._started:
             return  # start() sums the start up in one or two lines
         before = self._said.get(status.name)
@@ -158,6 +163,10 @@ class ToolServers:
         elif status.state == "ready" and before in ("failed", "stopped"):
             await self._say(T(self.app.language, "back", name=_line(status.name),
                               tools=len(status.tools)))
+
+    def _gauge(self) -> None:
+        with contextlib.suppress(Exception):  # the app is closing: nothing to draw
+            self.app.chat.update_gauge()
 
     async def _say(self, text: str, kind: str = "info") -> None:
         with contextlib.suppress(Exception):  # the app is closing: nobody reads it
