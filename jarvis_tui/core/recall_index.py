@@ -52,10 +52,18 @@ _SCHEMA = (
 )
 
 
+INDEXED_EDGE = 128 * 1024  # characters indexed at each end of a longer message
+
+
 def terms(text: str | None) -> str:
-    """The indexable terms of `text`, space-separated."""
+    """The indexable terms of `text`, space-separated. Of a very long message (a tool that
+    returned a 4 MB log), its start and end: indexing all of it runs inside the write, on the
+    event loop, for seconds, and recall finds a turn by what it says up front."""
+    text = text or ""
+    if len(text) > 2 * INDEXED_EDGE:
+        text = f"{text[:INDEXED_EDGE]}\n{text[-INDEXED_EDGE:]}"
     out: list[str] = []
-    for token in _TOKEN.findall(text or ""):
+    for token in _TOKEN.findall(text):
         if _IS_CJK.match(token):
             out.extend(token)
             out.extend(token[i:i + 2] for i in range(len(token) - 1))
