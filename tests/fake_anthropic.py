@@ -229,14 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, error_body("invalid_request_error", too_long))
             return
         self._use_cache(rec)
-        planned = fake.tool_reply(ft.anthropic_view(body["messages"]), body["messages"],
-                                  bool(body.get("tools")), "toolu_")
-        if fault and fault[0] == "empty":
-            reply = ""
-        elif planned is not None:
-            reply, rec.tool_calls = planned.text, planned.calls
-        else:
-            reply = (fake.reply_fn or fake.default_reply)(body)
+        reply = fake.reply_for(rec, fault, ft.anthropic_view(body["messages"]),
+                               body["messages"], body, "toolu_")
         reply, cut = fit_reply(reply, max_tokens)
         stop = "max_tokens" if cut else ("tool_use" if rec.tool_calls else "end_turn")
         rec.reply = reply

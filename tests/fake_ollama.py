@@ -250,14 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         rec.evaluated = min(tokens, rec.num_ctx)
         rec.truncated = rec.evaluated < rec.sent_tokens
         seen = {**body, "messages": rec.kept}
-        planned = fake.tool_reply(ft.openai_view(rec.kept), rec.kept, bool(body.get("tools")),
-                                  "call_")
-        if fault and fault[0] == "empty":
-            reply = ""
-        elif planned is not None:
-            reply, rec.tool_calls = planned.text, planned.calls
-        else:
-            reply = (fake.reply_fn or fake.default_reply)(seen)
+        reply = fake.reply_for(rec, fault, ft.openai_view(rec.kept), rec.kept, seen, "call_")
         reply, cut = fit_reply(reply, int(options.get("num_predict") or -1))
         finish = "length" if cut else "stop"  # Ollama says stop for a reply with calls too
         rec.reply = reply

@@ -312,6 +312,18 @@ class FakeServer(Served):
             return ft.directive_reply(*view, ft.request_seed(messages), prefix)
         return None
 
+    def reply_for(self, rec: Any, fault: tuple | None, view: tuple[str, list[str]],
+                  messages: object, body: dict, prefix: str) -> str:
+        """The reply's text (its calls go on `rec`): an "empty" fault's nothing, a scripted or
+        directed tool reply, else `reply_fn` or the default, shown `body`."""
+        planned = self.tool_reply(view, messages, bool(body.get("tools")), prefix)
+        if fault and fault[0] == "empty":
+            return ""
+        if planned is not None:
+            rec.tool_calls = planned.calls
+            return planned.text
+        return (self.reply_fn or self.default_reply)(body)
+
     def _next_fault(self) -> tuple | None:
         with self._lock:
             return self.faults.popleft() if self.faults else None
@@ -496,14 +508,7 @@ class _Handler(BaseHTTPRequestHandler):
                 # A wholly cached prompt still has its last token evaluated, for the logits.
                 rec.cached_tokens = min(rec.cached_tokens, prompt - 1)
             fake.cache.store(tokens)
-        planned = fake.tool_reply(ft.openai_view(messages), messages, bool(body.get("tools")),
-                                  "call_")
-        if fault and fault[0] == "empty":
-            reply = ""
-        elif planned is not None:
-            reply, rec.tool_calls = planned.text, planned.calls
-        else:
-            reply = (fake.reply_fn or fake.default_reply)(body)
+        reply = fake.reply_for(rec, fault, ft.openai_view(messages), messages, body, "call_")
         reply, cut = fit_reply(reply, 0 if fake.ignore_max_tokens else max_tokens)
         finish = "length" if cut else (fake.tool_finish if rec.tool_calls else "stop")
         rec.reply = reply

@@ -14,7 +14,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -246,17 +246,24 @@ def read_toml_table(path: Path, raw: object) -> tuple[McpServerConfig, ...]:
     if not isinstance(servers, dict):
         raise _error(f"{path}: key 'mcp.servers': expected tables like [mcp.servers.NAME] with "
                      f"a command or a url, got {_show(servers)}")
+    return _servers(path, servers, lambda name: f"mcp.servers.{_bare_or_quoted(name)}",
+                    "a table", SERVER_KEYS)
+
+
+def _servers(path: Path | str, servers: dict, where_of: Callable[[str], str], what: str,
+             known: Iterable[str]) -> tuple[McpServerConfig, ...]:
+    """Each server of a TOML table or a JSON object, or the error naming the first bad one."""
     out = []
     for name, table in servers.items():
-        where = f"mcp.servers.{_bare_or_quoted(name)}"
+        where = where_of(name)
         problem = _name_problem(name)
         if problem:
             raise _error(f"{path}: key '{where}': {problem}")
         if not isinstance(table, dict):
-            raise _error(f"{path}: key '{where}': expected a table with a command or a url, "
+            raise _error(f"{path}: key '{where}': expected {what} with a command or a url, "
                          f"got {_show(table)}")
         try:
-            out.append(_server(name, table, source=str(path), known=SERVER_KEYS))
+            out.append(_server(name, table, source=str(path), known=known))
         except ValueError as e:
             raise _error(_located(path, where, str(e))) from None
     return tuple(out)
@@ -296,20 +303,7 @@ def read_json_file(path: Path | str) -> tuple[McpServerConfig, ...]:
     if not isinstance(servers, dict):
         raise _error(f"{path}: key 'mcpServers': expected an object of servers by name, got "
                      f"{_show(servers)}")
-    out = []
-    for name, table in servers.items():
-        where = f"mcpServers.{name}"
-        problem = _name_problem(name)
-        if problem:
-            raise _error(f"{path}: key '{where}': {problem}")
-        if not isinstance(table, dict):
-            raise _error(f"{path}: key '{where}': expected an object with a command or a url, "
-                         f"got {_show(table)}")
-        try:
-            out.append(_server(name, table, source=str(path), known=JSON_KEYS))
-        except ValueError as e:
-            raise _error(_located(path, where, str(e))) from None
-    return tuple(out)
+    return _servers(path, servers, lambda name: f"mcpServers.{name}", "an object", JSON_KEYS)
 
 
 def merged(toml: Iterable[McpServerConfig],
