@@ -457,3 +457,20 @@ def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, 
     assert engine.usage().system > engine.definitions_tokens() > engine.budget.tokens / 3
     line = tools_weight(60, engine.definitions_tokens(), engine.budget.tokens, "zh")
     assert line is not None and "60 个工具" in line
+
+
+async def test_a_new_output_share_weighs_the_results_again(make_fake_server, tmp_path):
+    from dataclasses import replace
+
+    fake = make_fake_server(limit=16384)
+    engine = make_engine(fake, tmp_path, tools=Box(read=lambda path: numbered(100)),
+                         approve=always(ONCE), context_window=16384)
+    fake.script += [[{"name": "read", "arguments": {"path": "a"}}], "read"]
+    await send(engine, "read a")
+    first = next(m for m in fake.chat_requests[-1].body["messages"] if m["role"] == "tool")
+    assert "left out of the request" not in first["content"]  # under a quarter of 16k
+    engine.apply_settings(replace(engine.settings, tool_output_share=0.05))
+    fake.script.append("ok")
+    await send(engine, "again")
+    now = next(m for m in fake.chat_requests[-1].body["messages"] if m["role"] == "tool")
+    assert "left out of the request" in now["content"]

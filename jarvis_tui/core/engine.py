@@ -59,7 +59,7 @@ from jarvis_tui.core.sent_texts import SentTexts
 from jarvis_tui.core.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from jarvis_tui.core.tool_outputs import cut_output, prune, tool_tokens
+from jarvis_tui.core.tool_outputs import cut_output, is_cut, prune, tool_tokens
 from jarvis_tui.core.tool_round import (
     INTERRUPTED,
     ToolPolicy,
@@ -202,6 +202,10 @@ class Engine:
 
     def apply_settings(self, settings: Settings) -> None:
         """New settings take effect from the next request (the settings screen's Save)."""
+        if settings.tool_output_share != self.settings.tool_output_share:
+            # Tool results are weighed against the new share; a stub stays a stub.
+            self._shaped.clear()
+            self.sent.texts = {i: t for i, t in self.sent.texts.items() if not is_cut(t)}
         self.settings = settings
         self.limit.apply(settings)
         self.calibration.apply(settings)

@@ -37,6 +37,11 @@ def cut_output(text: str, max_tokens: int, counter: TokenCounter) -> str | None:
     return cut if omitted else None
 
 
+def is_cut(sent: str) -> bool:
+    """Whether a text sent in a message's place is a tool output's head and tail."""
+    return CUT_MARKER.split("{n}")[1][:60] in sent
+
+
 def arguments_of(messages: list[Message], result: Message) -> str:
     """The arguments the result's call was made with, read from the call before it."""
     for msg in reversed(messages):
