@@ -474,3 +474,21 @@ async def test_a_new_output_share_weighs_the_results_again(make_fake_server, tmp
     await send(engine, "again")
     now = next(m for m in fake.chat_requests[-1].body["messages"] if m["role"] == "tool")
     assert "left out of the request" in now["content"]
+
+
+async def test_stubs_are_sent_the_same_after_a_restart(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=4096)
+    box = Box(read=lambda path: numbered(60, path))
+    engine = make_engine(fake, tmp_path, tools=box, approve=always(ONCE), tool_keep_outputs=1)
+    for name in ("alpha", "beta", "gamma"):
+        fake.script += [[{"name": "read", "arguments": {"path": name}}], f"read {name}"]
+        await send(engine, f"read {name}")
+    before = fake.chat_requests[-1].body["messages"]
+    assert any("Tool output not repeated" in m["content"] for m in before if m["role"] == "tool")
+    again = make_engine(fake, tmp_path, tools=box, approve=always(ONCE), tool_keep_outputs=1,
+                        conversation_id=engine.conversation.id, store=engine.store)
+    fake.script.append("ok")
+    events = await send(again, "and now?")
+    assert not any(isinstance(e, ev.ToolOutputsPruned) for e in events)
+    after = fake.chat_requests[-1].body["messages"]
+    assert after[:len(before)] == before  # the front as sent before the restart, byte for byte

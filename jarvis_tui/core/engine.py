@@ -59,7 +59,14 @@ from jarvis_tui.core.sent_texts import SentTexts
 from jarvis_tui.core.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store import Store, StoreError, StoreLocked, Summary
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from jarvis_tui.core.tool_outputs import cut_output, is_cut, prune, tool_tokens
+from jarvis_tui.core.tool_outputs import (
+    RawCounts,
+    cut_output,
+    is_cut,
+    prune,
+    stub_for,
+    tool_tokens,
+)
 from jarvis_tui.core.tool_round import (
     INTERRUPTED,
     ToolPolicy,
@@ -86,6 +93,7 @@ SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lo
 SAVE_POLL_S = 0.25
 SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
 SESSION_POLL_S = 0.2
+STUBS_KEY = "tool_stubs"  # session meta: ids of tool results sent as stubs
 
 
 @dataclass
@@ -155,6 +163,8 @@ class Engine:
         self._shaped: set[int] = set()  # tool results already weighed against their share
         self._defs_cache: tuple[object, int] = (None, 0)
         self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
+        self._meta = meta
+        self._restore_stubs()
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -305,13 +315,16 @@ class Engine:
         once each, so later requests send the same bytes). True when one was cut now."""
         share = max(int(budget.tokens * self.settings.tool_output_share), 64)
         cut_any = False
+        # Weighed by the raw estimate: the calibration moves with every reply, and a session
+        # opened again must cut each result where it was cut before (the same bytes).
+        raw = RawCounts(self.counter)
         for msg in self.history():
             if (msg.role != "tool" or msg.id is None or msg.id in self.sent.texts
                     or msg.id in self._shaped):
                 continue
             self._shaped.add(msg.id)
-            if self.counter.message(msg) > share:
-                cut = cut_output(msg.content, share, self.counter)
+            if raw.text(msg.content) + MESSAGE_OVERHEAD > share:
+                cut = cut_output(msg.content, share, raw)
                 if cut is not None:
                     self.sent.texts[msg.id] = cut
                     cut_any = True
@@ -332,6 +345,10 @@ class Engine:
         if not pruned.stubs:
             return None
         self.sent.texts.update(pruned.stubs)
+        # Kept with the session: a restart sends them stubbed as before (the same bytes, the
+        # provider's cache still good), instead of whole until the threshold is passed again.
+        stubbed = set(self._meta.get(STUBS_KEY) or []) | set(pruned.stubs)
+        self._meta.remember(STUBS_KEY, sorted(stubbed))
         self.calibration.forget_anchor()  # the server counted them whole
         return ev.ToolOutputsPruned(len(pruned.stubs), pruned.freed, tuple(pruned.stubs))
 
@@ -354,6 +371,18 @@ class Engine:
         20,000-token git log summarised whole would cost a dozen chunked requests."""
         return [replace(m, content=self.sent.texts[m.id])
                 if m.role == "tool" and m.id in self.sent.texts else m for m in messages]
+
+    def _restore_stubs(self) -> None:
+        """The stubs earlier runs sent in place of tool results still in the request."""
+        ids = self._meta.get(STUBS_KEY)
+        if not isinstance(ids, list) or not ids:
+            return
+        wanted = {i for i in ids if isinstance(i, int)}
+        active = self.history()
+        for msg in active:
+            if msg.role == "tool" and msg.id in wanted:
+                self.sent.texts[msg.id] = stub_for(active, msg, self.counter)
+                self._shaped.add(msg.id)
 
     def _tool_timeout(self, spec: ToolSpec) -> float:
         """The box may know a server's own limit; otherwise the setting."""
@@ -694,6 +723,7 @@ class Engine:
         # Another process's requests: our count of the last one is stale.
         self.calibration.forget_anchor()
         self.sent.clear()
+        self._restore_stubs()
         return max(1, count - known)
 
     async def _persisting(self, save: Callable[[], Message],

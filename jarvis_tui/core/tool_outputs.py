@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from jarvis_tui.core.tool_round import calls_of
-from jarvis_tui.core.window import truncate_middle
+from jarvis_tui.core.window import Counts, truncate_middle
 
 CUT_MARKER = ("\n[... {n} tokens of this tool output are left out of the request here (its "
               "start and end are kept). The whole output is stored; to read the middle, call "
@@ -30,7 +30,14 @@ ARGS_SHOWN = 160  # characters of the arguments a stub repeats
 STUB_WORTH = 2  # a result is stubbed only when that frees at least this many times the stub
 
 
-def cut_output(text: str, max_tokens: int, counter: TokenCounter) -> str | None:
+class RawCounts:
+    """A counter's uncalibrated estimate, where the same text must always count the same."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.text = counter.raw_text
+
+
+def cut_output(text: str, max_tokens: int, counter: Counts) -> str | None:
     """The result as sent when it is over `max_tokens`: head and tail; None when it fits."""
     cut, omitted = truncate_middle(text, max(max_tokens - MESSAGE_OVERHEAD, 32), counter,
                                    marker=CUT_MARKER)
@@ -53,8 +60,9 @@ def arguments_of(messages: list[Message], result: Message) -> str:
 
 
 def stub_for(messages: list[Message], result: Message, counter: TokenCounter) -> str:
+    # The raw estimate, not the calibrated one: the stub must read the same after a restart.
     return STUB.format(tool=result.name or "tool", args=arguments_of(messages, result),
-                       chars=len(result.content), tokens=counter.text(result.content))
+                       chars=len(result.content), tokens=counter.raw_text(result.content))
 
 
 @dataclass(frozen=True)

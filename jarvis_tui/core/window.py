@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter
-from typing import Any
+from typing import Any, Protocol
 
 from jarvis_tui.core.messages import Message, group_of, group_spans, sendable
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
@@ -54,7 +54,13 @@ class FittedWindow:
     sent_as: dict[int, str] = field(default_factory=dict)
 
 
-def truncate_middle(text: str, max_tokens: int, counter: TokenCounter,
+class Counts(Protocol):
+    """What cutting a text needs of a counter: its count of a text."""
+
+    def text(self, text: str) -> int: ...
+
+
+def truncate_middle(text: str, max_tokens: int, counter: Counts,
                     marker: str = OMITTED_MARKER) -> tuple[str, int]:
     """`text` cut in the middle to about `max_tokens`, and how many tokens were left out.
 
