@@ -95,3 +95,41 @@ def test_summary_editor(snap_compare, tmp_path, theme):
 @pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
 def test_settings_screen(snap_compare, tmp_path, theme):
     assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE, run_before=steady("f3"))
+
+
+def build_tool_app(tmp_path: Path) -> JarvisApp:
+    """A turn that used tools: a small result, a long one (collapsed), a refused call."""
+    ticks = count()
+    store = Store(tmp_path / "sessions.db", clock=lambda: START + next(ticks))
+    conv = store.create_conversation(model="qwen2.5-7b-instruct")
+
+    def call(i: int, name: str, args: str) -> dict:
+        return {"id": f"call_{i}", "type": "function",
+                "function": {"name": name, "arguments": args}}
+
+    log = "\n".join(f"commit {i:040x}\nAuthor: Ada <ada@example.com>\n\n    Revision {i}"
+                    for i in range(30, 0, -1))
+    messages = [
+        Message("user", "What changed in the repo lately? 看一下状态和日志。"),
+        Message("assistant", "", tool_calls=[
+            call(1, "git_status", '{"repo_path": "/srv/app"}'),
+            call(2, "git_log", '{"repo_path": "/srv/app", "max_count": 30}'),
+            call(3, "git_reset", '{"repo_path": "/srv/app"}')]),
+        Message("tool", "On branch main\nChanges not staged: module.py [bold]x[/]",
+                tool_call_id="call_1", name="git_status"),
+        Message("tool", log, tool_call_id="call_2", name="git_log"),
+        Message("tool", "Error: the user did not allow this call of git_reset",
+                tool_call_id="call_3", name="git_reset"),
+        Message("assistant", "Thirty revisions of `module.py`; one unstaged change."),
+    ]
+    for i, msg in enumerate(messages):
+        msg.created_at = START + i
+        store.add_message(conv.id, msg)
+    settings = replace(BASE, model="qwen2.5-7b-instruct", base_url="http://127.0.0.1:8080/v1",
+                       context_window=4096, theme="jarvis-dark", language="en")
+    return JarvisApp(settings, store,
+                     config_file=Path("/home/you/.config/jarvis-tui/config.toml"))
+
+
+def test_tool_calls_and_results(snap_compare, tmp_path):
+    assert snap_compare(build_tool_app(tmp_path), terminal_size=(110, 40), run_before=steady())

@@ -184,7 +184,9 @@ class ToolBlock(Vertical):
                 yield Static(pretty(self.info.call.arguments), markup=False, classes="args")
             if self.info.state == "done":
                 yield from self._output(output)
-        yield Static("", markup=False, classes="status")
+        # Written now, not first on mount: a settled message is drawn once, from what it
+        # composed.
+        yield Static(self.status_text(), markup=False, classes="status")
 
     def _output(self, output: str) -> ComposeResult:
         if not output:
