@@ -492,3 +492,35 @@ async def test_stubs_are_sent_the_same_after_a_restart(make_fake_server, tmp_pat
     assert not any(isinstance(e, ev.ToolOutputsPruned) for e in events)
     after = fake.chat_requests[-1].body["messages"]
     assert after[:len(before)] == before  # the front as sent before the restart, byte for byte
+
+
+async def test_a_database_lock_held_while_a_tool_runs_delays_its_result_only(make_fake_server,
+                                                                             tmp_path):
+    """Another program holds the write lock when the result is to be saved: the round waits
+    for it and goes on; nothing is lost."""
+    import sqlite3
+    import threading
+
+    held, release = threading.Event(), threading.Event()
+
+    def other_program() -> None:
+        with sqlite3.connect(tmp_path / "sessions.db", timeout=10) as db:
+            db.execute("BEGIN IMMEDIATE")
+            held.set()
+            release.wait(10)
+            db.execute("COMMIT")
+
+    async def read(path):
+        threading.Thread(target=other_program, daemon=True).start()
+        await asyncio.to_thread(held.wait, 5)
+        asyncio.get_running_loop().call_later(1.5, release.set)
+        return "the file, read under a lock"
+
+    fake = make_fake_server()
+    fake.script += [[{"name": "read", "arguments": {"path": "a"}}], "done"]
+    engine = make_engine(fake, tmp_path, tools=Box(read=read), approve=always(ONCE))
+    events = await send(engine, "read a")
+    assert isinstance(events[-1], ev.Finished), events[-1]
+    stored = Store(tmp_path / "sessions.db").messages(engine.conversation.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert stored[2].content == "the file, read under a lock"

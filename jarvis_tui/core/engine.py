@@ -395,6 +395,18 @@ class Engine:
         self._history.append(message)
         return message
 
+    async def _store_tool_result(self, message: Message) -> Message:
+        """Saved as a reply is: while another program holds the database's write lock, the
+        round waits for it (up to SAVE_WAIT_S) without holding up the screen."""
+        end = time.monotonic() + SAVE_WAIT_S
+        while True:
+            try:
+                return self._save_tool_result(message)
+            except StoreLocked:
+                if time.monotonic() >= end:
+                    raise
+                await asyncio.sleep(SAVE_POLL_S)
+
     def _answer_interrupted(self) -> None:
         """Calls a killed process left without results get one saying so: a call without its
         result can never be sent, and it would take its question with it."""
@@ -869,7 +881,7 @@ class Engine:
             async with aclosing(run_calls(
                     calls_of(reply), box=self.tools, policy=self.tool_policy,
                     approve=self.approve, timeout=self._tool_timeout,
-                    save=self._save_tool_result)) as running:
+                    save=self._store_tool_result, save_now=self._save_tool_result)) as running:
                 async for event in running:
                     yield event
             steps += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 from jarvis_tui.core import events as ev
@@ -76,10 +76,12 @@ def definitions_text(defs: list[dict]) -> str:
 
 async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolPolicy,
                     approve: Approve | None, timeout: Callable[[ToolSpec], float],
-                    save: Callable[[Message], Message]) -> AsyncIterator[ev.Event]:
-    """Run the calls of one reply in order, each stored as a tool message once it ends. If the
-    caller is cancelled (Esc), the call running and those after it get a stored "cancelled"
-    result before the cancellation goes on, so the request stays sendable."""
+                    save: Callable[[Message], Awaitable[Message]],
+                    save_now: Callable[[Message], object]) -> AsyncIterator[ev.Event]:
+    """Run the calls of one reply in order, each stored (`save`, which may wait for a locked
+    database) as a tool message once it ends. If the caller is cancelled (Esc), the call
+    running and those after it get a "cancelled" result (`save_now`, at once) before the
+    cancellation goes on, so the request stays sendable."""
     specs = {s.name: s for s in box.specs()} if box is not None else {}
     pending = list(calls)
     try:
@@ -117,14 +119,14 @@ async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolP
                 started = time.monotonic()
                 result = await _run_bounded(box, call, spec, timeout(spec))
                 outcome = "error" if result.is_error else "ok"
-            stored = save(tool_result_message(call, result.text, error=result.is_error))
+            stored = await save(tool_result_message(call, result.text, error=result.is_error))
             pending.pop(0)
             yield ev.ToolFinished(call, stored, outcome, time.monotonic() - started)
     except BaseException:
         # Esc or Ctrl+C: every call still without a result gets one, synchronously, before the
         # cancellation travels on.
         for call in pending:
-            save(tool_result_message(call, CANCELLED, error=True))
+            save_now(tool_result_message(call, CANCELLED, error=True))
         raise
 
 
