@@ -175,8 +175,9 @@ async def test_server_down_shows_a_notice_and_restores_the_input(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once the socket closes
-    app = make_app(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=3, retry_base_delay=0.3,
-                   retry_max_delay=0.3)
+    # Each countdown lasts a second: long enough to be seen on a loaded machine.
+    app = make_app(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=3, retry_base_delay=1.0,
+                   retry_max_delay=1.0)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "are you [bold]there[/]?")
         status = app.chat.query_one("#status")
