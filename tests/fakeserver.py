@@ -336,6 +336,14 @@ class FakeServer(Served):
         """Wait; False if the server is stopping (then answer nothing)."""
         return not self._stopping.wait(seconds)
 
+    def _gate(self, gate: threading.Event, limit: float = 60.0) -> bool:
+        """Wait for `gate`; False if the server is stopping first."""
+        deadline = time.monotonic() + limit
+        while not gate.wait(0.05):
+            if self._stopping.is_set() or time.monotonic() > deadline:
+                return False
+        return True
+
     def take_fault(self, rec: Any, send: Callable[[int, Any, dict], None]) -> tuple | None | bool:
         """The next fault, noted on `rec`. A delay is waited out and a status fault answered
         here (with `send`); False means the request is done with, else the fault (or None) is
@@ -343,6 +351,11 @@ class FakeServer(Served):
         fault = rec.fault = self._next_fault()
         if fault and fault[0] == "delay":
             if not self._sleep(float(fault[1])):
+                return False
+            fault = None
+        if fault and fault[0] == "hold":
+            # Until the test opens the gate: a wait no machine's load can make end too early.
+            if not self._gate(fault[1]):
                 return False
             fault = None
         if fault and fault[0] == "status":
@@ -364,6 +377,7 @@ class FakeProvider(FakeServer):
     ("malformed",)                    a garbage data: line inside an otherwise good stream
     ("stream_error", n, body)         n content chunks, then ``data: <body>`` and close
     ("delay", seconds)                wait, then answer normally
+    ("hold", threading.Event)         wait until the test sets the event, then answer normally
     ("empty",)                        a reply with no content
     None                              no fault for this request
     """

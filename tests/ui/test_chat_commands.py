@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import tomllib
 from dataclasses import replace
 
@@ -147,12 +148,13 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
     summarising_replies(fake_server, chat_words=60)
     app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
                    system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    gate = threading.Event()
     async with app.run_test(size=SIZE) as pilot:
         for i in range(10):
             if app.chat.session.engine.usage().over_threshold:
                 break
             fake_server.faults.clear()
-            fake_server.faults.extend([None, ("delay", 1.0)])  # this reply, then a slow summary
+            fake_server.faults.extend([None, ("hold", gate)])  # this reply, then a held summary
             await send_and_wait(pilot, f"question {i}: " + "explain the window " * 20)
         # The reply finished over the threshold: the compaction runs with nobody sending.
         await wait_for(pilot, lambda: app.chat.compacting, "the background compaction")
@@ -163,6 +165,7 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
         await pilot.pause()
         assert "Compacting the conversation first" in str(
             app.chat.query_one("#status").content)
+        gate.set()
         await wait_for(pilot, lambda: app.chat.sending is None and not app.chat.compacting,
                        "the reply after the compaction")
         kinds = [r.body["messages"][0]["content"][:20] for r in fake_server.chat_requests[-2:]]
