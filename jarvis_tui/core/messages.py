@@ -20,6 +20,7 @@ ROLES = ("system", "user", "assistant", "tool")
 COMPLETE = "complete"
 PARTIAL = "partial"
 FAILED = "failed"
+ROOT = 0  # parent_id of a message with none before it
 
 
 @dataclass(eq=False)
@@ -33,6 +34,12 @@ class Message:
     status: str = COMPLETE
     pinned: bool = False
     summary_id: int | None = None  # the summary that first folded this message in
+    # Taken out of every request by the user (/forget), kept in the store and exports.
+    excluded: bool = False
+    # The message this one follows: a session is a tree, one path of which is shown and sent
+    # (see core/branches.py). None: not decided yet (the store puts it after the current
+    # branch's newest message); ROOT: the first message of a branch starting at the top.
+    parent_id: int | None = None
     created_at: float = field(default_factory=time.time)
     # Raw token estimate cached with the content it was computed for (see tokens.TokenCounter).
     _tokens: tuple[str, int] | None = field(default=None, repr=False, compare=False)
