@@ -32,6 +32,7 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
+from jarvis_tui.core.engine_branches import COVERED_REGENERATE, NO_REGENERATE, Branches
 from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
@@ -114,7 +115,7 @@ class _Saved:
     message: Message | None = None
 
 
-class Engine:
+class Engine(Branches):
     """A session's conversation and the rounds that answer it. What it learns about the server
     is held by collaborators: `limit` (the window), `calibration` (our counts against the
     server's), `replies` (the reply being written), `sent` (what requests sent in place of a
@@ -152,8 +153,13 @@ class Engine:
             # The window was given on the command line: it says what the server has now.
             WindowLimit(settings, meta).forget()
         self._session = store.session_lock(conv.id)
-        self._history = History(store.messages(conv.id))
-        self.summary: Summary | None = store.latest_summary(conv.id)
+        self._history = History(store.messages(conv.id), store.head(conv.id))
+        self.summary: Summary | None = None
+        self._known_summary = 0  # the newest summary id of the session this process has seen
+        self._load_summary()
+        # While a regenerated reply is on its way: the tip of the branch it left, shown again
+        # if the new reply never comes.
+        self._back_to: int | None = None
         self.limit = WindowLimit(settings, meta)
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
@@ -656,13 +662,30 @@ class Engine:
 
     # ---- a round -------------------------------------------------------------------------
 
-    async def stream_reply(self, user_text: str | Message) -> AsyncIterator[ev.Event]:
+    async def stream_reply(self, user_text: str | Message, *,
+                           after: int | None = None) -> AsyncIterator[ev.Event]:
         """Answer one user message; the message is stored before any request leaves.
 
         A round holds the session's lock (another jarvis-tui's round on it is waited for), so
         each reply stays with its question; what another process added meanwhile is read first.
-        A Message may be passed so the caller's record (already on screen) is the stored one."""
+        A Message may be passed so the caller's record (already on screen) is the stored one.
+        `after`: the message it follows, when not the last one shown (an edited question: the
+        turns after `after` stay on the branch they were on)."""
         user = user_text if isinstance(user_text, Message) else Message("user", user_text)
+        if after is not None:
+            user.parent_id = after
+        async with aclosing(self._turn(user)) as turn:
+            async for event in turn:
+                yield event
+
+    async def regenerate(self) -> AsyncIterator[ev.Event]:
+        """Answer the last question again. The reply it had stays as an alternative on a branch
+        of its own; the request is the one that reply was written for, byte for byte."""
+        async with aclosing(self._turn(None)) as turn:
+            async for event in turn:
+                yield event
+
+    async def _turn(self, user: Message | None) -> AsyncIterator[ev.Event]:
         async with aclosing(self._waiting_for_session()) as waiting:
             async for event in waiting:
                 yield event
@@ -675,13 +698,17 @@ class Engine:
             self.guard.new_turn()
             self.replies.save_unsaved()
             self._answer_interrupted()
-            async with aclosing(self._persisting(
-                    lambda: self.store.add_message(self.conversation.id, user,
-                                                   wait=STREAM_SAVE_WAIT_S),
-                    _Saved())) as saving:
-                async for event in saving:
-                    yield event
-            self._history.append(user)
+            if user is None:
+                user = self.last_question()
+                if user is None or user.covered:
+                    yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE)
+                    return
+                self._back_to = self.head_id
+                self.show_branch(user.id)
+            else:
+                async with aclosing(self._saving_question(user)) as saving:
+                    async for event in saving:
+                        yield event
             try:
                 async with self._lock:  # a background compaction finishes before the request
                     pass
@@ -698,7 +725,29 @@ class Engine:
                     self._withdraw(user)
                 raise
         finally:
+            self._back_to = None
             self._session.release()
+
+    async def _saving_question(self, user: Message) -> AsyncIterator[ev.Event]:
+        """Store the question and show it; one that follows an earlier message starts a branch
+        there, and the old branch is shown again if the store cannot take it."""
+        before = self.head_id
+        if user.parent_id is not None and user.parent_id != before:
+            self._history.show(user.parent_id)
+        try:
+            async with aclosing(self._persisting(
+                    lambda: self.store.add_message(self.conversation.id, user,
+                                                   wait=STREAM_SAVE_WAIT_S),
+                    _Saved())) as saving:
+                async for event in saving:
+                    yield event
+        except BaseException:
+            if self.head_id != before:
+                self._history.show(before)
+            raise
+        self._history.append(user)
+        if user.parent_id != before:
+            self._branch_changed()
 
     async def _waiting_for_session(self) -> AsyncIterator[ev.Event]:
         if self._session.try_acquire():
@@ -724,14 +773,16 @@ class Engine:
             self._session.release()
 
     def _read_again(self) -> int:
-        count, newest, summary = self.store.stamp(self.conversation.id)
-        mine = self._history.all
-        if (count, newest, summary) == (len(mine), mine[-1].id if mine else 0,
-                                        self.summary.id if self.summary else 0):
+        stamp = self.store.stamp(self.conversation.id)
+        stored = self._history.stored
+        mine = (len(stored), max((m.id or 0 for m in stored), default=0),
+                max(self._known_summary, self.summary.id if self.summary else 0), self.head_id)
+        if stamp == mine:
             return 0
-        known = len(mine)
-        self._history.reload(self.store.messages(self.conversation.id))
-        self.summary = self.store.latest_summary(self.conversation.id)
+        count, known = stamp[0], len(stored)
+        self._history.reload(self.store.messages(self.conversation.id),
+                             self.store.head(self.conversation.id))
+        self._load_summary()
         # Another process's requests: our count of the last one is stale.
         self.calibration.forget_anchor()
         self.sent.clear()
@@ -1024,6 +1075,10 @@ class Engine:
         return ev.Failed(why)
 
     def _withdraw(self, user: Message) -> None:
+        if self._back_to is not None:
+            # A regenerated reply that never came: the question keeps the reply it had.
+            self.show_branch(self._back_to)
+            return
         user.status = FAILED
         self.sent.drop(user)
         self._history.changed()

@@ -81,25 +81,14 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
                    "export (a JSON export holds their stored text):")
         out += [f"> - {p['problem']}" for p in data["problems"]]
         out.append("")
-    for msg in data["messages"]:
-        notes = []
-        if msg.get("status") != "complete":
-            notes.append(msg.get("status"))
-        if msg.get("covered"):
-            notes.append(f"summarised in #{msg.get('summary_id')}")
-        if msg.get("pinned"):
-            notes.append("pinned")
-        suffix = f" ({', '.join(notes)})" if notes else ""
-        title = ROLE_TITLES.get(msg['role'], msg['role'])
-        if msg["role"] == "tool" and msg.get("name"):
-            title = f"{title}: {msg['name']}"
-        out += [f"## {title}{suffix}", ""]
-        out += [f"*{_counts(u)}*" for u in msg.get("usage") or []]
-        content = _fenced(msg["content"]) if msg["role"] == "tool" else msg["content"]
-        out += ["", content, ""] if msg.get("usage") else [content, ""]
-        if msg.get("tool_calls"):
-            out += [f"- `{line}`" for line in describe_calls(msg["tool_calls"]).splitlines()]
-            out.append("")
+    shown = [m for m in data["messages"] if m.get("on_branch_shown", True)]
+    others = [m for m in data["messages"] if not m.get("on_branch_shown", True)]
+    out += _messages_md(shown)
+    if others:
+        out += ["---", "", "# Other branches", "",
+                "Replies regenerated and questions edited since: these turns are kept, but the "
+                "branch above is the one shown and sent.", ""]
+        out += _messages_md(others, branch=True)
     if data.get("summaries"):
         out += ["---", "", "# Summaries", ""]
         for s in data["summaries"]:
@@ -111,6 +100,37 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     if usage.get("chat_requests") or usage.get("summary_requests"):
         out += ["---", "", "# Usage", "", *_totals(usage), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _messages_md(messages: list[dict[str, Any]], *, branch: bool = False) -> list[str]:
+    """Each message as a heading with its state, its usage and its text; on another branch,
+    which message it follows (ids are the JSON export's)."""
+    out: list[str] = []
+    for msg in messages:
+        notes = []
+        if msg.get("status") != "complete":
+            notes.append(msg.get("status"))
+        if msg.get("covered"):
+            notes.append(f"summarised in #{msg.get('summary_id')}")
+        if msg.get("pinned"):
+            notes.append("pinned")
+        if msg.get("excluded"):
+            notes.append("excluded from requests")
+        if branch:
+            notes.append(f"message #{msg.get('id')}, follows #{msg.get('parent_id')}"
+                         if msg.get("parent_id") else f"message #{msg.get('id')}, first")
+        suffix = f" ({', '.join(notes)})" if notes else ""
+        title = ROLE_TITLES.get(msg['role'], msg['role'])
+        if msg["role"] == "tool" and msg.get("name"):
+            title = f"{title}: {msg['name']}"
+        out += [f"## {title}{suffix}", ""]
+        out += [f"*{_counts(u)}*" for u in msg.get("usage") or []]
+        content = _fenced(msg["content"]) if msg["role"] == "tool" else msg["content"]
+        out += ["", content, ""] if msg.get("usage") else [content, ""]
+        if msg.get("tool_calls"):
+            out += [f"- `{line}`" for line in describe_calls(msg["tool_calls"]).splitlines()]
+            out.append("")
+    return out
 
 
 def _fenced(text: str) -> str:

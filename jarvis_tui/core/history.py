@@ -8,19 +8,21 @@ or a withdrawn message rebuilds the lists.
 
 from __future__ import annotations
 
+from jarvis_tui.core.branches import Tree, path_to
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.tokens import TokenCounter
 
 
 def in_request(msg: Message) -> bool:
     """Sent with the next request (window permitting): not covered by a summary unless pinned
-    back, and not a message whose round failed."""
-    return (not msg.covered or msg.pinned) and msg.status != FAILED
+    back, not a message whose round failed, and not one the user excluded."""
+    return (not msg.covered or msg.pinned) and msg.status != FAILED and not msg.excluded
 
 
 class History:
-    def __init__(self, messages: list[Message]) -> None:
-        self.all = messages  # every message of the session, oldest first (the engine's list)
+    def __init__(self, messages: list[Message], head: int | None = None) -> None:
+        self.stored = messages  # every message of the session, on every branch, oldest first
+        self.all = path_to(messages, head)  # the branch shown, oldest first (the engine's list)
         self.active: list[Message] = []  # in_request ones; read-only for callers
         self.pinned: list[int] = []  # positions in `active` of pinned messages, ascending
         self._index: dict[int, int] = {}  # message id -> position in `all`
@@ -29,13 +31,23 @@ class History:
         self._sum = 0
         self.changed()
 
-    def reload(self, messages: list[Message]) -> None:
+    def reload(self, messages: list[Message], head: int | None = None) -> None:
         """The session as read again (another process added to it); this object stays the one
         everything holds."""
-        self.all = messages
+        self.stored = messages
+        self.all = path_to(messages, head)
         self.changed()
 
+    def show(self, head: int) -> None:
+        """Make the branch ending at `head` the one shown and sent."""
+        self.all = path_to(self.stored, head)
+        self.changed()
+
+    def tree(self) -> Tree:
+        return Tree(self.stored)
+
     def append(self, msg: Message) -> None:
+        self.stored.append(msg)
         self.all.append(msg)
         if msg.id is not None:
             self._index[msg.id] = len(self.all) - 1

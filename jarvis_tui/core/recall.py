@@ -125,8 +125,10 @@ def _words_in(shared: frozenset[str]) -> int:
 
 
 def _recallable(msg: Message) -> bool:
-    # Pinned ones are sent anyway: never recall what is already in the window.
-    return msg.covered and not msg.pinned and msg.status != FAILED and msg.id is not None
+    # Pinned ones are sent anyway: never recall what is already in the window; and never one
+    # the user took out of the requests.
+    return (msg.covered and not msg.pinned and msg.status != FAILED and msg.id is not None
+            and not msg.excluded)
 
 
 def _own_id(history: History, query: str) -> int | None:

@@ -169,8 +169,60 @@ class ChatSession:
         candidates = [m for m in self.messages if m.status != FAILED]
         return candidates[-1] if candidates else None
 
-    def stream_reply(self, user: Message) -> AsyncIterator[ev.Event]:
-        return self.engine.stream_reply(user)
+    def stream_reply(self, user: Message, after: int | None = None) -> AsyncIterator[ev.Event]:
+        """Answer `user`; `after`: the message it follows when it is an edited question (the
+        turns after `after` stay on their branch)."""
+        return self.engine.stream_reply(user, after=after)
+
+    # -- branches: regenerate, edit, alternatives, exclude, fork ------------------------------
+
+    def regenerate(self) -> AsyncIterator[ev.Event]:
+        """/retry: answer the last question again; its reply stays as an alternative."""
+        return self.engine.regenerate()
+
+    def last_question(self) -> Message | None:
+        return self.engine.last_question()
+
+    def alternatives(self, message: Message) -> tuple[int, int]:
+        """(which, of how many) versions of this reply or question: the "2/3" beside it."""
+        return self.engine.alternatives(message)
+
+    def switch_alternative(self, message: Message, step: int) -> Message | None:
+        """Show another version (step -1 / 1) and the branch that follows it; None: none."""
+        return self.engine.switch_alternative(message, step)
+
+    def editable(self, message: Message) -> str:
+        """Whether `message` can be edited and resent here: "ok"; "covered" (a summary stands
+        for it: fork the session from it instead); "not_question"; "not_shown"."""
+        if message.role != "user" or message.id is None:
+            return "not_question"
+        if not any(m is message for m in self.messages):
+            return "not_shown"
+        return "covered" if message.covered else "ok"
+
+    def turn_of(self, message: Message) -> list[Message]:
+        return self.engine.turn_of(message)
+
+    def set_excluded(self, messages: list[Message], excluded: bool) -> ev.MessagesChanged:
+        """Take a turn out of every later request, or bring it back; raises StoreError."""
+        self.engine.set_excluded(messages, excluded)
+        return ev.MessagesChanged(tuple(m.id for m in messages if m.id is not None),
+                                  "excluded" if excluded else "included")
+
+    def last_turn(self) -> list[Message]:
+        """The newest turn with a question: what /forget takes out."""
+        question = next((m for m in reversed(self.messages) if m.role == "user"), None)
+        return self.turn_of(question) if question is not None else []
+
+    def last_excluded(self) -> list[Message]:
+        """The newest excluded turn shown: what /forget undo brings back."""
+        out = next((m for m in reversed(self.messages) if m.excluded), None)
+        return [m for m in self.turn_of(out) if m.excluded] if out is not None else []
+
+    def fork(self, message: Message) -> Conversation:
+        """A new stored session holding the branch up to `message`; this one is unchanged.
+        Raises StoreError or ValueError."""
+        return self.engine.fork(message)
 
     def compact(self, reason: str, focus: str | None = None) -> AsyncIterator[ev.Event]:
         """Compact and store at once: the automatic compactions (a threshold, an overflow)."""

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,7 +23,8 @@ import platformdirs
 
 from jarvis_tui.core import recall_index
 from jarvis_tui.core.costs import tally
-from jarvis_tui.core.messages import Message
+from jarvis_tui.core.branches import path_to
+from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.session_lock import SessionLock
 from jarvis_tui.core.textsafe import valid_unicode
 
@@ -115,6 +116,20 @@ _MIGRATIONS: list[str] = [
         created_at REAL NOT NULL
     );
     CREATE INDEX usage_by_conversation ON usage(conversation_id, id);
+    """,
+    # A session is a tree: a regenerated reply or an edited question starts a branch beside
+    # the old one, which stays (nothing is deleted). Each message names the one it follows
+    # (NULL: the top), the session the tip of the branch shown; before this, a session was
+    # one line, so each message follows the one before it. `excluded`: taken out of requests
+    # by the user (/forget), kept here.
+    """
+    ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id);
+    ALTER TABLE messages ADD COLUMN excluded INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN head_id INTEGER;
+    UPDATE messages SET parent_id = (
+        SELECT p.id FROM messages p WHERE p.conversation_id = messages.conversation_id
+        AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1);
+    CREATE INDEX messages_by_parent ON messages(parent_id);
     """,
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -555,15 +570,19 @@ class Store:
                 "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?",
                 (conv_id,),
             ).fetchone()[0]
+            parent = self._head(db, conv_id) if msg.parent_id is None else msg.parent_id
             cur = db.execute(
                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
-                "tool_call_id, name, status, pinned, summary_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tool_call_id, name, status, pinned, summary_id, created_at, parent_id, "
+                "excluded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conv_id, seq, msg.role, msg.content, _dump(msg.tool_calls), msg.tool_call_id,
                     msg.name, msg.status, int(msg.pinned), msg.summary_id, msg.created_at,
+                    parent or None, int(msg.excluded),
                 ),
             )
+            db.execute("UPDATE conversations SET head_id = ? WHERE id = ?",
+                       (cur.lastrowid, conv_id))
             if msg.role == "user" and msg.content.strip():
                 db.execute(
                     "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
@@ -571,7 +590,76 @@ class Store:
                 )
             self._touch(db, conv_id)
         msg.id = cur.lastrowid
+        msg.parent_id = parent or ROOT
         return msg
+
+    def _head(self, db: sqlite3.Connection, conv_id: int) -> int:
+        """The tip of the branch shown: what a new message follows (ROOT in an empty session)."""
+        row = db.execute(
+            "SELECT coalesce(c.head_id, (SELECT id FROM messages WHERE conversation_id = c.id "
+            "ORDER BY seq DESC LIMIT 1)) FROM conversations c WHERE c.id = ?",
+            (conv_id,)).fetchone()
+        return row[0] if row and row[0] else ROOT
+
+    def head(self, conv_id: int) -> int:
+        """The id of the last message of the branch shown (ROOT: none)."""
+        if not _storable(conv_id):
+            return ROOT
+        with self._guard("read"):
+            return self._head(self._db, conv_id)
+
+    def set_head(self, conv_id: int, message_id: int) -> None:
+        """Show (and continue) the branch ending at `message_id`; ROOT: an empty branch."""
+        with self._write("switch branches in") as db:
+            self._require_conversation(db, conv_id)
+            db.execute("UPDATE conversations SET head_id = ? WHERE id = ?",
+                       (message_id or None, conv_id))
+
+    def fork(self, conv_id: int, branch: list[Message], title: str, summary: Summary | None,
+             *, model: str = "") -> Conversation:
+        """A new session holding copies of `branch` (stored messages of `conv_id`, in order),
+        all at once: a fork half written would be a session missing turns. With `summary`, it
+        is copied too and covers the copies of what it covered; without, nothing is covered."""
+        now = self._now()
+        with self._write("fork a session in") as db:
+            self._require_conversation(db, conv_id)
+            newest = db.execute("SELECT max(updated_at) FROM conversations").fetchone()[0] or 0.0
+            now = max(now, newest + 1e-6)
+            new_id = db.execute(
+                "INSERT INTO conversations (title, created_at, updated_at, model, meta) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (title, now, now, model, _dump({"forked_from": {
+                    "conversation_id": conv_id, "message_id": branch[-1].id if branch else None,
+                }})),
+            ).lastrowid
+            sid = None
+            if summary is not None:
+                sid = db.execute(
+                    "INSERT INTO summaries (conversation_id, content, covered_count, kind, "
+                    "focus, model, created_at) VALUES (?, ?, 0, ?, ?, ?, ?)",
+                    (new_id, summary.content, summary.kind, summary.focus, summary.model, now),
+                ).lastrowid
+            parent = None
+            first = last = None
+            for seq, msg in enumerate(branch, 1):
+                covered = sid if msg.covered and sid is not None else None
+                parent = db.execute(
+                    "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
+                    "tool_call_id, name, status, pinned, summary_id, created_at, parent_id, "
+                    "excluded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (new_id, seq, msg.role, msg.content, _dump(msg.tool_calls),
+                     msg.tool_call_id, msg.name, msg.status, int(msg.pinned), covered,
+                     msg.created_at, parent, int(msg.excluded)),
+                ).lastrowid
+                if covered is not None:
+                    first, last = first or parent, parent
+            db.execute("UPDATE conversations SET head_id = ? WHERE id = ?", (parent, new_id))
+            if sid is not None:
+                count = db.execute("SELECT count(*) FROM messages WHERE summary_id = ?",
+                                   (sid,)).fetchone()[0]
+                db.execute("UPDATE summaries SET first_message_id = ?, last_message_id = ?, "
+                           "covered_count = ? WHERE id = ?", (first, last, count, sid))
+        return Conversation(new_id or 0, title, now, now, model, len(branch))
 
     def update_message(self, msg: Message, *, wait: float | None = None) -> None:
         """Write the message as it is now; pieces appended while it streamed are folded in."""
@@ -588,9 +676,9 @@ class Store:
                 raise StoreError(f"{self.path}: message {msg.id} does not exist.")
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, pinned = ?, summary_id = ?, "
-                "tool_calls = ? WHERE id = ?",
+                "tool_calls = ?, excluded = ? WHERE id = ?",
                 (msg.content, msg.status, int(msg.pinned), msg.summary_id,
-                 _dump(msg.tool_calls), msg.id),
+                 _dump(msg.tool_calls), int(msg.excluded), msg.id),
             )
             db.execute("DELETE FROM message_parts WHERE message_id = ?", (msg.id,))
             self._touch(db, row[0])
@@ -615,9 +703,10 @@ class Store:
         """The lock that keeps one round at a time on a session, across processes."""
         return SessionLock(self.path, conv_id)
 
-    def stamp(self, conv_id: int) -> tuple[int, int, int]:
-        """(messages, newest message id, newest summary id) of a session: what changes when
-        anyone adds to it, so a process can tell another one did."""
+    def stamp(self, conv_id: int) -> tuple[int, int, int, int]:
+        """(messages, newest message id, newest summary id, branch shown) of a session: what
+        changes when anyone adds to it or switches its branch, so a process can tell another
+        one did."""
         with self._guard("read"):
             count, newest = self._db.execute(
                 "SELECT count(*), coalesce(max(id), 0) FROM messages WHERE conversation_id = ?",
@@ -625,7 +714,8 @@ class Store:
             summary = self._db.execute(
                 "SELECT coalesce(max(id), 0) FROM summaries WHERE conversation_id = ?",
                 (conv_id,)).fetchone()[0]
-        return count, newest, summary
+            head = self._head(self._db, conv_id)
+        return count, newest, summary, head
 
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[recall_index.Hit]:
@@ -679,7 +769,8 @@ class Store:
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
-                "summary_id, created_at FROM messages WHERE conversation_id = ? ORDER BY seq",
+                "summary_id, created_at, parent_id, excluded FROM messages "
+                "WHERE conversation_id = ? ORDER BY seq",
                 (conv_id,),
             ).fetchall()
             # A reply still streaming, or cut off by a killed process, has pieces not yet folded.
@@ -690,8 +781,8 @@ class Store:
                     "ORDER BY p.message_id, p.seq", (conv_id,)):
                 parts.setdefault(mid, []).append(text)
         msgs, unreadable = [], []
-        for mid, role, content, stored, call_id, name, status, pinned, summary_id, created \
-                in rows:
+        for (mid, role, content, stored, call_id, name, status, pinned, summary_id, created,
+             parent, excluded) in rows:
             calls, problem = _load(stored, list)
             if problem:
                 unreadable.append(Unreadable(conv_id, mid, "tool_calls", problem, stored))
@@ -700,7 +791,7 @@ class Store:
             msgs.append(Message(
                 role=role, content=content, id=mid, tool_calls=calls, tool_call_id=call_id,
                 name=name, status=status, pinned=bool(pinned), summary_id=summary_id,
-                created_at=created,
+                created_at=created, parent_id=parent or ROOT, excluded=bool(excluded),
             ))
         return msgs, unreadable
 
@@ -814,6 +905,19 @@ class Store:
                 (conv_id,),
             ).fetchone()
         return Summary(*row) if row else None
+
+    def summary_on(self, conv_id: int, branch: Collection[int]) -> Summary | None:
+        """The summary in force on a branch (`branch`: the ids of its messages): the newest one
+        whose last covered message is on it. One made on another branch after they parted
+        folds in turns this branch never had; one made before they parted, or an edit of it,
+        holds only turns they share. In a session of one branch, the newest summary."""
+        if not _storable(conv_id):
+            return None
+        with self._guard("read"):
+            rows = self._db.execute(
+                self._SUMMARY_SELECT + "WHERE conversation_id = ? ORDER BY id DESC", (conv_id,)
+            ).fetchall()
+        return next((Summary(*row) for row in rows if row[4] in branch), None)
 
     def summaries(self, conv_id: int) -> list[Summary]:
         if not _storable(conv_id):
@@ -966,6 +1070,7 @@ class Store:
                 ).fetchall()
             )
             msgs, unreadable = self._messages(conv_id)
+            head = self._head(self._db, conv_id)
             sums = self.summaries(conv_id)
             used = self.usage_rows(conv_id)
             per_model = self.usage_totals(conv_id)
@@ -980,12 +1085,14 @@ class Store:
                 by_message.setdefault(row.message_id, []).append(counts)
             if row.summary_id is not None:
                 by_summary.setdefault(row.summary_id, []).append(counts)
+        shown = {id(m) for m in path_to(msgs, head)}
         return {
-            "conversation": {**asdict(conv), "meta": meta},
+            "conversation": {**asdict(conv), "meta": meta, "head_id": head or None},
             "messages": [
                 {
                     "id": m.id, "seq": seqs[m.id], "role": m.role, "content": m.content,
-                    "status": m.status, "pinned": m.pinned,
+                    "status": m.status, "pinned": m.pinned, "excluded": m.excluded,
+                    "parent_id": m.parent_id or None, "on_branch_shown": id(m) in shown,
                     "covered": m.covered, "summary_id": m.summary_id, "tool_calls": m.tool_calls,
                     "tool_call_id": m.tool_call_id, "name": m.name, "created_at": m.created_at,
                     "usage": by_message.get(m.id or 0, []),
