@@ -130,13 +130,15 @@ async def test_a_lock_held_mid_reply_delays_the_save_not_the_stream(make_fake_se
     fake.reply_fn = lambda body: "streamed under a lock " * 200
     fake.chunk_delay = 0.002
     engine = make_engine(fake, tmp_path, context_window=16_384, response_reserve=4096)
-    held = threading.Event()
+    held, release = threading.Event(), threading.Event()
 
     def other_program() -> None:
+        # Held until the reply's final save has met it (however fast or slow the machine
+        # streams), then let go.
         with sqlite3.connect(tmp_path / "sessions.db", timeout=10) as db:
             db.execute("BEGIN IMMEDIATE")
             held.set()
-            time.sleep(3)
+            release.wait(15)
             db.execute("COMMIT")
 
     gaps: list[float] = []
@@ -145,6 +147,8 @@ async def test_a_lock_held_mid_reply_delays_the_save_not_the_stream(make_fake_se
     events: list[ev.Event] = []
     async for event in engine.stream_reply("lock test"):
         events.append(event)
+        if isinstance(event, ev.SaveDelayed):
+            release.set()
         if isinstance(event, ev.Delta):
             now = time.monotonic()
             gaps.append(now - last)
@@ -153,6 +157,7 @@ async def test_a_lock_held_mid_reply_delays_the_save_not_the_stream(make_fake_se
                 thread = threading.Thread(target=other_program)
                 thread.start()
                 held.wait(5)
+    release.set()
     thread.join()
     assert "SaveDelayed" in kinds(events) and isinstance(final(events), ev.Finished)
     assert max(gaps) < 1.0  # no delta waited for the lock (the store waits 5 s by default)

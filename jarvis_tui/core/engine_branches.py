@@ -75,6 +75,17 @@ class Branches:
         others = self._history.tree().alternatives(msg)
         return next((i + 1 for i, m in enumerate(others) if m is msg), 1), len(others)
 
+    def versions(self, messages: list[Message]) -> dict[int, tuple[int, int]]:
+        """alternatives() of each of `messages`, by id() of the message, with one tree."""
+        tree = self._history.tree()
+        out = {}
+        for msg in messages:
+            others = tree.alternatives(msg)
+            if len(others) > 1:
+                out[id(msg)] = (next((i + 1 for i, m in enumerate(others) if m is msg), 1),
+                                len(others))
+        return out
+
     def switch_alternative(self, msg: Message, step: int) -> Message | None:
         """Show the alternative `step` places from `msg` (-1 the one before, 1 the one after),
         continued as it was left; the alternative shown, or None when there is none there."""

@@ -187,6 +187,10 @@ class ChatSession:
         """(which, of how many) versions of this reply or question: the "2/3" beside it."""
         return self.engine.alternatives(message)
 
+    def versions(self, messages: list[Message]) -> dict[int, tuple[int, int]]:
+        """alternatives() for many messages at once, by id() of each: one walk of the tree."""
+        return self.engine.versions(messages)
+
     def switch_alternative(self, message: Message, step: int) -> Message | None:
         """Show another version (step -1 / 1) and the branch that follows it; None: none."""
         return self.engine.switch_alternative(message, step)

@@ -115,6 +115,46 @@ ACTIONS: tuple[Action, ...] = (
            palette=("Session cost", "会话开销"),
            palette_help=("Tokens, cache share and money of this session's requests ({key})",
                          "本会话请求的 token 数、缓存比例与费用（{key}）")),
+    Action("retry", "ctrl+r", ("Answer again", "重新回答"), slash="retry",
+           slash_text=("Answer the last question again; the reply it had stays as a version "
+                       "(< and > on it switch)",
+                       "重新回答最后一个问题；原回复保留为一个版本（在其上按 < 和 > 切换）"),
+           palette=("Answer the last question again", "重新回答最后一个问题"),
+           palette_help=("Regenerate the last reply; the old one is kept as a version ({key})",
+                         "重新生成最后一条回复；旧回复保留为一个版本（{key}）"), show=False),
+    Action("edit", slash="edit",
+           slash_text=("Edit your last message and resend it; the turns after it stay on a "
+                       "branch of their own",
+                       "编辑并重新发送你的最后一条消息；其后的对话保留在单独的分支上")),
+    Action("older_version", slash="older",
+           slash_text=("Show the previous version of the newest reply or message that has "
+                       "several", "显示最新一条有多个版本的回复或消息的上一个版本"),
+           palette=("Previous version of the reply", "回复的上一个版本"),
+           palette_help=("Switch the newest reply (or edited message) with versions to the "
+                         "one before ({key})", "把最新有多个版本的回复（或编辑过的消息）"
+                         "切换到上一个版本（{key}）")),
+    Action("newer_version", slash="newer",
+           slash_text=("Show the next version of the newest reply or message that has several",
+                       "显示最新一条有多个版本的回复或消息的下一个版本"),
+           palette=("Next version of the reply", "回复的下一个版本"),
+           palette_help=("Switch the newest reply (or edited message) with versions to the "
+                         "one after ({key})", "把最新有多个版本的回复（或编辑过的消息）"
+                         "切换到下一个版本（{key}）")),
+    Action("forget", slash="forget", arg="[undo]",
+           slash_text=("Take the last turn out of every later request (kept in the store and "
+                       "exports, shown dimmed); /forget undo brings it back",
+                       "把最后一轮对话从之后的所有请求中排除（仍保存在会话库和导出中，"
+                       "显示为灰色）；/forget undo 恢复"),
+           palette=("Exclude the last turn from requests", "从请求中排除最后一轮对话"),
+           palette_help=("Take the last turn out of what is sent; it stays stored ({key})",
+                         "不再发送最后一轮对话；它仍会保存（{key}）")),
+    Action("fork", slash="fork",
+           slash_text=("Fork the session into a new one from its last message (or, on a "
+                       "selected message, from there); this one stays as it is",
+                       "从最后一条消息（或选中的消息）把会话分叉为新会话；当前会话保持不变"),
+           palette=("Fork the session", "分叉会话"),
+           palette_help=("A new session holding this one up to its last message ({key})",
+                         "新会话，包含当前会话直到最后一条消息的内容（{key}）")),
     Action("send", "enter", ("Send the message (or run a /command)", "发送消息（或执行 /命令）"),
            bound=False, rebindable=False),
     Action("newline", "ctrl+j,alt+enter", ("New line in the message", "在消息中换行"),

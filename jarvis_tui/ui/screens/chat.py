@@ -33,7 +33,8 @@ from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import T as LT
 from jarvis_tui.ui.screens.chat_commands import explain
-from jarvis_tui.ui.screens.chat_tools import ChatTools
+from jarvis_tui.ui.screens.chat_branches import ChatBranches
+from jarvis_tui.ui.screens.chat_branches import T as BT
 from jarvis_tui.ui.screens.chat_tools import T as TT
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView
@@ -46,7 +47,7 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatTools):
+class ChatScreen(ChatBranches):
     BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "") -> None:
@@ -135,6 +136,7 @@ class ChatScreen(ChatTools):
         self.title = terminal_safe(session.title) or T(self.lang, "untitled")
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
+        self.mark_versions()
         self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
         self.query_one(SummaryPanel).set_compacting(False)
         self.query_one(TokenGauge).set_compacting(False)
@@ -233,8 +235,10 @@ class ChatScreen(ChatTools):
             return
         await self.send(parsed, event.prompt, typed=event.text)
 
-    async def send(self, text: str, prompt: PromptInput, typed: str | None = None) -> None:
-        """Send `text`; when it cannot go, what was typed goes back into the prompt."""
+    async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
+                   after: int | None = None) -> None:
+        """Send `text`; when it cannot go, what was typed goes back into the prompt. `after`:
+        the message it follows, for an edited question (a new branch from there)."""
         if self.sending is not None:
             prompt.restore(typed or text)
             self.app.notify(T(self.lang, "busy"), severity="warning", markup=False)
@@ -245,8 +249,13 @@ class ChatScreen(ChatTools):
             await self.say(problem, "error")
             return
         user = Message("user", text)
-        self.sending = user
         await self.query_one(Conversation).add_message(user)
+        self.start_round(user, after=after)
+
+    def start_round(self, question: Message, *, again: bool = False,
+                    after: int | None = None) -> None:
+        """Answer `question` (`again`: the stored last question, answered anew)."""
+        self.sending = question
         self.query_one(Conversation).anchor()
         self.set_status("status_compaction_wait" if self.compacting else "status_waiting")
         local = getattr(self.app, "local", None)
@@ -254,7 +263,7 @@ class ChatScreen(ChatTools):
             self.show_local_progress(local.seconds)
         self.update_gauge()
         self._usage_before_round = self.session.last_usage
-        self.run_reply(user)
+        self.run_reply(question, after, again)
 
     # -- the local demo model, while the app loads it -----------------------------------------
 
@@ -270,16 +279,19 @@ class ChatScreen(ChatTools):
             self.set_status("status_waiting" if self.sending is not None else None)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
-    async def run_reply(self, user: Message) -> None:
+    async def run_reply(self, user: Message, after: int | None = None,
+                        again: bool = False) -> None:
         session, cid = self.session, self.cid
         try:
             local = getattr(self.app, "local", None)
             if local is not None and await local.wait() is not None:
-                user.status = FAILED
+                if not again:  # a question answered again keeps the reply it had
+                    user.status = FAILED
                 self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
                                                  user_text=user.content))
                 return
-            async for event in session.stream_reply(user):
+            rounds = session.regenerate() if again else session.stream_reply(user, after)
+            async for event in rounds:
                 if isinstance(event, ev.Delta):
                     self.post_message(ue.ReplyChunk(cid, event.text))
                 elif isinstance(event, ev.Failed):
@@ -369,8 +381,10 @@ class ChatScreen(ChatTools):
         if self._retry_timer is not None:
             self._retry_timer.stop()
         self.query_one(Conversation).refresh_messages()
+        self.mark_versions()
         self._refresh_title()
         answered = self.sending is not None and final is not None
+        self.regenerating = None
         self.end_tools()
         self.sending = None
         self.set_status()
@@ -404,6 +418,13 @@ class ChatScreen(ChatTools):
             # The calls and results are stored: the message is not sent again, nothing to
             # restore.
             await self._end_reply(message.partial, (TT(lang, "stopped_tools"), "warning"))
+            return
+        if self.regenerating is not None and message.partial is None:
+            # The question keeps the reply it had (the engine shows its branch again).
+            error = describe(ev.Failed(message.error), lang) or message.error
+            await self._end_reply(None, *([(error, "error")] if message.error else []),
+                                  (BT(lang, "retry_failed"), "info"))
+            await self.show_branch()
             return
         if not message.saved:
             # Asked and answered: only the store failed. The reply stays on screen to copy.
