@@ -1,0 +1,180 @@
+"""Steering a conversation in the app, as a user does it: /retry, /older and /newer, /edit and
+resend, /forget and undo, /fork; each checked by what the next request to the fake server
+holds, and by what the store and the export keep."""
+
+from __future__ import annotations
+
+import json
+
+from jarvis_tui.core.store import Store
+from jarvis_tui.ui.screens.confirm import ConfirmScreen
+from tests.engine_helpers import summarising_replies
+from tests.ui.app_helpers import (make_app, notices, prompt, send_and_wait, type_and_send,
+                                  views, wait_for)
+
+SIZE = (110, 36)
+
+
+def sent(fake) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts of the last chat request, system message left out."""
+    return [m["content"] for m in fake.chat_requests[-1].body["messages"][1:]]
+
+
+async def command_and_wait(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
+    before = len(app.chat.session.engine.messages)
+    await type_and_send(pilot, text)
+    await wait_for(pilot, lambda: app.chat.sending is None
+                   and len(app.chat.session.engine.messages) >= before, text)
+    await pilot.pause()
+
+
+async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "first")
+        await send_and_wait(pilot, "second")
+        old = views(app)[-1].message
+        requests = len(fake_server.chat_requests)
+        await type_and_send(pilot, "/retry")
+        await wait_for(pilot, lambda: len(fake_server.chat_requests) > requests
+                       and app.chat.sending is None, "the second answer")
+        await pilot.pause()
+        # The same request as the one the first reply answered, byte for byte: cached.
+        assert fake_server.chat_requests[-1].body == fake_server.chat_requests[-2].body
+        shown = [v.message.content for v in views(app)]
+        assert shown[-1].startswith("Reply 3") and old.content not in shown
+        assert any("Answering the last question again" in n for n in notices(app))
+        assert app.chat.session.alternatives(views(app)[-1].message) == (2, 2)
+        # /older brings the first reply back, and the next question follows it.
+        await type_and_send(pilot, "/older")
+        await pilot.pause()
+        assert views(app)[-1].message is old
+        await send_and_wait(pilot, "third")
+        assert sent(fake_server)[-2:] == [old.content, "third"]
+        await type_and_send(pilot, "/older")
+        await pilot.pause()
+        assert any("no other versions" in n for n in notices(app)) or \
+            views(app)[-3].message is old
+    with Store(tmp_path / "sessions.db") as store:
+        contents = [m.content for m in store.messages(store.latest_conversation().id)]
+    assert old.content in contents and any(c.startswith("Reply 3") for c in contents)
+
+
+async def test_ctrl_r_answers_again(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "question")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: len(fake_server.chat_requests) == 2
+                       and app.chat.sending is None, "the second answer")
+        assert views(app)[-1].message.content.startswith("Reply 2")
+        assert len(views(app)) == 2
+
+
+async def test_edit_the_last_message_and_resend_starts_a_branch(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("one", "two", "three"):
+            await send_and_wait(pilot, text)
+        await type_and_send(pilot, "/edit")
+        await pilot.pause()
+        box = prompt(app)
+        assert box.text == "three"
+        edit_of = getattr(box, "edit_of", None)
+        three = app.chat.session.messages[-2]
+        if edit_of is None:  # the prompt's edit mode: the resend is the screen's own
+            await app.chat.resend(three.id, "three, better", box)
+        else:
+            assert edit_of == three.id
+            box.load_text("three, better")
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.sending is None
+                       and app.chat.session.messages[-1].role == "assistant"
+                       and "better" in app.chat.session.messages[-2].content, "the resend")
+        assert sent(fake_server) == ["one", "Reply 1: one", "two", "Reply 2: two",
+                                     "three, better"]
+        assert [v.message.content for v in views(app)][-2:] == [
+            "three, better", "Reply 4: three, better"]
+        assert any("new branch" in n for n in notices(app))
+    with Store(tmp_path / "sessions.db") as store:
+        cid = store.latest_conversation().id
+        data = store.export(cid)
+    assert len(data["messages"]) == 8  # nothing deleted
+    off = [m["content"] for m in data["messages"] if not m["on_branch_shown"]]
+    assert off == ["three", "Reply 3: three"]
+
+
+async def test_forget_takes_a_turn_out_and_undo_brings_it_back(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "keep me")
+        await send_and_wait(pilot, "a pasted mistake " * 30)
+        before = app.chat.session.usage().history
+        await type_and_send(pilot, "/forget")
+        await pilot.pause()
+        assert app.chat.session.usage().history < before
+        assert any("taken out of every request" in n for n in notices(app))
+        assert [v.message.excluded for v in views(app)] == [False, False, True, True]
+        await send_and_wait(pilot, "next")
+        assert not any("mistake" in t for t in sent(fake_server))
+        assert "keep me" in sent(fake_server)
+        await type_and_send(pilot, "/forget")  # the last turn now is "next": taken out too
+        await pilot.pause()
+        await type_and_send(pilot, "/forget undo")
+        await pilot.pause()
+        await type_and_send(pilot, "/forget undo")
+        await pilot.pause()
+        await send_and_wait(pilot, "and now")
+        assert any("mistake" in t for t in sent(fake_server)) and "next" in sent(fake_server)
+        await app.chat.run_command("export", str(tmp_path / "out.json"))
+        await pilot.pause()
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert [m["excluded"] for m in data["messages"]].count(True) == 0
+    assert len(data["messages"]) == 8
+
+
+async def test_fork_opens_a_new_session_titled_by_where_it_came_from(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "plan the trip")
+        await send_and_wait(pilot, "by train")
+        first = app.chat.session.id
+        await type_and_send(pilot, "/fork")
+        await pilot.pause()
+        assert app.chat.session.id != first
+        assert "fork from" in app.chat.title and "Reply 2" in app.chat.title
+        assert any("Forked into a new session" in n for n in notices(app))
+        assert [v.message.content for v in views(app)][:2] == ["plan the trip",
+                                                               "Reply 1: plan the trip"]
+        await send_and_wait(pilot, "by plane instead")
+        assert sent(fake_server)[-3:] == ["by train", "Reply 2: by train", "by plane instead"]
+    with Store(tmp_path / "sessions.db") as store:
+        assert len(store.messages(first)) == 4  # the old session is as it was
+
+
+async def test_editing_a_summarised_message_offers_a_fork(fake_server, tmp_path):
+    summarising_replies(fake_server, chat_words=60)
+    app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                   system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "the very first question")
+        for i in range(12):
+            if app.chat.session.summary is not None:
+                break
+            await send_and_wait(pilot, f"question {i}: " + "explain the window " * 20)
+        await wait_for(pilot, lambda: app.chat.session.summary is not None
+                       and not app.chat.compacting, "a summary")
+        first = app.chat.session.messages[0]
+        assert first.covered
+        old_id = app.chat.session.id
+        # As Enter does with the prompt editing that message (e on it, in message mode).
+        await app.chat.resend(first.id, "the very first question, edited", prompt(app))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.session.id != old_id, "the fork")
+        await pilot.pause()
+        assert prompt(app).text == "the very first question, edited"
+        assert any("Forked before the message you are editing" in n for n in notices(app))
+        assert app.chat.session.messages == []
+        await send_and_wait(pilot, prompt(app).text)
+        assert sent(fake_server) == ["the very first question, edited"]
