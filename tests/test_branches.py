@@ -233,3 +233,18 @@ def test_a_store_from_before_branches_reads_as_one_branch(tmp_path):
         data = store.export(conv.id)
     assert all(m["on_branch_shown"] for m in data["messages"])
     json.dumps(data)
+
+
+async def test_retry_after_a_failed_round_asks_the_question_again(fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "first")
+    fake_server.faults.append(("status", 400, {}, {"error": {"message": "bad request",
+                                                             "type": "invalid_request_error"}}))
+    events = await send(engine, "second")
+    assert isinstance(final(events), ev.Failed) and engine.messages[-1].status == "failed"
+    events = await regenerate(engine)
+    assert isinstance(final(events), ev.Finished)
+    assert texts(fake_server.chat_requests[-1]) == ["first", "Reply 1: first", "second"]
+    assert [m.status for m in engine.messages] == ["complete"] * 4
+    assert engine.alternatives(engine.messages[-1]) == (1, 1)
+    await engine.provider.aclose()

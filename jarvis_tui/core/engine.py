@@ -703,8 +703,14 @@ class Engine(Branches):
                 if user is None or user.covered:
                     yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE)
                     return
-                self._back_to = self.head_id
-                self.show_branch(user.id)
+                if user.status == FAILED:
+                    # Asked before and never answered (the server was down): ask again.
+                    user.status = COMPLETE
+                    self.store.update_message(user)
+                    self._history.changed()
+                if self.head_id != user.id:
+                    self._back_to = self.head_id
+                    self.show_branch(user.id)
             else:
                 async with aclosing(self._saving_question(user)) as saving:
                     async for event in saving:

@@ -57,9 +57,10 @@ class Branches:
         self.calibration.forget_anchor()
 
     def last_question(self) -> Message | None:
-        """The newest user message shown that was not withdrawn: what /retry answers again."""
+        """The newest stored user message shown: what /retry answers again (one whose round
+        failed is asked again)."""
         return next((m for m in reversed(self._history.all)
-                     if m.role == "user" and m.id is not None and m.status != "failed"), None)
+                     if m.role == "user" and m.id is not None), None)
 
     def show_branch(self, message_id: int) -> None:
         """Show the branch ending at `message_id` (stored, so the next start shows it too)."""
