@@ -21,6 +21,7 @@ from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import tools_weight
+from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
 from jarvis_tui.core.summary_size import SummarySize, summary_size
@@ -164,6 +165,14 @@ class ChatSession:
             return self.engine.unsaved
         replies = [m for m in self.messages if m.role == "assistant" and m.content]
         return replies[-1] if replies else None
+
+    def sent_prompts(self, across: bool) -> list[HistoryEntry]:
+        """What the user sent, newest first, for the prompt's Up and Down: in this session
+        (each with its message id, so the newest can be edited), or in every stored session
+        (`across`; raises StoreError)."""
+        if across:
+            return [HistoryEntry(text) for text in self.store.sent_prompts(None, HISTORY_LIMIT)]
+        return entries_of(self.messages)
 
     def last_pinnable(self) -> Message | None:
         candidates = [m for m in self.messages if m.status != FAILED]

@@ -699,6 +699,30 @@ class Store:
                 (msg.id, msg.id, valid_unicode(text)))
             self._touch(db, row[0])
 
+    def sent_prompts(self, conv_id: int | None, limit: int = 500) -> list[str]:
+        """What the user sent in `conv_id` (None: in every session), newest first, for the
+        prompt's history: blank messages left out, one sent again right after itself listed
+        once (as a shell keeps its history)."""
+        if conv_id is not None and not _storable(conv_id):
+            return []
+        if conv_id is None:
+            query = ("SELECT content FROM messages WHERE role = 'user' "
+                     "ORDER BY created_at DESC, id DESC")
+            args: tuple[int, ...] = ()
+        else:
+            query = ("SELECT content FROM messages WHERE role = 'user' AND conversation_id = ? "
+                     "ORDER BY seq DESC")
+            args = (conv_id,)
+        texts: list[str] = []
+        with self._guard("read"):
+            # Read row by row: the limit counts what is listed, after blanks and repeats.
+            for (text,) in self._db.execute(query, args):
+                if len(texts) >= limit:
+                    break
+                if text.strip() and (not texts or texts[-1] != text):
+                    texts.append(text)
+        return texts
+
     def session_lock(self, conv_id: int) -> SessionLock:
         """The lock that keeps one round at a time on a session, across processes."""
         return SessionLock(self.path, conv_id)

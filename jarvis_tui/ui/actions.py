@@ -159,6 +159,21 @@ ACTIONS: tuple[Action, ...] = (
            bound=False, rebindable=False),
     Action("newline", "ctrl+j,alt+enter", ("New line in the message", "在消息中换行"),
            bound=False, rebindable=False),
+    # Up / Down move the cursor inside a message of several rows; only at its first / last row
+    # do they walk the history (the prompt's own keys, like Enter).
+    Action("history_back", "up", ("On the first row: the message sent before (this session)",
+                                  "在第一行时：上一条发送过的消息（本会话）"),
+           bound=False, rebindable=False),
+    Action("history_forward", "down", ("On the last row: the next message sent, then your "
+                                       "draft again",
+                                       "在最后一行时：下一条发送过的消息，最后回到你的草稿"),
+           bound=False, rebindable=False),
+    Action("history_back_all", "alt+up", ("The message sent before, in any session",
+                                          "上一条发送过的消息（全部会话）"),
+           bound=False, rebindable=False),
+    Action("history_forward_all", "alt+down", ("The next message sent, in any session",
+                                               "下一条发送过的消息（全部会话）"),
+           bound=False, rebindable=False),
     Action("tab", "tab", ("Move focus (to scroll the conversation with the arrow keys)",
                           "切换焦点（用方向键滚动对话）"), bound=False, rebindable=False),
     Action("copy_selection", "ctrl+c", ("Copy the text selected with the mouse",

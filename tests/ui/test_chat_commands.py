@@ -79,7 +79,11 @@ async def test_help_lists_keys_and_commands(fake_server, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
+        # Taller than the screen: the commands below the keys are reached by scrolling.
         text = screen_text(app)
+        await pilot.press("end")
+        await pilot.pause()
+        text += screen_text(app)
         for needle in ("/compact", "/pin", "/export", "/new", "/cost", "Summary", "Settings",
                        "Ctrl+J", "F2"):
             assert needle in text, needle

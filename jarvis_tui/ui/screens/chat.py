@@ -22,6 +22,7 @@ from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
@@ -79,7 +80,10 @@ class ChatScreen(ChatBranches):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
-                yield PromptInput(id="prompt", placeholder=T(lang, "placeholder"))
+                yield Static("", id="history", markup=False)
+                prompt = PromptInput(id="prompt", placeholder=T(lang, "placeholder"))
+                prompt.history_source = self.sent_prompts
+                yield prompt
                 yield Static("", id="status", markup=False)
             with Vertical(id="sidebar"):
                 yield TokenGauge(id="gauge")
@@ -131,6 +135,7 @@ class ChatScreen(ChatBranches):
         session = self.session
         self.reply_view = self.sending = None
         self._tools_init()
+        self.query_one(PromptInput).cancel_walk()  # its entries were the other session's
         self.compacting = False
         self.previewing = None
         self.title = terminal_safe(session.title) or T(self.lang, "untitled")
@@ -222,6 +227,21 @@ class ChatScreen(ChatBranches):
 
     # -- sending --------------------------------------------------------------------------
 
+    def sent_prompts(self, across: bool) -> list[HistoryEntry]:
+        """The prompt's history: this session's messages, or (`across`) every session's."""
+        try:
+            return self.session.sent_prompts(across)
+        except StoreError as err:
+            self.app.notify(explain(err), severity="warning", markup=False)
+            return []
+
+    @on(PromptInput.Walked)
+    def _walked(self, event: PromptInput.Walked) -> None:
+        line = self.query_one("#history", Static)
+        line.update(event.line)
+        line.set_class(event.editing, "editing")
+        line.display = bool(event.line)
+
     @on(PromptInput.Submitted)
     async def _submitted(self, event: PromptInput.Submitted) -> None:
         try:
@@ -232,6 +252,9 @@ class ChatScreen(ChatBranches):
             return
         if isinstance(parsed, Command):
             await self.run_command(parsed.action, parsed.arg)
+            return
+        if event.edit_of is not None:
+            await self.resend(event.edit_of, parsed, event.prompt)
             return
         await self.send(parsed, event.prompt, typed=event.text)
 

@@ -242,6 +242,13 @@ class ChatBranches(ChatTools):
             prompt.restore(text)
             self._offer_fork_to_edit(old, text)
             return
+        if self.sending is not None:
+            prompt.restore(text)
+            await self.say(self._say_b("edit_busy"), "info")
+            return
+        if text == old.content and old is self.session.last_question():
+            await self.action_retry()  # the same question again: a new answer, one question
+            return
         shown = self.session.messages
         at = next(i for i, m in enumerate(shown) if m is old)
         await self.query_one(Conversation).show(shown[:at])

@@ -1,17 +1,25 @@
 """The prompt: a multi-line TextArea where Enter sends and Ctrl+J (or Alt+Enter, or Shift+Enter
-where the terminal reports it) inserts a new line."""
+where the terminal reports it) inserts a new line. Up on its first row and Down on its last walk
+the messages sent before, as a shell's history does (Alt+Up / Alt+Down: those of every session)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+from jarvis_tui.ui.widgets.history_walk import HistoryWalk
 
 T = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})
 NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
+# key -> (across sessions, towards older entries)
+WALK_KEYS = {"up": (False, True), "down": (False, False),
+             "alt+up": (True, True), "alt+down": (True, False)}
 
 
 class PromptInput(TextArea):
@@ -25,38 +33,138 @@ class PromptInput(TextArea):
     BINDINGS = [Binding("enter", "submit", "Send", show=True)]
 
     class Submitted(Message):
-        def __init__(self, prompt: PromptInput, text: str) -> None:
+        def __init__(self, prompt: PromptInput, text: str, edit_of: int | None = None) -> None:
             super().__init__()
             self.prompt = prompt
             self.text = text
+            self.edit_of = edit_of  # the message this text is an edit of; None: a new message
+
+    class Walked(Message):
+        """The history walk moved, began or ended: `line` says where it is ("" when over)."""
+
+        def __init__(self, prompt: PromptInput, line: str, editing: bool) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.line = line
+            self.editing = editing
 
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=False, **kwargs)
         translate_bindings(self, ui_language(self.app), T)
+        # Given by the screen: the sent messages, newest first, of this session (False) or of
+        # every session (True). None: no history to walk.
+        self.history_source: Callable[[bool], list[HistoryEntry]] | None = None
+        self._walk: HistoryWalk | None = None
+
+    @property
+    def walking(self) -> bool:
+        """An entry of the history (or a message loaded to edit) is shown, not the draft."""
+        return self._walk is not None
+
+    @property
+    def edit_of(self) -> int | None:
+        """The message an Enter now resends edited, or None for a new message."""
+        return self._walk.edit_of if self._walk is not None else None
+
+    @property
+    def history_line(self) -> str:
+        return self._walk.line(ui_language(self.app)) if self._walk is not None else ""
 
     def on_key(self, event: events.Key) -> None:
         # Public handlers run before the base class's own (Textual walks the classes in order);
-        # prevent_default keeps TextArea from also inserting the key.
+        # prevent_default keeps TextArea from also inserting the key, and stop keeps the key
+        # from the bindings (TextArea's cursor keys, the screen's Esc).
         if event.key == "enter":
-            event.stop()
-            event.prevent_default()
             self.action_submit()
         elif event.key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
             self.insert("\n")
+        elif not (event.key == "escape" and self.cancel_walk()
+                  or event.key in WALK_KEYS and self._walk_key(event.key)):
+            return
+        event.stop()
+        event.prevent_default()
+
+    def _walk_key(self, key: str) -> bool:
+        """Up / Down at the edge of the text walk the history; inside a message of several
+        rows they move the cursor, as in any editor (False: the key is TextArea's)."""
+        across, older = WALK_KEYS[key]
+        if not across:
+            here = self.cursor_location
+            edge = (self.navigator.is_first_wrapped_line(here) if older
+                    else self.navigator.is_last_wrapped_line(here))
+            if not edge:
+                return False
+        walk = self._walk
+        if walk is None:
+            entries = self._entries(across) if older else []
+            if not entries:
+                return False
+            walk = HistoryWalk(self.text, entries, across)
+        elif walk.across != across or walk.what is not None:
+            entries = self._entries(across)
+            if not entries:
+                return True  # nothing there: the entry shown stays
+            walk.switch(entries, across, self.text)
+        else:
+            walk.keep(self.text)
+        index = walk.index + (1 if older else -1)
+        if index < 0:
+            self._walk = walk
+            self.cancel_walk()
+        elif index < len(walk.entries):  # past the oldest, it stays there, as a shell does
+            walk.index = index
+            self._walk = walk
+            self._show(walk.text, at_end=older)
+        return True
+
+    def _entries(self, across: bool) -> list[HistoryEntry]:
+        return self.history_source(across) if self.history_source is not None else []
+
+    def _show(self, text: str, *, at_end: bool) -> None:
+        # Older entries open at their end, newer ones at the end of their first row, so that
+        # the next Up / Down walks a message of several rows line by line before leaving it
+        # (prompt_toolkit's shells do the same).
+        self.load_text(text)
+        self.move_cursor(self.document.end if at_end
+                         else (0, len(self.document.get_line(0))))
+        self._walked()
+
+    def _walked(self) -> None:
+        self.post_message(self.Walked(self, self.history_line, self.edit_of is not None))
+
+    def start_edit(self, message_id: int, text: str, what: str) -> None:
+        """Load a message to edit and resend (`what` names it on the line above, as in
+        "message of 14:02"); Esc gives the draft back."""
+        draft = self._walk.draft if self._walk is not None else self.text
+        self._walk = HistoryWalk(draft, [HistoryEntry(text, message_id)], across=False,
+                                 index=0, what=what)
+        self._show(text, at_end=True)
+
+    def cancel_walk(self) -> bool:
+        """Back to the draft the walk began from, as it was; False when not walking."""
+        walk, self._walk = self._walk, None
+        if walk is None:
+            return False
+        self._show(walk.draft, at_end=True)
+        return True
 
     def action_submit(self) -> None:
         """Take the text out now, in key order, so keys typed after Enter stay for the next
         message; whoever cannot use it puts it back with restore()."""
         text = self.text
         if text.strip():
+            edit_of = self.edit_of
+            if self._walk is not None:  # sent: the next walk starts afresh from a new draft
+                self._walk = None
+                self._walked()
             self.clear()
-            self.post_message(self.Submitted(self, text))
+            self.post_message(self.Submitted(self, text, edit_of))
 
     def restore(self, text: str) -> None:
-        """Put text the server did not take back, ahead of anything typed since."""
+        """Put text the server did not take back, ahead of anything typed since (a walk
+        through the history first gives its draft back, so nothing typed is lost)."""
+        self.cancel_walk()
         current = self.text
         self.load_text(text if not current.strip() else f"{text}\n{current}")
         self.move_cursor(self.document.end)
