@@ -50,7 +50,7 @@ def stale(proposal: CompactionProposal, conversation_id: int, summary_id: int | 
         if now is None or now.status == FAILED:
             return (f"message {old.id} it would fold in is no longer in the session; run "
                     "/compact again")
-        if now.covered or now.pinned:
+        if now.covered or now.pinned or now.excluded:
             return (f"message {old.id} it would fold in is already summarised or pinned; run "
                     "/compact again")
     return None

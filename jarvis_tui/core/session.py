@@ -147,8 +147,12 @@ class ChatSession:
     def summary_size(self) -> SummarySize | None:
         """The summary and its ledger against their budgets, and what the newest compaction
         added; None without a summary or when the store cannot be read now."""
+        shown = self.summary
+        if shown is None:
+            return None
         try:
-            summaries = self.store.summaries(self.id)
+            # Up to the branch's own: a later one may be another branch's.
+            summaries = [s for s in self.store.summaries(self.id) if s.id <= shown.id]
         except StoreError:
             return None
         return summary_size(summaries, self.engine.counter, self.engine.summary_max_tokens,
