@@ -318,9 +318,14 @@ class ChatScreen(ChatTools):
         if self.sending is not None:
             self.workers.cancel_group(self, "chat")
 
+    def action_tab(self) -> None:
+        self.query_one(Conversation).focus()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.sending is not None  # Esc shows in the footer only while it can act
+        if action == "tab":
+            return isinstance(self.focused, PromptInput)  # elsewhere, Textual's focus_next
         return True
 
     # -- engine events --------------------------------------------------------------------
