@@ -13,7 +13,14 @@ from textual.command import CommandList
 from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.ui.actions import ACTIONS, REBINDABLE, help_keys, key_name, palette_entries
+from jarvis_tui.ui.actions import (
+    ACTIONS,
+    REBINDABLE,
+    help_keys,
+    key_name,
+    keys_problem,
+    palette_entries,
+)
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.widgets.conversation import Conversation
@@ -139,3 +146,16 @@ def test_readme_lists_the_actions_that_can_be_rebound():
         assert keys == key_name(action.keys), action_id
         assert key_name(action.keys) in defaults
 
+
+
+def test_message_keys_may_be_letters_but_not_taken_twice_in_their_scope():
+    assert keys_problem({"copy_code": "y"}) is None
+    assert keys_problem({"copy_code": "f2"}) is None  # the screen's F2 waits behind the focus
+    assert keys_problem({"copy_code": "down"}) == (
+        '[keys] copy_code = "down": down would run both select_message and copy_code; give one '
+        "of them another key")
+    assert keys_problem({"copy_code": "ctrl+home"}) == (
+        '[keys] copy_code = "ctrl+home": ctrl+home runs oldest everywhere, on a selected message '
+        "too; pick another key")
+    assert keys_problem({"summary": "y"}).startswith(
+        "[keys] summary = \"y\": 'y' types a character into the prompt")
