@@ -32,7 +32,8 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
-from jarvis_tui.core.engine_branches import COVERED_REGENERATE, NO_REGENERATE, Branches
+from jarvis_tui.core.engine_branches import (COVERED_REGENERATE, NO_REGENERATE, NOT_SHOWN,
+                                             Branches)
 from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
@@ -678,14 +679,16 @@ class Engine(Branches):
             async for event in turn:
                 yield event
 
-    async def regenerate(self) -> AsyncIterator[ev.Event]:
-        """Answer the last question again. The reply it had stays as an alternative on a branch
-        of its own; the request is the one that reply was written for, byte for byte."""
-        async with aclosing(self._turn(None)) as turn:
+    async def regenerate(self, question: Message | None = None) -> AsyncIterator[ev.Event]:
+        """Answer the last question (or `question`, one shown) again. The reply it had, and
+        anything after it, stays on a branch of its own; for the last question, the request is
+        the one that reply was written for, byte for byte."""
+        async with aclosing(self._turn(question, again=True)) as turn:
             async for event in turn:
                 yield event
 
-    async def _turn(self, user: Message | None) -> AsyncIterator[ev.Event]:
+    async def _turn(self, user: Message | None, *, again: bool = False
+                    ) -> AsyncIterator[ev.Event]:
         async with aclosing(self._waiting_for_session()) as waiting:
             async for event in waiting:
                 yield event
@@ -698,8 +701,11 @@ class Engine(Branches):
             self.guard.new_turn()
             self.replies.save_unsaved()
             self._answer_interrupted()
-            if user is None:
-                user = self.last_question()
+            if again:
+                if user is not None and not any(m is user for m in self.messages):
+                    yield ev.Failed(NOT_SHOWN)
+                    return
+                user = user or self.last_question()
                 if user is None or user.covered:
                     yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE)
                     return
@@ -721,6 +727,7 @@ class Engine(Branches):
                 # aclosing: when the caller stops listening (Esc), the round is closed at once,
                 # so the partial reply is stored now rather than whenever the generator is
                 # collected.
+                assert user is not None
                 async with aclosing(self._round(user)) as round_events:
                     async for event in round_events:
                         yield event

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 NO_REGENERATE = "there is no question to answer again yet"
 COVERED_REGENERATE = ("the last question is folded into the summary; fork the session from it "
                       "to answer it again")
+NOT_SHOWN = "that question is not on the branch shown any more"
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 

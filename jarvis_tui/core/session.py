@@ -189,9 +189,10 @@ class ChatSession:
 
     # -- branches: regenerate, edit, alternatives, exclude, fork ------------------------------
 
-    def regenerate(self) -> AsyncIterator[ev.Event]:
-        """/retry: answer the last question again; its reply stays as an alternative."""
-        return self.engine.regenerate()
+    def regenerate(self, question: Message | None = None) -> AsyncIterator[ev.Event]:
+        """/retry: answer the last question (or `question`) again; its reply, and what came
+        after it, stay on a branch of their own."""
+        return self.engine.regenerate(question)
 
     def last_question(self) -> Message | None:
         return self.engine.last_question()

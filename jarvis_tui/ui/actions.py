@@ -6,6 +6,11 @@ F1 help screen are all made from ACTIONS, so a command cannot be listed in one a
 another. Each action runs the chat screen's `action_<id>` method, with the typed argument when it
 has an argument hint. Entries without a binding of ours (Enter, Ctrl+J ...) are the prompt's or
 Textual's own keys, listed so the help screen shows them too.
+
+An action of `scope="message"` acts on one message: its keys are bound on the conversation, so
+they work only while it has the focus (Tab) and one message is selected there, and may be plain
+letters, as the prompt does not see them. It still runs the chat screen's `action_<id>`, which
+takes the selected message, or the newest that fits when run as a /command or from the palette.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Action:
     bound: bool = True  # False: the key is the prompt's or Textual's, we only describe it
     rebindable: bool = True
     textual_action: str = ""  # what the binding runs, when not this screen's action_<id>
+    scope: str = "screen"  # "message": bound on the conversation, for its selected message
 
 
 ACTIONS: tuple[Action, ...] = (
@@ -122,25 +128,31 @@ ACTIONS: tuple[Action, ...] = (
            palette=("Answer the last question again", "重新回答最后一个问题"),
            palette_help=("Regenerate the last reply; the old one is kept as a version ({key})",
                          "重新生成最后一条回复；旧回复保留为一个版本（{key}）"), show=False),
-    Action("edit", slash="edit",
+    Action("retry_message", "r", ("Answer again", "重新回答"), scope="message"),
+    Action("edit", "e", ("Edit", "编辑"), slash="edit", scope="message",
            slash_text=("Edit your last message and resend it; the turns after it stay on a "
                        "branch of their own",
                        "编辑并重新发送你的最后一条消息；其后的对话保留在单独的分支上")),
-    Action("older_version", slash="older",
+    # Not in the Footer, which is full: the "‹ 2/3 ›" beside a message with versions, the
+    # palette and F1 name them.
+    Action("older_version", "less_than_sign", ("Previous version", "上一个版本"),
+           scope="message", show=False, slash="older",
            slash_text=("Show the previous version of the newest reply or message that has "
                        "several", "显示最新一条有多个版本的回复或消息的上一个版本"),
            palette=("Previous version of the reply", "回复的上一个版本"),
            palette_help=("Switch the newest reply (or edited message) with versions to the "
                          "one before ({key})", "把最新有多个版本的回复（或编辑过的消息）"
                          "切换到上一个版本（{key}）")),
-    Action("newer_version", slash="newer",
+    Action("newer_version", "greater_than_sign", ("Next version", "下一个版本"),
+           scope="message", show=False, slash="newer",
            slash_text=("Show the next version of the newest reply or message that has several",
                        "显示最新一条有多个版本的回复或消息的下一个版本"),
            palette=("Next version of the reply", "回复的下一个版本"),
            palette_help=("Switch the newest reply (or edited message) with versions to the "
                          "one after ({key})", "把最新有多个版本的回复（或编辑过的消息）"
                          "切换到下一个版本（{key}）")),
-    Action("forget", slash="forget", arg="[undo]",
+    Action("forget", "x", ("Exclude / include", "排除 / 恢复"),
+           scope="message", slash="forget", arg="[undo]",
            slash_text=("Take the last turn out of every later request (kept in the store and "
                        "exports, shown dimmed); /forget undo brings it back",
                        "把最后一轮对话从之后的所有请求中排除（仍保存在会话库和导出中，"
@@ -148,7 +160,8 @@ ACTIONS: tuple[Action, ...] = (
            palette=("Exclude the last turn from requests", "从请求中排除最后一轮对话"),
            palette_help=("Take the last turn out of what is sent; it stays stored ({key})",
                          "不再发送最后一轮对话；它仍会保存（{key}）")),
-    Action("fork", slash="fork",
+    Action("fork", "f", ("Fork", "分叉"), scope="message",
+           slash="fork",
            slash_text=("Fork the session into a new one from its last message (or, on a "
                        "selected message, from there); this one stays as it is",
                        "从最后一条消息（或选中的消息）把会话分叉为新会话；当前会话保持不变"),
@@ -174,13 +187,35 @@ ACTIONS: tuple[Action, ...] = (
     Action("history_forward_all", "alt+down", ("The next message sent, in any session",
                                                "下一条发送过的消息（全部会话）"),
            bound=False, rebindable=False),
-    Action("tab", "tab", ("Move focus (to scroll the conversation with the arrow keys)",
-                          "切换焦点（用方向键滚动对话）"), bound=False, rebindable=False),
+    # From the prompt to the conversation (its sidebar is next in the focus chain); elsewhere
+    # the screen lets Textual move the focus on.
+    Action("tab", "tab", ("From the prompt to the conversation, to select a message there",
+                          "从输入框进入对话，以便选中一条消息"),
+           show=False, rebindable=False),
     Action("copy_selection", "ctrl+c", ("Copy the text selected with the mouse",
                                         "复制用鼠标选中的文字"), bound=False, rebindable=False),
     Action("palette", "ctrl+p", ("Command palette: settings, summary, sessions, themes",
                                  "命令面板：设置、摘要、会话、主题"),
            bound=False, rebindable=False),
+    # The conversation's own keys while it has the focus (widgets/message_cursor.py).
+    Action("select_message", "up,down", ("Select the previous / next message",
+                                         "选中上一条 / 下一条消息"),
+           bound=False, rebindable=False, scope="message"),
+    Action("select_end", "home,end", ("Select the first / last loaded message",
+                                      "选中已加载的第一条 / 最后一条消息"),
+           bound=False, rebindable=False, scope="message"),
+    Action("scroll_page", "pageup,pagedown", ("Scroll the conversation a page", "对话滚动一页"),
+           bound=False, rebindable=False, scope="message"),
+    Action("back_to_prompt", "escape,tab", ("Back to the prompt", "回到输入框"),
+           bound=False, rebindable=False, scope="message"),
+    Action("copy_code", "c", ("Copy code", "复制代码"), slash="code",
+           slash_text=("Copy a code block of the last reply (a list when it has several)",
+                       "复制最后一条回复中的代码块（有多个时先列出供选择）"),
+           palette=("Copy a code block", "复制代码块"),
+           palette_help=("Copy a code block of the selected message, else of the last reply "
+                         "({key} on a selected message)",
+                         "复制选中消息的代码块，没有选中时取最后一条回复（选中消息时按 {key}）"),
+           scope="message"),
 )
 
 BY_ID = {a.id: a for a in ACTIONS}
@@ -206,7 +241,15 @@ def bindings() -> list[Binding]:
     """ChatScreen.BINDINGS: each with the action's id, so a [keys] keymap can move it."""
     return [Binding(a.keys, a.textual_action or a.id, a.key_text[0] if a.key_text else a.id,
                     show=a.show, priority=a.priority, id=a.id)
-            for a in ACTIONS if a.bound and a.keys]
+            for a in ACTIONS if a.bound and a.keys and a.scope == "screen"]
+
+
+def message_bindings() -> list[Binding]:
+    """The conversation's bindings for the message-scope actions: they run the screen's
+    action_<id> (the one their /command runs), with the ids a [keys] keymap moves."""
+    return [Binding(a.keys, f"screen.{a.id}", a.key_text[0] if a.key_text else a.id,
+                    show=a.show, id=a.id)
+            for a in ACTIONS if a.bound and a.keys and a.scope == "message"]
 
 
 def keymap(table: dict[str, str]) -> dict[str, str]:
@@ -221,7 +264,8 @@ def keys_of(action: Action, keymap: dict[str, str]) -> str:
 
 def key_name(key: str) -> str:
     """"ctrl+n" → "Ctrl+N", "f1" → "F1", "escape" → "Esc": as keys are printed on keyboards."""
-    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn"}
+    names = {"escape": "Esc", "pageup": "PgUp", "pagedown": "PgDn", "less_than_sign": "<",
+             "greater_than_sign": ">"}
 
     def part(p: str) -> str:
         return names.get(p, p.upper() if p[:1] == "f" and p[1:].isdigit() else p.capitalize())
@@ -229,10 +273,10 @@ def key_name(key: str) -> str:
     return " / ".join("+".join(part(p) for p in one.split("+")) for one in key.split(","))
 
 
-def help_keys(lang: str, keymap: dict[str, str]) -> list[tuple[str, str]]:
-    """The F1 screen's key rows: every action with a key, as it is bound now."""
+def help_keys(lang: str, keymap: dict[str, str], scope: str = "screen") -> list[tuple[str, str]]:
+    """The F1 screen's key rows of one scope: every action with a key, as it is bound now."""
     return [(key_name(keys_of(a, keymap)), _say(a.key_text, lang))
-            for a in ACTIONS if a.keys and a.key_text]
+            for a in ACTIONS if a.keys and a.key_text and a.scope == scope]
 
 
 def help_commands(lang: str) -> list[tuple[str, str]]:
@@ -281,9 +325,25 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _split(keys: str) -> list[str]:
+    return [k for k in (k.strip() for k in keys.split(",")) if k]
+
+
+# The prompt's own keys: they act only while it has the focus, never on a selected message.
+PROMPT_ONLY = frozenset({"send", "newline", "history_back", "history_forward", "history_back_all",
+                         "history_forward_all"})
+
+
+def _everywhere(key: str, keymap: dict[str, str]) -> Action | None:
+    """The screen action that takes `key` even while the conversation has the focus: a
+    priority binding runs before the focused widget's, and the fixed keys stay what they are."""
+    return next((a for a in ACTIONS if a.scope == "screen" and (a.priority or not a.rebindable)
+                 and a.id not in PROMPT_ONLY and key in _split(keys_of(a, keymap))), None)
+
+
 def keys_problem(keymap: dict[str, str]) -> str | None:
     """The first problem of a [keys] table in one line (an unknown action or key name, a key
-    given to two actions), or None when every line can be used."""
+    given to two actions of one scope), or None when every line can be used."""
     for action_id, keys in keymap.items():
         line = f"[keys] {action_id} = {_quoted(keys)}"
         if action_id not in BY_ID or not BY_ID[action_id].bound or not BY_ID[action_id].keys:
@@ -291,21 +351,31 @@ def keys_problem(keymap: dict[str, str]) -> str | None:
             hint = f"did you mean '{close[0]}'?" if close else "actions: " + ", ".join(
                 REBINDABLE)
             return f"{line}: unknown action '{action_id}'; {hint}"
-        if not BY_ID[action_id].rebindable:
-            fixed = BY_ID[action_id].keys
-            return f"{line}: {action_id} keeps its key {fixed}; it cannot be rebound"
+        action = BY_ID[action_id]
+        if not action.rebindable:
+            return f"{line}: {action_id} keeps its key {action.keys}; it cannot be rebound"
         for key in (k.strip() for k in keys.split(",")):
             if not _known_key(key):
                 return f"{line}: unknown key name '{key}'; {KEY_FORM}"
+            if action.scope == "message":
+                # The conversation has the focus then, not the prompt: letters are free.
+                holder = _everywhere(key, keymap)
+                if holder is not None:
+                    return (f"{line}: {key} runs {holder.id} everywhere, on a selected "
+                            "message too; pick another key")
+                continue
             if key_to_character(key) is not None or key.startswith("shift+") and len(key) == 7:
                 return (f"{line}: '{key}' types a character into the prompt; give it ctrl+ "
                         "or alt+, or use an F key")
-            if key in _prompt_keys() and not BY_ID[action_id].priority:
+            if key in _prompt_keys() and not action.priority:
                 return (f"{line}: the prompt, which has the focus, uses {key} itself; "
                         "pick another key")
-    owner: dict[str, str] = {}
+    # A message key may shadow a screen key while the conversation has the focus (Esc goes
+    # back to the prompt there, instead of stopping a reply): only one scope's keys must differ.
+    owners: dict[str, dict[str, str]] = {}
     for action in ACTIONS:
-        for key in filter(None, (k.strip() for k in keys_of(action, keymap).split(","))):
+        owner = owners.setdefault(action.scope, {})
+        for key in _split(keys_of(action, keymap)):
             if key in owner:
                 first, second = owner[key], action.id
                 rebound = second if second in keymap else first

@@ -19,6 +19,7 @@ from jarvis_tui.core.store import Store, StoreError
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.actions import keymap, palette_entries
 from jarvis_tui.ui.app_texts import T
+from jarvis_tui.ui.clipboard import copy_file_path
 from jarvis_tui.ui.i18n import resolve_language
 from jarvis_tui.ui.local_model import LocalModel
 from jarvis_tui.ui.local_model import T as LT
@@ -38,7 +39,8 @@ class JarvisApp(App[None]):
                  provider_factory: ProviderFactory = make_provider,
                  theme_dirs: list[Path] | None = None, warnings: list[str] | None = None,
                  local_server: LocalServer | None = None, first_run: bool = False,
-                 window_given: bool = False, hub_factory: HubFactory = make_hub) -> None:
+                 window_given: bool = False, hub_factory: HubFactory = make_hub,
+                 copy_file: Path | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.config_file = config_file
@@ -58,6 +60,8 @@ class JarvisApp(App[None]):
         # The tool servers (MCP) of the settings; made and started once the app runs.
         self.hub_factory = hub_factory
         self.tools: ToolServers | None = None
+        # Where copies go besides the clipboard, which the terminal may not have taken.
+        self.copy_file = copy_file or copy_file_path()
         self.set_keymap(keymap(settings.keys))  # [keys] of the config file, checked by the CLI
 
     @property

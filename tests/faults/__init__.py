@@ -57,7 +57,7 @@ def home_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "JARVIS_", "ANTHROPIC_", "OLLAMA_"))}
     env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"),
-               PYTHONIOENCODING="utf-8")
+               XDG_CACHE_HOME=str(tmp / "cache"), PYTHONIOENCODING="utf-8")
     return env
 
 

@@ -39,7 +39,7 @@ def make_app(fake: FakeProvider | str, tmp_path: Path, *, store: Store | None = 
     dirs = [d for d in (builtin_theme_dir(), tmp_path / "themes") if d is not None]
     return JarvisApp(settings, store or Store(tmp_path / "sessions.db"), config_file=config,
                      theme_dirs=dirs, local_server=local_server, first_run=first_run,
-                     window_given=window_given)
+                     window_given=window_given, copy_file=tmp_path / "cache" / "copied.txt")
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], what: str,

@@ -13,10 +13,18 @@ from textual.command import CommandList
 from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.ui.actions import ACTIONS, REBINDABLE, help_keys, key_name, palette_entries
+from jarvis_tui.ui.actions import (
+    ACTIONS,
+    REBINDABLE,
+    help_keys,
+    key_name,
+    keys_problem,
+    palette_entries,
+)
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
-from tests.ui.app_helpers import SIZE, make_app, type_and_send, wait_for
+from jarvis_tui.ui.widgets.conversation import Conversation
+from tests.ui.app_helpers import SIZE, make_app, prompt, type_and_send, wait_for
 
 LANGS = ["en", "zh"]
 
@@ -54,7 +62,11 @@ async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
         for action in ACTIONS:
             if not action.bound or not action.keys:
                 continue
+            # A message action's key works where the message is selected: in the conversation.
+            box = app.chat.query_one(Conversation) if action.scope == "message" else prompt(app)
             for key in action.keys.split(","):
+                box.focus()
+                await pilot.pause()
                 ran.clear()
                 await pilot.press(key)
                 await pilot.pause()
@@ -106,11 +118,13 @@ async def test_f1_lists_every_key_and_command(fake_server, tmp_path, lang):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         keys = help_rows(app, "keys")
+        on_message = help_rows(app, "message")
         commands = help_rows(app, "commands")
     for action in ACTIONS:
         if action.keys and action.key_text:
             text = action.key_text[1] if lang == "zh" else action.key_text[0]
-            assert (key_name(action.keys), text) in keys, action.id
+            rows = on_message if action.scope == "message" else keys
+            assert (key_name(action.keys), text) in rows, action.id
         if action.slash and action.slash_text:
             text = action.slash_text[1] if lang == "zh" else action.slash_text[0]
             assert any(name.split()[0] == f"/{action.slash}" and desc == text
@@ -126,9 +140,22 @@ def test_readme_lists_the_actions_that_can_be_rebound():
     assert found, "README's Configuration section lists the [keys] action ids"
     listed = re.findall(r"`([a-z_]+)` \(([^)]*)\)", found.group(1))
     assert [i for i, _ in listed] == REBINDABLE
-    defaults = dict(help_keys("en", {}))
+    defaults = dict(help_keys("en", {}) + help_keys("en", {}, "message"))
     for action_id, keys in listed:
         action = next(a for a in ACTIONS if a.id == action_id)
         assert keys == key_name(action.keys), action_id
         assert key_name(action.keys) in defaults
 
+
+
+def test_message_keys_may_be_letters_but_not_taken_twice_in_their_scope():
+    assert keys_problem({"copy_code": "y"}) is None
+    assert keys_problem({"copy_code": "f2"}) is None  # the screen's F2 waits behind the focus
+    assert keys_problem({"copy_code": "down"}) == (
+        '[keys] copy_code = "down": down would run both select_message and copy_code; give one '
+        "of them another key")
+    assert keys_problem({"copy_code": "ctrl+home"}) == (
+        '[keys] copy_code = "ctrl+home": ctrl+home runs oldest everywhere, on a selected message '
+        "too; pick another key")
+    assert keys_problem({"summary": "y"}).startswith(
+        "[keys] summary = \"y\": 'y' types a character into the prompt")

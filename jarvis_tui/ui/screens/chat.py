@@ -313,7 +313,7 @@ class ChatScreen(ChatBranches):
                 self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
                                                  user_text=user.content))
                 return
-            rounds = session.regenerate() if again else session.stream_reply(user, after)
+            rounds = session.regenerate(user) if again else session.stream_reply(user, after)
             async for event in rounds:
                 if isinstance(event, ev.Delta):
                     self.post_message(ue.ReplyChunk(cid, event.text))
@@ -353,9 +353,14 @@ class ChatScreen(ChatBranches):
         if self.sending is not None:
             self.workers.cancel_group(self, "chat")
 
+    def action_tab(self) -> None:
+        self.query_one(Conversation).focus()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.sending is not None  # Esc shows in the footer only while it can act
+        if action == "tab":
+            return isinstance(self.focused, PromptInput)  # elsewhere, Textual's focus_next
         return True
 
     # -- engine events --------------------------------------------------------------------

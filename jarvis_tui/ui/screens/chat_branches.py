@@ -22,8 +22,9 @@ T = Texts(
                           "answered again here; fork the session from it (f on the message, "
                           "or /fork) to try again there."),
         "retry_busy": "A reply is on its way; Esc stops it, then /retry.",
-        "retrying_again": "↻ Answering the last question again; the reply it had stays as "
+        "retrying_again": "↻ Answering the question again; the reply it had stays as "
                           "version {n} (< and > on the reply switch between them).",
+        "asking_again": "↻ Asking the question again.",
         "retry_failed": "The reply it had is shown again.",
         "no_versions": "This message has no other versions.",
         "version_shown": "Showing version {i} of {n}.",
@@ -62,8 +63,9 @@ T = Texts(
         "retry_covered": ("最后一个问题已被并入摘要，无法在此重新回答；请从它分叉会话"
                           "（在消息上按 f，或 /fork）后在新会话中重试。"),
         "retry_busy": "回复正在生成；按 Esc 停止后再 /retry。",
-        "retrying_again": "↻ 正在重新回答最后一个问题；原回复保留为第 {n} 版"
+        "retrying_again": "↻ 正在重新回答该问题；原回复保留为第 {n} 版"
                           "（在回复上按 < 和 > 切换）。",
+        "asking_again": "↻ 正在重新提问。",
         "retry_failed": "已重新显示原来的回复。",
         "no_versions": "这条消息没有其他版本。",
         "version_shown": "正在显示第 {i} 版，共 {n} 版。",
@@ -112,11 +114,12 @@ class ChatBranches(ChatTools):
         return T(self.lang, key, **values)
 
     def target_message(self) -> Message | None:
-        """The message a message key acts on: the one selected in the conversation, when it
-        has the focus; else None (the slash command's own default applies)."""
+        """The message a message key acts on: the one selected in the conversation while it
+        has the focus (a dialog over it keeps that); else None (the slash command's default
+        applies)."""
         conversation = self.query_one(Conversation)
-        view = getattr(conversation, "selected_view", None)
-        if conversation.has_focus and isinstance(view, MessageView):
+        view = conversation.selected_view
+        if view is not None and self.focused is conversation:
             return view.message
         return None
 
@@ -150,10 +153,21 @@ class ChatBranches(ChatTools):
     # -- /retry ---------------------------------------------------------------------------
 
     async def action_retry(self) -> None:
+        await self._answer_again(self.session.last_question())
+
+    async def action_retry_message(self) -> None:
+        """r on a message: its question answered again, a branch from there."""
+        target = self.target_message()
+        if target is None:
+            await self.action_retry()
+            return
+        turn = self.session.turn_of(target)
+        await self._answer_again(turn[0] if turn and turn[0].role == "user" else None)
+
+    async def _answer_again(self, question: Message | None) -> None:
         if self.sending is not None:
             await self.say(self._say_b("retry_busy"), "info")
             return
-        question = self.session.last_question()
         if question is None:
             await self.say(self._say_b("nothing_to_retry"), "info")
             return
@@ -162,12 +176,14 @@ class ChatBranches(ChatTools):
             return
         shown = self.session.messages
         cut = next(i for i, m in enumerate(shown) if m is question)
-        _, count = self.session.alternatives(shown[cut + 1]) if cut + 1 < len(shown) \
-            else (1, 0)
         conversation = self.query_one(Conversation)
         await conversation.show(shown[:cut + 1])
         self.mark_versions()
-        await self.say(self._say_b("retrying_again", n=count), "info")
+        if cut + 1 < len(shown):
+            version = self.session.alternatives(shown[cut + 1])[0]
+            await self.say(self._say_b("retrying_again", n=version), "info")
+        else:
+            await self.say(self._say_b("asking_again"), "info")
         self.regenerating = question
         self.start_round(question, again=True)
 

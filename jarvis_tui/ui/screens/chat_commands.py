@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,8 +17,11 @@ from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.store import StoreError
+from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui.clipboard import copy_out
+from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
 from jarvis_tui.ui.i18n import ui_language
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -161,19 +165,62 @@ class ChatCommands(Screen[None]):
             return
         await self.say(cost_report(session, self.cid, self.lang), "info")
 
-    def action_copy_reply(self) -> None:
+    async def action_copy_reply(self) -> None:
         reply = self.session.last_reply()
         if reply is None:
-            self.app.notify(T(self.lang, "nothing_to_copy"), markup=False)
+            await self.say(T(self.lang, "nothing_to_copy"))
             return
-        self.app.copy_to_clipboard(reply.content)
-        self.app.notify(T(self.lang, "copied", n=len(reply.content)), markup=False)
+        await self.copy_out(reply.content, T(self.lang, "reply_what", n=len(reply.content)))
+
+    async def copy_out(self, text: str, what: str) -> None:
+        """Copy to the clipboard and to the copy file, and say where it went."""
+        line, kind = copy_out(self.app.copy_to_clipboard, text, what,
+                              self.jarvis_app.copy_file, self.lang)
+        await self.say(line, kind)
+
+    def chosen_message(self, fits: Callable[[Message], bool]) -> Message | None:
+        """What a message-scope action acts on: the selected message while the conversation
+        has the focus (a dialog over it keeps that), else the newest message that fits."""
+        conversation = self.query_one(Conversation)
+        view = conversation.selected_view
+        if view is not None and self.focused is conversation:
+            return view.message
+        return next((m for m in reversed(conversation.records) if fits(m)), None)
+
+    async def action_copy_code(self) -> None:
+        # What the screen shows, which is what the user means to copy; raw, an escape sequence
+        # in a reply would be pasted into their shell.
+        def blocks_of(message: Message) -> list[CodeBlock]:
+            return code_blocks(terminal_safe(message.content))
+
+        message = self.chosen_message(lambda m: m.role == "assistant" and bool(blocks_of(m)))
+        blocks = blocks_of(message) if message is not None else []
+        if not blocks:
+            await self.say(T(self.lang, "no_code" if message is not None else "no_code_yet"))
+        elif len(blocks) == 1:
+            await self.copy_block(blocks[0])
+        else:
+            from jarvis_tui.ui.screens.code_picker import CodePicker
+
+            async def picked(i: int | None) -> None:
+                if i is not None:
+                    await self.copy_block(blocks[i])
+
+            self.app.push_screen(CodePicker(blocks), picked)
+
+    async def copy_block(self, block: CodeBlock) -> None:
+        size = T(self.lang, "one_line") if block.lines == 1 else T(self.lang, "n_lines",
+                                                                      n=block.lines)
+        what = T(self.lang, "code_what", kind=block.lang, lines=size) if block.lang \
+            else T(self.lang, "code_what_plain", lines=size)
+        await self.copy_out(block.text, what)
 
     def action_help(self) -> None:
         from jarvis_tui.ui.screens.help import HelpScreen
 
         keymap = self.jarvis_app.settings.keys
-        self.app.push_screen(HelpScreen(help_keys(self.lang, keymap), help_commands(self.lang)))
+        self.app.push_screen(HelpScreen(help_keys(self.lang, keymap), help_commands(self.lang),
+                                        help_keys(self.lang, keymap, "message")))
 
     async def action_summary(self) -> None:
         from jarvis_tui.ui.screens.summary_editor import SummaryEditor

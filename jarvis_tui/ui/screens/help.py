@@ -25,6 +25,7 @@ T = Texts(
     en={
         "title": "Help",
         "keys": "Keys",
+        "message": "On a selected message (Tab to the conversation)",
         "commands": "Commands",
         "none": "(none)",
         "gauge": "The token gauge shows how full the context budget is: {green} means plenty "
@@ -40,6 +41,7 @@ T = Texts(
     zh={
         "title": "帮助",
         "keys": "按键",
+        "message": "选中的消息上（按 Tab 进入对话）",
         "commands": "命令",
         "none": "（无）",
         "gauge": "令牌仪表显示上下文预算的占用：{green}表示空间充足，{yellow}表示即将压缩，"
@@ -97,22 +99,27 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]]) -> None:
+    def __init__(self, keys: list[tuple[str, str]], commands: list[tuple[str, str]],
+                 message_keys: list[tuple[str, str]] | None = None) -> None:
         super().__init__()
         self.key_rows = list(keys)
         self.command_rows = list(commands)
+        self.message_rows = list(message_keys or [])
 
     def _t(self, key: str, **values: object) -> str:
         return T(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
-        names = [name for name, _ in self.key_rows + self.command_rows]
+        names = [name for name, _ in self.key_rows + self.message_rows + self.command_rows]
         width = min(max((cell_len(n) for n in names), default=0), MAX_KEY_COLUMN) + 2
         with Vertical(id="dialog") as dialog:
             dialog.border_title = self._t("title")
             with VerticalScroll(id="scroll"):
                 yield from self._section("keys", self.key_rows, width)
+                # After the commands: those are what most people open F1 for, and stay in sight.
                 yield from self._section("commands", self.command_rows, width)
+                if self.message_rows:
+                    yield from self._section("message", self.message_rows, width)
                 yield Static(self._gauge_note(), id="gauge")
             yield Static(self._t("hint"), id="hint", markup=False)
 

@@ -1,16 +1,20 @@
 """The conversation: message views, notices and compaction dividers in a scroll anchored to the
 bottom. Only a window of a long session is mounted (message_window pages the rest in as the
-user scrolls); every message stays in the store."""
+user scrolls); every message stays in the store. With the focus, one message is selected
+(message_cursor)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.ui.actions import KEY_TEXTS
+from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+from jarvis_tui.ui.widgets.message_cursor import MessageCursor
 from jarvis_tui.ui.widgets.message_view import MessageView
-from jarvis_tui.ui.widgets.message_window import MAX_VIEWS, PAGE, MessageWindow
+from jarvis_tui.ui.widgets.message_window import MAX_VIEWS, PAGE
 from jarvis_tui.ui.widgets.notice import Notice
+from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.tool_block import ToolInfo
 
 __all__ = ["MAX_VIEWS", "PAGE", "Conversation", "Notice"]
@@ -22,10 +26,18 @@ T = Texts(
 )
 
 
-class Conversation(MessageWindow):
+class Conversation(MessageCursor):
     DEFAULT_CSS = """
     Conversation { padding: 0 1; scrollbar-size-vertical: 1; scrollbar-gutter: stable; }
     """
+
+    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        translate_bindings(self, ui_language(self.app), KEY_TEXTS)
+
+    def action_back_to_prompt(self) -> None:
+        self.forget_selection()
+        self.screen.query_one(PromptInput).focus()
 
     async def show(self, messages: list[Message]) -> None:
         """Replace everything with this session's messages; the newest PAGE are mounted."""
@@ -38,6 +50,8 @@ class Conversation(MessageWindow):
             if not messages:
                 await self.mount(Notice(T(self.lang, "welcome"), "welcome"))
         self.anchor()
+        if self.has_focus:  # another session, or this one read again: the newest is selected
+            self.call_after_refresh(self.on_focus)
 
     async def add_message(self, message: Message, tool: ToolInfo | None = None) -> MessageView:
         """Append a message (the user's, a reply view about to stream, a tool call's result or
@@ -58,6 +72,8 @@ class Conversation(MessageWindow):
             view = self.view_for(len(self.records) - 1)
             await self.mount(view)
             await self.prune_top()
+        if not self.has_focus:
+            self.forget_selection()  # the next Tab starts at the newest message, this one
         return view
 
     async def add_notice(self, text: str, kind: str = "info") -> Notice:

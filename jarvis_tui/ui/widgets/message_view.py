@@ -31,12 +31,12 @@ T = Texts(
     en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
         "streaming": "writing…", "partial": "partial: stopped or cut off",
         "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
-        "empty": "(empty reply)",
+        "excluded": "excluded", "empty": "(empty reply)",
         "link": "Link (not opened, copied to the clipboard): {href}"},
     zh={"user": "你", "assistant": "Jarvis", "tool": "工具", "system": "系统",
         "streaming": "输出中…", "partial": "不完整：已停止或被中断",
         "failed": "未得到回复", "pinned": "📌 已固定", "covered": "已摘要",
-        "empty": "（空回复）",
+        "excluded": "已排除", "empty": "（空回复）",
         "link": "链接（未打开，已复制到剪贴板）：{href}"},
 )
 
@@ -70,6 +70,7 @@ class MessageView(Vertical):
     MessageView.-user .label { color: $primary; }
     MessageView.-assistant .label { color: $accent; }
     MessageView.-covered { opacity: 55%; }
+    MessageView.-excluded { opacity: 40%; }
     MessageView.-tool { border-left: tall $panel; }
     MessageView .calls { color: $text-muted; }
     MessageView.-partial { border-left: tall $warning; }
@@ -78,6 +79,9 @@ class MessageView(Vertical):
     MessageView .body { height: auto; }
     /* Textual draws fence text in a fixed light grey that vanishes on a light theme. */
     MessageView MarkdownFence { color: $foreground; }
+    /* Last, to win over the role's bar; a tint of the accent reads on dark and light themes. */
+    MessageView.-selected { border-left: thick $accent; background: $accent 15%; }
+    MessageView.-selected .label { text-style: bold reverse; }
     """
 
     def __init__(self, message: Message, tool: ToolInfo | None = None) -> None:
@@ -98,6 +102,7 @@ class MessageView(Vertical):
         self._flushing = asyncio.Lock()
         self._holds_gc = False
         self._settles = True  # finished blocks are drawn once (widgets/settled.py)
+        self._alternatives = (1, 1)  # (which, of how many) versions of this message
 
     def compose(self) -> ComposeResult:
         label = Static(self._label_text(), markup=False, classes="label")
@@ -136,7 +141,16 @@ class MessageView(Vertical):
     def _label_shown(self) -> bool:
         # A tool result's block names the tool; the label says only what it adds.
         msg = self.message
-        return msg.role != "tool" or msg.pinned or msg.covered
+        return (msg.role != "tool" or msg.pinned or msg.covered or msg.excluded
+                or self._alternatives[1] > 1)
+
+    def set_alternatives(self, index: int, count: int) -> None:
+        """This message is version `index` (from 1) of `count` (a regenerated reply, an edited
+        question): the label shows "‹ 2/3 ›" when there is more than one."""
+        if count < 1 or not 1 <= index <= count:
+            raise ValueError(f"alternative {index} of {count}")
+        self._alternatives = (index, count)
+        self.refresh_state()
 
     def on_mount(self) -> None:
         self.refresh_state()
@@ -158,6 +172,11 @@ class MessageView(Vertical):
             parts.append(T(lang, "pinned"))
         if msg.covered:
             parts.append(T(lang, "covered"))
+        if msg.excluded:
+            parts.append(T(lang, "excluded"))
+        index, count = self._alternatives
+        if count > 1:
+            parts.append(f"‹ {index}/{count} ›")
         return " · ".join(parts)
 
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
@@ -167,9 +186,10 @@ class MessageView(Vertical):
                         markup=False)
 
     def refresh_state(self) -> None:
-        """Re-read status, pinned and covered from the message record."""
+        """Re-read status, pinned, covered and excluded from the message record."""
         msg = self.message
         self.set_class(msg.covered, "-covered")
+        self.set_class(msg.excluded, "-excluded")
         self.set_class(msg.status == PARTIAL and not self.streaming, "-partial")
         self.set_class(msg.status == FAILED, "-failed")
         if self.is_mounted:

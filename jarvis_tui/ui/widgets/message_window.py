@@ -237,6 +237,14 @@ class MessageWindow(VerticalScroll):
         await self.prune_top()
         return ref, offset
 
+    async def load_beyond(self, older: bool) -> bool:
+        """Page in the messages just before (or after) the mounted ones, as scrolling to that
+        edge does; True when some came in. Where they show is the caller's to scroll to."""
+        async with self.lock:
+            await folding.unfold(self)
+            loaded = await (self._load_older() if older else self._load_newer())
+        return loaded is not None
+
     def check_edges(self) -> None:
         """At the top or bottom of the mounted slice with more beyond: page it in."""
         if self._paging or not self.records:
