@@ -174,3 +174,83 @@ async def test_editing_a_summarised_message_offers_a_fork(fake_server, tmp_path)
         assert app.chat.session.messages == []
         await send_and_wait(pilot, prompt(app).text)
         assert sent(fake_server) == ["the very first question, edited"]
+
+
+def selected(app):  # type: ignore[no-untyped-def]
+    from jarvis_tui.ui.widgets.conversation import Conversation
+
+    return app.chat.query_one(Conversation).selected_view
+
+
+async def select_message(pilot, app, content: str) -> None:  # type: ignore[no-untyped-def]
+    """Tab into the conversation (unless there already), Home, and Down until the message
+    reading `content` is selected."""
+    from jarvis_tui.ui.widgets.conversation import Conversation
+
+    if not app.chat.query_one(Conversation).has_focus:
+        await pilot.press("tab")
+        await pilot.pause()
+    await pilot.press("home")
+    await pilot.pause()
+    for _ in range(20):
+        if selected(app) is not None and selected(app).message.content == content:
+            return
+        await pilot.press("down")
+        await pilot.pause()
+    raise AssertionError(f"never selected {content!r}: focus {app.focused!r}, selected "
+                         f"{selected(app) and selected(app).message.content!r}, shown "
+                         f"{[v.message.content for v in views(app)]}")
+
+
+async def test_keys_on_a_selected_message_steer_the_conversation(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("one", "two", "three"):
+            await send_and_wait(pilot, text)
+        # e on an earlier question: edited in the prompt, resent as a branch from there.
+        await select_message(pilot, app, "two")
+        await pilot.press("e")
+        await pilot.pause()
+        box = prompt(app)
+        assert box.has_focus and box.text == "two" and box.edit_of is not None
+        assert "Editing" in str(app.chat.query_one("#history").content)
+        box.load_text("two, rephrased")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.sending is None
+                       and app.chat.session.messages[-1].content.startswith("Reply 4"),
+                       "the answer on the new branch")
+        assert sent(fake_server) == ["one", "Reply 1: one", "two, rephrased"]
+        # The edited question shows its versions, and < brings the old branch back whole.
+        question = views(app)[2]
+        assert "2/2" in str(question.query_one(".label").content)
+        await select_message(pilot, app, "two, rephrased")
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert [v.message.content for v in views(app)][2:] == [
+            "two", "Reply 2: two", "three", "Reply 3: three"]
+        # r on an earlier reply answers its question again, as a branch from it.
+        await select_message(pilot, app, "Reply 1: one")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.chat.sending is None
+                       and app.chat.session.messages[-1].content.startswith("Reply 5"),
+                       "the second answer to the first question")
+        assert sent(fake_server) == ["one"]
+        assert [v.message.content for v in views(app)] == ["one", "Reply 5: one"]
+        # x on it takes the turn out (dimmed, marked), x again brings it back.
+        await select_message(pilot, app, "Reply 5: one")
+        await pilot.press("x")
+        await pilot.pause()
+        assert all(v.has_class("-excluded") for v in views(app))
+        assert "excluded" in str(views(app)[1].query_one(".label").content)
+        await pilot.press("x")
+        await pilot.pause()
+        assert not any(v.has_class("-excluded") for v in views(app))
+        # f forks a new session from the selected message.
+        first = app.chat.session.id
+        await select_message(pilot, app, "one")
+        await pilot.press("f")
+        await wait_for(pilot, lambda: app.chat.session.id != first, "the fork")
+        assert [v.message.content for v in views(app)] == ["one"]
+        assert "fork from “one”" in app.chat.title
+    with Store(tmp_path / "sessions.db") as store:
+        assert len(store.messages(first)) == 9  # every version kept
