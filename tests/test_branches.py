@@ -15,6 +15,15 @@ from tests.engine_helpers import final, make_engine, send, summarising_replies
 from tests.test_recall import FACT_EN, FILLER, compact_times, lossy, recalled_block
 
 
+SMALL = dict(context_window=2048, response_reserve=256, system_reserve=128, keep_recent_turns=1,
+             summary_max_tokens=120)
+
+
+def small_engine(fake, tmp_path, **changes):  # type: ignore[no-untyped-def]
+    """A 2,048-token window that compacts within a few turns."""
+    return make_engine(fake, tmp_path, **{**SMALL, **changes})
+
+
 def texts(request) -> list[str]:  # type: ignore[no-untyped-def]
     return [m["content"] for m in request.body["messages"][1:]]
 
@@ -118,8 +127,7 @@ async def test_an_excluded_turn_leaves_the_requests_and_comes_back(fake_server, 
 
 async def test_each_branch_has_its_own_summary(fake_server, tmp_path):
     summarising_replies(fake_server, chat_words=60)
-    engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
-                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    engine = small_engine(fake_server, tmp_path)
     await send(engine, "alpha question about the window")
     fork_point = engine.messages[-1]
     # Branch B: talk until it compacts.
@@ -150,8 +158,7 @@ async def anext_all(events) -> list[ev.Event]:  # type: ignore[no-untyped-def]
 
 async def test_recall_on_a_branch_finds_its_own_turns_only(fake_server, tmp_path):
     lossy(fake_server)
-    engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
-                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    engine = small_engine(fake_server, tmp_path)
     await send(engine, "hello")
     start = engine.messages[-1]
     await send(engine, FACT_EN)
@@ -187,8 +194,7 @@ async def test_a_fork_copies_the_branch_and_says_where_it_came_from(fake_server,
 
 async def test_a_fork_from_inside_the_summary_makes_its_own(fake_server, tmp_path):
     summarising_replies(fake_server, chat_words=60)
-    engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
-                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    engine = small_engine(fake_server, tmp_path)
     await send(engine, "我们先谈窗口的事情")
     for i in range(30):
         if engine.summary is not None:
@@ -197,9 +203,7 @@ async def test_a_fork_from_inside_the_summary_makes_its_own(fake_server, tmp_pat
     covered = next(m for m in engine.messages if m.covered and m.role == "user")
     conv = engine.fork(covered)
     assert "分支自" in conv.title  # the title's language is the session's
-    forked = make_engine(fake_server, tmp_path, conversation_id=conv.id,
-                         context_window=2048, response_reserve=256, system_reserve=128,
-                         keep_recent_turns=1, summary_max_tokens=120)
+    forked = small_engine(fake_server, tmp_path, conversation_id=conv.id)
     assert forked.summary is None and not any(m.covered for m in forked.messages)
     # Later (uncovered) from the tip: the summary comes along and covers the same turns.
     tip = engine.fork(engine.messages[-1])

@@ -254,3 +254,49 @@ async def test_keys_on_a_selected_message_steer_the_conversation(fake_server, tm
         assert "fork from “one”" in app.chat.title
     with Store(tmp_path / "sessions.db") as store:
         assert len(store.messages(first)) == 9  # every version kept
+
+
+async def test_a_branch_compacts_on_its_own_turns_and_keeps_the_cache_prefix(fake_server,
+                                                                             tmp_path):
+    summarising_replies(fake_server, chat_words=60)
+    app = make_app(fake_server, tmp_path, context_window=2048, response_reserve=256,
+                   system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "start here")
+        await send_and_wait(pilot, "the old direction, codename HERON")
+        old_question = app.chat.session.messages[-2]
+        await type_and_send(pilot, "/edit")
+        await pilot.pause()
+        prompt(app).load_text("the new direction, codename PELICAN")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.sending is None
+                       and app.chat.session.messages[-1].role == "assistant", "the resend")
+        # Append-only from here: each request starts with the one before and its reply.
+        for i in range(12):
+            if app.chat.session.summary is not None:
+                break
+            before = fake_server.chat_requests[-1].body["messages"]
+            await send_and_wait(pilot, f"branch turn {i}: " + "explain the window " * 20)
+            await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+            now = fake_server.chat_requests[-1].body["messages"]
+            if app.chat.session.summary is None:
+                assert now[:len(before)] == before
+        summary = app.chat.session.summary
+        assert summary is not None and "HERON" not in summary.content
+        covered = [m.content for m in app.chat.session.covered()]
+        assert "the new direction, codename PELICAN" in covered
+        assert old_question.content not in covered
+        # The old branch has no summary: switching to it, the panel and the request say so.
+        app.chat.query_one("#conversation").focus()
+        await pilot.pause()
+        for view in views(app):
+            if view.message.content.startswith("the new direction"):
+                app.chat.query_one("#conversation").select(view)
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert app.chat.session.summary is None
+        assert old_question in app.chat.session.messages
+        await send_and_wait(pilot, "back on the old road")
+        system = fake_server.chat_requests[-1].body["messages"][0]["content"]
+        assert "PELICAN" not in system and "HERON" in json.dumps(
+            fake_server.chat_requests[-1].body["messages"])
