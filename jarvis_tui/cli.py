@@ -514,13 +514,16 @@ def _session_id(store: Store, session: int | None, what: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from jarvis_tui.core.branches import path_to
     from jarvis_tui.core.recall import search_turns
 
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
     with open_store(args) as store:
         conv_id = _session_id(store, args.session, "search")
-        turns = search_turns(store, conv_id, store.messages(conv_id), args.query, args.limit)
+        # The branch shown, as in the app: replies regenerated since are turns of their own.
+        shown = path_to(store.messages(conv_id), store.head(conv_id))
+        turns = search_turns(store, conv_id, shown, args.query, args.limit)
     if not turns:
         print(f"nothing in session {conv_id} matches {args.query!r}")
         return 0

@@ -12,8 +12,7 @@ from jarvis_tui.core.export import to_markdown
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from tests.engine_helpers import final, make_engine, send, summarising_replies
-from tests.test_recall import FACT_EN, FILLER, compact_times, lossy, recalled_block
-
+from tests.test_recall import FACT_EN, compact_times, lossy, recalled_block
 
 SMALL = dict(context_window=2048, response_reserve=256, system_reserve=128, keep_recent_turns=1,
              summary_max_tokens=120)

@@ -32,8 +32,7 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
-from jarvis_tui.core.engine_branches import (COVERED_REGENERATE, NO_REGENERATE, NOT_SHOWN,
-                                             Branches)
+from jarvis_tui.core.engine_branches import COVERED_REGENERATE, NO_REGENERATE, NOT_SHOWN, Branches
 from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME

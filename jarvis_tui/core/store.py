@@ -22,8 +22,8 @@ from typing import Any, Literal, TypeVar, overload
 import platformdirs
 
 from jarvis_tui.core import recall_index
-from jarvis_tui.core.costs import tally
 from jarvis_tui.core.branches import path_to
+from jarvis_tui.core.costs import tally
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.session_lock import SessionLock
 from jarvis_tui.core.textsafe import valid_unicode

@@ -9,8 +9,15 @@ import json
 from jarvis_tui.core.store import Store
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from tests.engine_helpers import summarising_replies
-from tests.ui.app_helpers import (make_app, notices, prompt, send_and_wait, type_and_send,
-                                  views, wait_for)
+from tests.ui.app_helpers import (
+    make_app,
+    notices,
+    prompt,
+    send_and_wait,
+    type_and_send,
+    views,
+    wait_for,
+)
 
 SIZE = (110, 36)
 

@@ -33,9 +33,9 @@ from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import T as LT
-from jarvis_tui.ui.screens.chat_commands import explain
 from jarvis_tui.ui.screens.chat_branches import ChatBranches
 from jarvis_tui.ui.screens.chat_branches import T as BT
+from jarvis_tui.ui.screens.chat_commands import explain
 from jarvis_tui.ui.screens.chat_tools import T as TT
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.message_view import MessageView

@@ -5,6 +5,8 @@ engine keeps every old branch stored (core/engine_branches.py), the screen shows
 
 from __future__ import annotations
 
+import time
+
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.store import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
@@ -12,8 +14,8 @@ from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.chat_commands import explain
 from jarvis_tui.ui.screens.chat_tools import ChatTools
 from jarvis_tui.ui.widgets.conversation import Conversation
-from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
+from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
 T = Texts(
     en={
@@ -88,7 +90,8 @@ T = Texts(
         "edit_covered": ("摘要已代表这条消息，在此修改会使摘要与对话不符。要从它之前分叉会话吗？"
                          "新会话包含你修改后的消息，并会用它自己的对话生成摘要；"
                          "当前会话保持不变。"),
-        "edit_forked": "⑂ 已在你要编辑的消息之前分叉：“{title}”。消息已放入输入框：修改后按 Enter。",
+        "edit_forked": ("⑂ 已在你要编辑的消息之前分叉：“{title}”。"
+                        "消息已放入输入框：修改后按 Enter。"),
         "edit_what": "{time} 的消息",
         "resent_branch": "✎ 已作为新分支重新发送；旧分支仍保留（在你的消息上按 < 和 > 切换）。",
         "edit_gone": "正在编辑的消息已不再显示；已作为新消息发送。",
@@ -110,7 +113,7 @@ class ChatBranches(ChatTools):
                   again: bool = False) -> object:
         raise NotImplementedError  # ChatScreen's: the worker that streams a round
 
-    def _say_b(self, key: str, **values: object) -> str:
+    def _bt(self, key: str, **values: object) -> str:
         return T(self.lang, key, **values)
 
     def target_message(self) -> Message | None:
@@ -141,12 +144,10 @@ class ChatBranches(ChatTools):
             for view in conversation.views():
                 if view.message is focus and hasattr(conversation, "select"):
                     conversation.select(view)
-        self.query_one_summary_refresh()
+        self._show_summary()
         self.update_gauge()
 
-    def query_one_summary_refresh(self) -> None:
-        from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
-
+    def _show_summary(self) -> None:
         self.query_one(SummaryPanel).show_summary(self.session.summary,
                                                   self.session.summary_size())
 
@@ -166,13 +167,13 @@ class ChatBranches(ChatTools):
 
     async def _answer_again(self, question: Message | None) -> None:
         if self.sending is not None:
-            await self.say(self._say_b("retry_busy"), "info")
+            await self.say(self._bt("retry_busy"), "info")
             return
         if question is None:
-            await self.say(self._say_b("nothing_to_retry"), "info")
+            await self.say(self._bt("nothing_to_retry"), "info")
             return
         if question.covered:
-            await self.say(self._say_b("retry_covered"), "warning")
+            await self.say(self._bt("retry_covered"), "warning")
             return
         shown = self.session.messages
         cut = next(i for i, m in enumerate(shown) if m is question)
@@ -181,9 +182,9 @@ class ChatBranches(ChatTools):
         self.mark_versions()
         if cut + 1 < len(shown):
             version = self.session.alternatives(shown[cut + 1])[0]
-            await self.say(self._say_b("retrying_again", n=version), "info")
+            await self.say(self._bt("retrying_again", n=version), "info")
         else:
-            await self.say(self._say_b("asking_again"), "info")
+            await self.say(self._bt("asking_again"), "info")
         self.regenerating = question
         self.start_round(question, again=True)
 
@@ -192,14 +193,14 @@ class ChatBranches(ChatTools):
     async def action_edit(self) -> None:
         target = self.target_message() or self.session.last_question()
         if target is None:
-            await self.say(self._say_b("nothing_to_retry"), "info")
+            await self.say(self._bt("nothing_to_retry"), "info")
             return
         if self.sending is not None:
-            await self.say(self._say_b("edit_busy"), "info")
+            await self.say(self._bt("edit_busy"), "info")
             return
         state = self.session.editable(target)
         if state == "not_question":
-            await self.say(self._say_b("edit_not_question"), "info")
+            await self.say(self._bt("edit_not_question"), "info")
             return
         if state == "covered":
             self._offer_fork_to_edit(target)
@@ -207,13 +208,11 @@ class ChatBranches(ChatTools):
         self._load_for_edit(target)
 
     def _load_for_edit(self, target: Message) -> None:
-        import time as _time
-
         prompt = self.query_one(PromptInput)
-        when = _time.strftime("%H:%M", _time.localtime(target.created_at))
+        when = time.strftime("%H:%M", time.localtime(target.created_at))
         start = getattr(prompt, "start_edit", None)
         if start is not None and target.id is not None:
-            start(target.id, target.content, self._say_b("edit_what", time=when))
+            start(target.id, target.content, self._bt("edit_what", time=when))
         else:
             prompt.load_text(target.content)
         prompt.focus()
@@ -225,8 +224,8 @@ class ChatBranches(ChatTools):
             if yes:
                 await self._fork_to_edit(target, target.content if text is None else text)
 
-        self.app.push_screen(ConfirmScreen(self._say_b("edit_covered_title"),
-                                           self._say_b("edit_covered"), self.lang), answered)
+        self.app.push_screen(ConfirmScreen(self._bt("edit_covered_title"),
+                                           self._bt("edit_covered"), self.lang), answered)
 
     async def _fork_to_edit(self, target: Message, text: str) -> None:
         shown = self.session.messages
@@ -244,14 +243,14 @@ class ChatBranches(ChatTools):
         prompt.load_text(text)
         prompt.move_cursor(prompt.document.end)
         prompt.focus()
-        await self.say(self._say_b("edit_forked", title=terminal_safe(self.session.title)),
+        await self.say(self._bt("edit_forked", title=terminal_safe(self.session.title)),
                        "info")
 
     async def resend(self, edit_of: int, text: str, prompt: PromptInput) -> None:
         """Send `text` in place of the question `edit_of`: a new branch from where it stood."""
         old = next((m for m in self.session.messages if m.id == edit_of), None)
         if old is None:
-            await self.say(self._say_b("edit_gone"), "info")
+            await self.say(self._bt("edit_gone"), "info")
             await self.send(text, prompt)
             return
         if self.session.editable(old) == "covered":
@@ -260,7 +259,7 @@ class ChatBranches(ChatTools):
             return
         if self.sending is not None:
             prompt.restore(text)
-            await self.say(self._say_b("edit_busy"), "info")
+            await self.say(self._bt("edit_busy"), "info")
             return
         if text == old.content and old is self.session.last_question():
             await self.action_retry()  # the same question again: a new answer, one question
@@ -269,7 +268,7 @@ class ChatBranches(ChatTools):
         at = next(i for i, m in enumerate(shown) if m is old)
         await self.query_one(Conversation).show(shown[:at])
         await self.send(text, prompt, after=old.parent_id or ROOT)
-        await self.say(self._say_b("resent_branch"), "info")
+        await self.say(self._bt("resent_branch"), "info")
 
     async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
                    after: int | None = None) -> None:
@@ -285,18 +284,18 @@ class ChatBranches(ChatTools):
 
     async def _switch(self, step: int) -> None:
         if self.sending is not None:
-            await self.say(self._say_b("switch_busy"), "info")
+            await self.say(self._bt("switch_busy"), "info")
             return
         target = self.target_message() or self._newest_with_versions()
         if target is None or self.session.alternatives(target)[1] < 2:
-            await self.say(self._say_b("no_versions"), "info")
+            await self.say(self._bt("no_versions"), "info")
             return
         chosen = self.session.switch_alternative(target, step)
         if chosen is None:
             return  # the first or the last already: nothing further that way
         await self.show_branch(focus=chosen)
         i, n = self.session.alternatives(chosen)
-        self.app.notify(self._say_b("version_shown", i=i, n=n), markup=False)
+        self.app.notify(self._bt("version_shown", i=i, n=n), markup=False)
 
     def _newest_with_versions(self) -> Message | None:
         shown = self.session.messages
@@ -316,7 +315,7 @@ class ChatBranches(ChatTools):
         if arg.strip().lower() in ("undo", "back", "撤销", "恢复"):
             turn = self.session.last_excluded()
             if not turn:
-                await self.say(self._say_b("nothing_to_unforget"), "info")
+                await self.say(self._bt("nothing_to_unforget"), "info")
                 return
             await self._set_excluded(turn, False)
             return
@@ -326,14 +325,14 @@ class ChatBranches(ChatTools):
         else:
             turn = self.session.last_turn()
             if turn and all(m.excluded for m in turn):
-                await self.say(self._say_b("already_forgotten"), "info")
+                await self.say(self._bt("already_forgotten"), "info")
                 return
             excluded = True
         if not turn:
-            await self.say(self._say_b("nothing_to_forget"), "info")
+            await self.say(self._bt("nothing_to_forget"), "info")
             return
         if self.sending is not None and any(m is self.sending for m in turn):
-            await self.say(self._say_b("forget_busy"), "info")
+            await self.say(self._bt("forget_busy"), "info")
             return
         await self._set_excluded(turn, excluded)
 
@@ -347,22 +346,22 @@ class ChatBranches(ChatTools):
         self.update_gauge()
         what = _gist(turn)
         if not excluded:
-            await self.say(self._say_b("unforgot", what=what), "info")
+            await self.say(self._bt("unforgot", what=what), "info")
         elif any(m.covered for m in turn):
-            await self.say(self._say_b("forgot_covered", what=what), "warning")
+            await self.say(self._bt("forgot_covered", what=what), "warning")
         else:
-            await self.say(self._say_b("forgot", what=what), "info")
+            await self.say(self._bt("forgot", what=what), "info")
 
     # -- fork -----------------------------------------------------------------------------
 
     async def action_fork(self) -> None:
         if self.sending is not None:
-            await self.say(self._say_b("fork_busy"), "info")
+            await self.say(self._bt("fork_busy"), "info")
             return
         target = self.target_message() or next(
             (m for m in reversed(self.session.messages) if m.id is not None), None)
         if target is None:
-            await self.say(self._say_b("nothing_to_fork"), "info")
+            await self.say(self._bt("nothing_to_fork"), "info")
             return
         try:
             conv = self.session.fork(target)
@@ -371,4 +370,4 @@ class ChatBranches(ChatTools):
             await self.say(explain(err), "error")
             return
         await self.load_session()
-        await self.say(self._say_b("forked", title=terminal_safe(conv.title)), "info")
+        await self.say(self._bt("forked", title=terminal_safe(conv.title)), "info")
