@@ -74,6 +74,12 @@ def steady(*keys: str):
         for key in keys:
             await pilot.press(key)
         await pilot.pause(0.3)  # the gauge counts a draft once typing pauses
+        # A screen just pushed focuses its box after a refresh, which a loaded machine may not
+        # have drawn yet: without the focus, the box's cursor is missing from the picture.
+        for _ in range(100):
+            if pilot.app.screen.focused is not None:
+                break
+            await pilot.pause(0.02)
         for box in [*pilot.app.screen.query(TextArea), *pilot.app.screen.query(Input)]:
             box.cursor_blink = False
         await pilot.pause()
