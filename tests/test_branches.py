@@ -251,3 +251,19 @@ async def test_retry_after_a_failed_round_asks_the_question_again(fake_server, t
     assert [m.status for m in engine.messages] == ["complete"] * 4
     assert engine.alternatives(engine.messages[-1]) == (1, 1)
     await engine.provider.aclose()
+
+
+async def test_an_excluded_question_is_not_answered_again_until_it_is_back(fake_server,
+                                                                          tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await send(engine, "first")
+    await send(engine, "second")
+    engine.set_excluded(engine.turn_of(engine.messages[-1]), True)
+    requests = len(fake_server.chat_requests)
+    events = await regenerate(engine)
+    assert isinstance(final(events), ev.Failed) and "excluded" in final(events).error
+    assert len(fake_server.chat_requests) == requests  # nothing was sent without its question
+    engine.set_excluded(engine.turn_of(engine.messages[-1]), False)
+    assert isinstance(final(await regenerate(engine)), ev.Finished)
+    assert texts(fake_server.chat_requests[-1])[-1] == "second"
+    await engine.provider.aclose()

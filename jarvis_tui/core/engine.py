@@ -32,7 +32,13 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
-from jarvis_tui.core.engine_branches import COVERED_REGENERATE, NO_REGENERATE, NOT_SHOWN, Branches
+from jarvis_tui.core.engine_branches import (
+    COVERED_REGENERATE,
+    EXCLUDED_REGENERATE,
+    NO_REGENERATE,
+    NOT_SHOWN,
+    Branches,
+)
 from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
@@ -705,8 +711,9 @@ class Engine(Branches):
                     yield ev.Failed(NOT_SHOWN)
                     return
                 user = user or self.last_question()
-                if user is None or user.covered:
-                    yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE)
+                if user is None or user.covered or user.excluded:
+                    yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE
+                                    if user.covered else EXCLUDED_REGENERATE)
                     return
                 if user.status == FAILED:
                     # Asked before and never answered (the server was down): ask again.

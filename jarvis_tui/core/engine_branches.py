@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 NO_REGENERATE = "there is no question to answer again yet"
 COVERED_REGENERATE = ("the last question is folded into the summary; fork the session from it "
                       "to answer it again")
+EXCLUDED_REGENERATE = ("that question is excluded from requests; bring it back (/forget undo) to "
+                       "have it answered again")
 NOT_SHOWN = "that question is not on the branch shown any more"
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 

@@ -24,6 +24,8 @@ T = Texts(
                           "answered again here; fork the session from it (f on the message, "
                           "or /fork) to try again there."),
         "retry_busy": "A reply is on its way; Esc stops it, then /retry.",
+        "retry_excluded": ("That turn is excluded from requests; x on it (or /forget undo) "
+                           "brings it back, then it can be answered again."),
         "retrying_again": "↻ Answering the question again; the reply it had stays as "
                           "version {n} (< and > on the reply switch between them).",
         "asking_again": "↻ Asking the question again.",
@@ -65,6 +67,8 @@ T = Texts(
         "retry_covered": ("最后一个问题已被并入摘要，无法在此重新回答；请从它分叉会话"
                           "（在消息上按 f，或 /fork）后在新会话中重试。"),
         "retry_busy": "回复正在生成；按 Esc 停止后再 /retry。",
+        "retry_excluded": ("该轮对话已从请求中排除；在其上按 x（或 /forget undo）"
+                           "恢复后才能重新回答。"),
         "retrying_again": "↻ 正在重新回答该问题；原回复保留为第 {n} 版"
                           "（在回复上按 < 和 > 切换）。",
         "asking_again": "↻ 正在重新提问。",
@@ -174,6 +178,9 @@ class ChatBranches(ChatTools):
             return
         if question.covered:
             await self.say(self._bt("retry_covered"), "warning")
+            return
+        if question.excluded:
+            await self.say(self._bt("retry_excluded"), "info")
             return
         shown = self.session.messages
         cut = next(i for i, m in enumerate(shown) if m is question)
