@@ -135,9 +135,7 @@ class ChatBranches(ChatTools):
         views = self.query_one(Conversation).views()
         versions = self.session.versions([v.message for v in views])
         for view in views:
-            mark = getattr(view, "set_alternatives", None)
-            if mark is not None:
-                mark(*versions.get(id(view.message), (1, 1)))
+            view.set_alternatives(*versions.get(id(view.message), (1, 1)))
 
     async def show_branch(self, focus: Message | None = None) -> None:
         """Show the branch the session has now; `focus`: a message to keep selected."""
@@ -146,7 +144,7 @@ class ChatBranches(ChatTools):
         self.mark_versions()
         if focus is not None:
             for view in conversation.views():
-                if view.message is focus and hasattr(conversation, "select"):
+                if view.message is focus:
                     conversation.select(view)
         self._show_summary()
         self.update_gauge()
@@ -217,11 +215,8 @@ class ChatBranches(ChatTools):
     def _load_for_edit(self, target: Message) -> None:
         prompt = self.query_one(PromptInput)
         when = time.strftime("%H:%M", time.localtime(target.created_at))
-        start = getattr(prompt, "start_edit", None)
-        if start is not None and target.id is not None:
-            start(target.id, target.content, self._bt("edit_what", time=when))
-        else:
-            prompt.load_text(target.content)
+        if target.id is not None:  # editable() said it is a stored question
+            prompt.start_edit(target.id, target.content, self._bt("edit_what", time=when))
         prompt.focus()
 
     def _offer_fork_to_edit(self, target: Message, text: str | None = None) -> None:
