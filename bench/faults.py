@@ -58,10 +58,10 @@ def process_faults() -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [case.run(Path(tmp) / str(n)) for n, case in enumerate(PROCESS_CASES)]
     width = max(len(o.name) for o in rows)
-    print(f"{'item':>4}  {'fault (real processes)':{width}}  {'':8} {'lost':>4} {'tracebacks':>10} "
+    print(f"{'item':>5}  {'fault (real processes)':{width}}  {'':8} {'lost':>4} {'tracebacks':>10} "
           f"{'secrets':>7} {'time s':>7}  what the user saw")
     for o in rows:
-        print(f"{o.item:>4}  {o.name:{width}}  {'survived' if o.survived else 'FAILED':8} "
+        print(f"{o.label:>5}  {o.name:{width}}  {'survived' if o.survived else 'FAILED':8} "
               f"{o.lost:>4} {o.tracebacks:>10} {o.secrets:>7} {o.seconds:>7.1f}  {o.result[:80]}")
     survived = sum(o.survived for o in rows)
     lost, tracebacks, secrets = (sum(getattr(o, k) for o in rows)

@@ -21,7 +21,7 @@ async def test_fault(case, tmp_path):
     assert outcome.survived, outcome
 
 
-@pytest.mark.parametrize("case", PROCESS_CASES, ids=[f"{c.item}: {c.name}" for c in PROCESS_CASES])
+@pytest.mark.parametrize("case", PROCESS_CASES, ids=[f"{c.label}: {c.name}" for c in PROCESS_CASES])
 def test_process_fault(case, tmp_path):
     outcome = case.run(tmp_path)
     assert (outcome.lost, outcome.tracebacks, outcome.secrets) == (0, 0, 0), outcome

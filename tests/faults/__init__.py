@@ -26,7 +26,7 @@ TRACEBACK = "Traceback (most recent call last)"
 
 @dataclass
 class ProcOutcome:
-    item: int  # the item of issue 13 the case comes from
+    item: int  # the item of the issue the case comes from (issue 13 unless `issue` says)
     name: str
     survived: bool
     lost: int
@@ -34,6 +34,11 @@ class ProcOutcome:
     secrets: int
     seconds: float
     result: str  # what the user saw, one line (or the first thing that did not hold)
+    issue: int = 13
+
+    @property
+    def label(self) -> str:
+        return f"{self.issue}.{self.item}"
 
 
 @dataclass
@@ -41,6 +46,11 @@ class ProcCase:
     item: int
     name: str
     run: Callable[[Path], ProcOutcome]
+    issue: int = 13  # the hostile run that found the fault: issue 13's, or issue 25's
+
+    @property
+    def label(self) -> str:
+        return f"{self.issue}.{self.item}"
 
 
 @dataclass
@@ -74,6 +84,7 @@ class Trial:
     procs: list[Proc] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     lost: int = 0
+    issue: int = 13
 
     def __post_init__(self) -> None:
         self.tmp.mkdir(parents=True, exist_ok=True)
@@ -180,7 +191,7 @@ class Trial:
         said = result or (one_line(last.stderr) if last else "")
         shown = "; ".join(self.problems) if self.problems else said
         return ProcOutcome(self.item, self.name, not self.problems, self.lost, tracebacks,
-                           leaked, time.monotonic() - self._start, shown)
+                           leaked, time.monotonic() - self._start, shown, self.issue)
 
 
 def one_line(text: str) -> str:

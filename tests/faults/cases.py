@@ -1,11 +1,12 @@
-"""Every process-level fault case, in the order of issue 13's items."""
+"""Every process-level fault case, in the order of issue 13's items, then issue 25's."""
 
 from __future__ import annotations
 
-from tests.faults import ProcCase, pipes, secrets, sessions, store, text, tokens
+from tests.faults import (ProcCase, consent, crashes, leaks, pipes, proxy, secrets, sessions,
+                          store, text, tokens, turns)
 from tests.faults import limits as limits_
 
 CASES: list[ProcCase] = sorted(
     [*secrets.CASES, *text.CASES, *limits_.CASES, *sessions.CASES, *store.CASES, *pipes.CASES,
-     *tokens.CASES],
-    key=lambda case: case.item)
+     *tokens.CASES, *consent.CASES, *leaks.CASES, *turns.CASES, *proxy.CASES, *crashes.CASES],
+    key=lambda case: (case.issue, case.item))
