@@ -1,7 +1,73 @@
-"""Fault-matrix cases from issue 25's hostile run, items 7, 8, 9 and 16: no turn hidden for good, no retry dropped, no session stuck."""
+"""Fault-matrix cases from issue 25's hostile run, items 7, 8, 9 and 16: no turn hidden for
+good, no retry dropped, no session stuck."""
 
 from __future__ import annotations
 
-from tests.faults import ProcCase
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-CASES: list[ProcCase] = []
+from tests.fakeserver import FakeProvider
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+
+PRESSED = "TURNS_DRIVER_PRESSED"  # where tests.faults.turns_driver says it pressed `r`
+REFUSED = ("status", 400, {}, {"error": {"message": "bad request",
+                                         "type": "invalid_request_error"}})
+
+
+def _until(check, limit_s: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _driver(question: str, *flags: str) -> list[str]:
+    return [sys.executable, "-m", "tests.faults.turns_driver", question, *flags]
+
+
+def _answer_again_in_the_app(t: Trial, question: str, *flags: str) -> Proc:
+    start = time.monotonic()
+    done = subprocess.run(_driver(question, *flags), env=t.env, capture_output=True,
+                          timeout=120)
+    return t.add(Proc(["tui", "r", question], done.returncode,
+                      done.stdout.decode("utf-8", "replace"),
+                      done.stderr.decode("utf-8", "replace"), time.monotonic() - start))
+
+
+def earlier_failed_question_answered_again(tmp: Path) -> ProcOutcome:
+    """Three `ask`s, the second refused (stored failed), then `r` on it in the app and `<` on
+    the question: the turns after it must come back, and `export` show them on the branch."""
+    t = Trial(7, "r on an earlier failed question", tmp, issue=25)
+    with FakeProvider() as fake:
+        flags = ("--base-url", fake.base_url, "--model", "m")
+        t.run(*flags, "ask", "first question")
+        fake.faults.append(REFUSED)
+        t.run(*flags, "ask", "second question")
+        t.run(*flags, "ask", "third question")
+        tui = _answer_again_in_the_app(t, "second question", *flags)
+        exported = t.run("export", "--format", "json")
+    t.expect(tui.returncode == 0, f"exit {tui.returncode}: {one_line(tui.stderr)}")
+    said = [line for line in tui.stderr.splitlines() if line.startswith("notice: ")]
+    t.expect(not any("stays as version" in line for line in said),
+             f"the notice speaks of a reply the question never had: {said}")
+    t.expect(any(line.startswith("after <: user: third question") for line in
+                 tui.stderr.splitlines()), "< on the question did not bring the later turns back")
+    data = json.loads(exported.stdout) if exported.stdout.startswith("{") else {"messages": []}
+    shown = [m["content"] for m in data["messages"] if m.get("on_branch_shown")]
+    t.expect("third question" in shown, f"the later turns are off the branch shown: {shown}")
+    t.keeps(["first question", "second question", "third question"])
+    answers = [m for m in data["messages"] if m["role"] == "assistant"
+               and "second question" in m["content"]]
+    t.expect(answers, "the question asked again was not answered")
+    return t.outcome("answered again as a new version; < brought the later turns back")
+
+
+CASES: list[ProcCase] = [
+    ProcCase(7, "r on an earlier failed question", earlier_failed_question_answered_again,
+             issue=25),
+]
