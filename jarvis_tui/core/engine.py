@@ -712,8 +712,13 @@ class Engine(Branches):
             self._answer_interrupted()
             if again:
                 if user is not None and not any(m is user for m in self.messages):
-                    yield ev.Failed(NOT_SHOWN)
-                    return
+                    # Read again since it was chosen (another jarvis-tui answered in the
+                    # session meanwhile): the same stored question, in a new record.
+                    at = self._history.position(user.id) if user.id is not None else None
+                    if at is None:
+                        yield ev.Failed(NOT_SHOWN)
+                        return
+                    user = self.messages[at]
                 user = user or self.last_question()
                 if user is None or user.covered or user.excluded:
                     yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE

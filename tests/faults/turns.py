@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -67,7 +68,47 @@ def earlier_failed_question_answered_again(tmp: Path) -> ProcOutcome:
     return t.outcome("answered again as a new version; < brought the later turns back")
 
 
+def retry_while_another_process_answers(tmp: Path) -> ProcOutcome:
+    """`r` in the app on a question while `ask --session 1` answers in the same session (its
+    reply held until `r` was pressed): the app says it waits, and once the other is done its
+    retry must be sent and answered."""
+    t = Trial(8, "r while another process answers", tmp, issue=25)
+    gate, pressed = threading.Event(), tmp / "pressed"
+    with FakeProvider(limit=100_000) as fake:
+        flags = ("--base-url", fake.base_url, "--model", "m")
+        t.run(*flags, "ask", "first question")
+        fake.faults.append(("hold", gate))
+        other = t.start(*flags, "ask", "--session", "1", "the other process asks")
+        t.expect(_until(lambda: len(t.messages()) >= 3), "the other never stored its question")
+        start = time.monotonic()
+        app = subprocess.Popen(_driver("first question", *flags), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**t.env, PRESSED: str(pressed)})
+        t.expect(_until(pressed.exists, 60), "the app never pressed r")
+        time.sleep(1.0)  # the app's round is waiting for the session by now
+        gate.set()
+        t.finish(other)
+        try:
+            out, err = app.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            app.kill()
+            out, err = app.communicate()
+        tui = t.add(Proc(["tui", "r", "first question"], app.returncode,
+                         out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                         time.monotonic() - start))
+        last = [m["content"] for m in fake.chat_requests[-1].body["messages"][1:]]
+    t.expect(tui.returncode == 0, f"the retry was never answered (exit {tui.returncode}: "
+                                  f"{one_line(tui.stderr)})")
+    t.expect("is answering in this session" in tui.stderr, "the app did not say it waits")
+    t.expect(last == ["first question"], f"the last request was not the retry: {last}")
+    replies = [m for m in t.messages() if m.role == "assistant"]
+    t.expect(len(replies) == 3, f"{len(replies)} replies stored, not 3")
+    t.keeps(["first question", "the other process asks"])
+    return t.outcome(f"waited, then answered again; {len(replies)} replies kept")
+
+
 CASES: list[ProcCase] = [
     ProcCase(7, "r on an earlier failed question", earlier_failed_question_answered_again,
+             issue=25),
+    ProcCase(8, "r while another process answers", retry_while_another_process_answers,
              issue=25),
 ]

@@ -516,8 +516,16 @@ class ChatScreen(ChatBranches):
         """Show the session as the engine has it now (read again after another jarvis-tui
         added to it), with the message being sent, which is stored only after that."""
         session = self.session
-        shown = session.messages + ([self.sending] if self.sending is not None
-                                    and self.sending not in session.messages else [])
+        shown, sending = session.messages, self.sending
+        asked = self.regenerating
+        at = next((i for i, m in enumerate(shown) if asked is not None and m.id == asked.id),
+                  None)
+        if at is not None:
+            # A question answered again: the branch as it is being answered, up to the
+            # question (in its record as read now), or to the new version of it asked anew.
+            shown = shown[:at] + [shown[at] if sending is asked else sending]
+        elif sending is not None and sending not in shown:
+            shown = shown + [sending]
         await self.query_one(Conversation).show(shown)
         self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
         self.show_compaction(self.stored_compaction())
