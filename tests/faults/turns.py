@@ -10,6 +10,9 @@ import threading
 import time
 from pathlib import Path
 
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store import Store
+from tests.fake_anthropic import FakeAnthropic
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
 
@@ -106,9 +109,84 @@ def retry_while_another_process_answers(tmp: Path) -> ProcOutcome:
     return t.outcome(f"waited, then answered again; {len(replies)} replies kept")
 
 
+TIME_SERVER = f"""[mcp.servers.time]
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+"""
+CLOCK = {"name": "get_current_time", "arguments": {"timezone": "UTC"}}
+
+
+def _anthropic_flags(fake: FakeAnthropic) -> tuple[str, ...]:
+    return ("--provider", "anthropic", "--base-url", fake.base_url, "--api-key", "sk-ant-test",
+            "--model", "claude-fake")
+
+
+def _refused(fake: FakeAnthropic) -> int:
+    return sum(r.status == 400 for r in fake.message_requests)
+
+
+def repeated_call_ids_in_one_reply(tmp: Path) -> ProcOutcome:
+    """A reply calling a tool three times with the ids `dup`, `dup` and ``: its results, and
+    every later request of the session, must not be refused by Anthropic."""
+    t = Trial(9, "tool-call ids dup, dup, '' in one reply", tmp, issue=25)
+    t.write_config(TIME_SERVER)
+    with FakeAnthropic() as fake:
+        fake.script.append([{**CLOCK, "id": cid} for cid in ("dup", "dup", "")])
+        first = t.run(*_anthropic_flags(fake), "ask", "--allow-tool", "get_current_time",
+                      "what time is it, three times?", timeout=120)
+        later = t.run(*_anthropic_flags(fake), "ask", "are you still there?", timeout=120)
+        refused = _refused(fake)
+    t.expect(first.returncode == 0 and later.returncode == 0,
+             f"exits {first.returncode}, {later.returncode}: {one_line(later.stderr)}")
+    t.expect(refused == 0, f"Anthropic refused {refused} requests of the session")
+    stored = [m for m in t.messages() if m.role == "assistant" and m.tool_calls]
+    ids = [c["id"] for c in stored[0].tool_calls or []] if stored else []
+    t.expect(len(set(ids)) == 3 and all(ids), f"the stored call ids: {ids}")
+    answered = sorted(m.tool_call_id or "" for m in t.messages() if m.role == "tool")
+    t.expect(answered == sorted(ids), f"results {answered} do not match the calls {ids}")
+    t.keeps(["what time is it, three times?", "are you still there?"])
+    return t.outcome(f"ids {ids}; {refused} requests refused")
+
+
+def session_stored_with_repeated_call_ids(tmp: Path) -> ProcOutcome:
+    """A session stored by an older version with the call ids `dup`, `dup`, ``: the next
+    request repairs them on the way out, so the session is not stuck."""
+    t = Trial(9, "a session stored with call ids dup, dup, ''", tmp, issue=25)
+    t.write_config(TIME_SERVER)
+    t.db.parent.mkdir(parents=True, exist_ok=True)
+    calls = [{"id": cid, "type": "function", "function": {
+        "name": "get_current_time", "arguments": '{"timezone": "UTC"}'}}
+        for cid in ("dup", "dup", "")]
+    with Store(t.db) as store:
+        cid = store.create_conversation(model="claude-fake").id
+        store.add_message(cid, Message("user", "what time is it, three times?"))
+        store.add_message(cid, Message("assistant", "", tool_calls=calls))
+        for n, call in enumerate(calls):
+            store.add_message(cid, Message("tool", f"12:0{n} UTC", tool_call_id=call["id"],
+                                           name="get_current_time"))
+        store.add_message(cid, Message("assistant", "It is 12:00 UTC."))
+    with FakeAnthropic() as fake:
+        ask = t.run(*_anthropic_flags(fake), "ask", "--session", str(cid), "and in Tokyo?",
+                    timeout=120)
+        refused = _refused(fake)
+        sent = json.dumps(fake.message_requests[-1].body) if fake.message_requests else ""
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    t.expect(refused == 0, f"Anthropic refused {refused} requests of the session")
+    t.expect(all(f"12:0{n} UTC" in sent for n in range(3)), "a stored result was not sent")
+    stored = [m for m in t.messages(cid) if m.tool_calls]
+    t.expect(stored and [c["id"] for c in stored[0].tool_calls or []] == ["dup", "dup", ""],
+             "the stored session was changed")
+    t.keeps(["and in Tokyo?"], cid)
+    return t.outcome(f"{refused} requests refused; the stored ids are left as they were")
+
+
 CASES: list[ProcCase] = [
     ProcCase(7, "r on an earlier failed question", earlier_failed_question_answered_again,
              issue=25),
     ProcCase(8, "r while another process answers", retry_while_another_process_answers,
              issue=25),
+    ProcCase(9, "tool-call ids dup, dup, '' in one reply", repeated_call_ids_in_one_reply,
+             issue=25),
+    ProcCase(9, "a session stored with call ids dup, dup, ''",
+             session_stored_with_repeated_call_ids, issue=25),
 ]
