@@ -8,6 +8,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
@@ -47,10 +48,15 @@ async def test_a_bogus_limit_is_used_once_and_kept_only_when_seen_twice(make_fak
     resumed = make_engine(fake, tmp_path, context_window=8192, store=engine.store,
                           conversation_id=cid)
     assert resumed.context_window == 300
-    # --context-window on the command line: the window the user names now wins.
-    given = Engine(resumed.settings, engine.store, resumed.provider, cid,
-                   forget_learned_limit=True)
-    assert given.context_window == 8192
+    # --context-window on the command line: the same window as when the limit was learned
+    # is not news, and the limit stands; another window is, and wins.
+    same = Engine(resumed.settings, engine.store, resumed.provider, cid,
+                  forget_learned_limit=True)
+    assert same.context_window == 300
+    assert engine.store.get_meta(cid, "context_limit") == 300
+    bigger = replace(resumed.settings, context_window=16_384)
+    given = Engine(bigger, engine.store, resumed.provider, cid, forget_learned_limit=True)
+    assert given.context_window == 16_384
     assert engine.store.get_meta(cid, "context_limit") is None
 
 

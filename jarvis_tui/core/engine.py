@@ -155,9 +155,6 @@ class Engine(Branches):
             raise ValueError(f"there is no session {conversation_id}")
         self.conversation = conv
         meta = SessionMeta(store, conv.id)
-        if forget_learned_limit:
-            # The window was given on the command line: it says what the server has now.
-            WindowLimit(settings, meta).forget()
         self._session = store.session_lock(conv.id)
         self._history = History(store.messages(conv.id), store.head(conv.id))
         self.summary: Summary | None = None
@@ -168,6 +165,10 @@ class Engine(Branches):
         self._back_to: int | None = None
         self._anew: Message | None = None
         self.limit = WindowLimit(settings, meta)
+        if forget_learned_limit:
+            # The window was given on the command line: a limit learned under another one
+            # no longer holds.
+            self.limit.window_given()
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()

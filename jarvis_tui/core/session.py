@@ -44,7 +44,7 @@ class ChatSession:
         self._factory = provider_factory
         self.provider = provider_factory(settings)
         # --context-window on the command line says what the server has now: a limit learned
-        # from an older server's errors is dropped in each session this run opens.
+        # under another window is dropped in each session this run opens.
         self._forget = forget_learned_limit
         self.tools: ToolBox | None = None
         self.approve: Approve | None = None

@@ -180,6 +180,29 @@ def session_stored_with_repeated_call_ids(tmp: Path) -> ProcOutcome:
     return t.outcome(f"{refused} requests refused; the stored ids are left as they were")
 
 
+def same_context_window_on_every_call(tmp: Path, calls: int = 10) -> ProcOutcome:
+    """`ask --context-window 16000` again and again against a server that allows 4,096: once
+    the limit is learned, it must hold, not be dropped and met again on every call."""
+    t = Trial(16, "the same --context-window on every call", tmp, issue=25)
+    with FakeProvider(limit=4096) as fake:
+        flags = ("--base-url", fake.base_url, "--model", "m", "--context-window", "16000")
+        learned_at = None
+        for n in range(calls):
+            t.run(*flags, "ask", f"turn {n}: " + "a sentence about the harbour and its ships "
+                  * 150)
+            if learned_at is None and any(r.overflowed for r in fake.chat_requests):
+                learned_at = len(fake.chat_requests)
+        later = sum(r.overflowed for r in fake.chat_requests[learned_at or 0:])
+        total = len(fake.chat_requests)
+    failed = [p for p in t.procs if p.returncode != 0]
+    t.expect(not failed, f"{len(failed)} calls failed: "
+                         f"{one_line(failed[0].stderr) if failed else ''}")
+    t.expect(learned_at is not None, "the server never refused: nothing to learn")
+    t.expect(later <= 1, f"{later} overflows after the limit was learned ({total} requests)")
+    t.keeps([f"turn {n}: " for n in range(calls)])
+    return t.outcome(f"{later} overflows after the limit was learned, in {total} requests")
+
+
 CASES: list[ProcCase] = [
     ProcCase(7, "r on an earlier failed question", earlier_failed_question_answered_again,
              issue=25),
@@ -189,4 +212,6 @@ CASES: list[ProcCase] = [
              issue=25),
     ProcCase(9, "a session stored with call ids dup, dup, ''",
              session_stored_with_repeated_call_ids, issue=25),
+    ProcCase(16, "the same --context-window on every call", same_context_window_on_every_call,
+             issue=25),
 ]
