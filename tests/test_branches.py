@@ -322,3 +322,27 @@ async def test_a_failed_try_at_an_earlier_question_shows_the_later_turns_again(f
 
 async def regenerate_question(engine, question) -> list[ev.Event]:  # type: ignore[no-untyped-def]
     return [e async for e in engine.regenerate(question)]
+
+
+async def test_a_session_stored_with_turns_hidden_behind_a_reply_shows_them_again(fake_server,
+                                                                                 tmp_path):
+    """Stored by a version that answered an earlier failed question in place: the question
+    has the turns that followed it and a reply as children. The reply leads back to them."""
+    with Store(tmp_path / "sessions.db") as store:
+        cid = store.create_conversation().id
+        first = store.add_message(cid, Message("user", "first"))
+        store.add_message(cid, Message("assistant", "Reply 1: first", parent_id=first.id))
+        failed = store.add_message(cid, Message("user", "second", status="failed"))
+        store.add_message(cid, Message("user", "third", parent_id=failed.id))
+        store.add_message(cid, Message("assistant", "Reply 3: third"))
+        reply = store.add_message(cid, Message("assistant", "Reply 4: second",
+                                               parent_id=failed.id))
+        store.set_head(cid, reply.id)
+    engine = make_engine(fake_server, tmp_path, conversation_id=cid)
+    assert [m.content for m in engine.messages][2:] == ["second", "Reply 4: second"]
+    shown = engine.messages[-1]
+    assert engine.alternatives(shown) == (2, 2)
+    later = engine.switch_alternative(shown, -1)
+    assert later is not None and later.content == "third"
+    assert [m.content for m in engine.messages][2:] == ["second", "third", "Reply 3: third"]
+    await engine.provider.aclose()
