@@ -283,6 +283,12 @@ def anthropic_problem(body: dict) -> str | None:
 
     if any(blocks(m, "tool_use") or blocks(m, "tool_result") for m in messages) and not tools:
         return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    used: set[object] = set()
+    for i, m in enumerate(messages):
+        for j, block in blocks(m, "tool_use"):
+            if block.get("id") in used:
+                return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+            used.add(block.get("id"))
     for i, m in enumerate(messages):
         before = {b.get("id") for _, b in blocks(messages[i - 1], "tool_use")} if i else set()
         for j, block in blocks(m, "tool_result"):

@@ -267,3 +267,82 @@ async def test_an_excluded_question_is_not_answered_again_until_it_is_back(fake_
     assert isinstance(final(await regenerate(engine)), ev.Finished)
     assert texts(fake_server.chat_requests[-1])[-1] == "second"
     await engine.provider.aclose()
+
+
+async def _failed_then_more(engine, fake) -> None:  # type: ignore[no-untyped-def]
+    """first (answered), second (its round refused: stored failed), third (answered after it)."""
+    await send(engine, "first")
+    fake.faults.append(("status", 400, {}, {"error": {"message": "bad request",
+                                                      "type": "invalid_request_error"}}))
+    assert isinstance(final(await send(engine, "second")), ev.Failed)
+    await send(engine, "third")
+
+
+async def test_an_earlier_failed_question_answered_again_keeps_the_later_turns_reachable(
+        fake_server, tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await _failed_then_more(engine, fake_server)
+    failed = engine.messages[2]
+    assert failed.status == "failed" and engine.messages[3].content == "third"
+    assert isinstance(final(await regenerate_question(engine, failed)), ev.Finished)
+    assert texts(fake_server.chat_requests[-1]) == ["first", "Reply 1: first", "second"]
+    asked = engine.messages[2]
+    assert [m.content for m in engine.messages][:3] == ["first", "Reply 1: first", "second"]
+    assert engine.messages[3].role == "assistant" and "second" in engine.messages[3].content
+    # The question asked again is a new version of it; < brings back the turns after it.
+    assert engine.alternatives(asked) == (2, 2)
+    assert engine.switch_alternative(asked, -1) is failed
+    assert [m.content for m in engine.messages][2:4] == ["second", "third"]
+    assert engine.messages[-1].content.startswith("Reply") and "third" in \
+        engine.messages[-1].content
+    # Nothing stored was lost, and the old branch still leaves its unanswered question out.
+    assert len(engine.store.messages(engine.conversation.id)) == 7
+    await send(engine, "fourth")
+    assert texts(fake_server.chat_requests[-1])[-3:] == ["third", engine.messages[-3].content,
+                                                        "fourth"]
+    assert "second" not in texts(fake_server.chat_requests[-1])
+    await engine.provider.aclose()
+
+
+async def test_a_failed_try_at_an_earlier_question_shows_the_later_turns_again(fake_server,
+                                                                             tmp_path):
+    engine = make_engine(fake_server, tmp_path)
+    await _failed_then_more(engine, fake_server)
+    shown = list(engine.messages)
+    fake_server.faults.append(("status", 400, {}, {"error": {"message": "bad request",
+                                                             "type": "invalid_request_error"}}))
+    assert isinstance(final(await regenerate_question(engine, shown[2])), ev.Failed)
+    assert engine.messages == shown  # the branch with the later turns, as it was
+    tries = [m for m in engine.store.messages(engine.conversation.id)
+             if m.content == "second"]
+    assert [m.status for m in tries] == ["failed", "failed"]  # kept, and left out of requests
+    assert engine.alternatives(shown[2]) == (1, 2)
+    await engine.provider.aclose()
+
+
+async def regenerate_question(engine, question) -> list[ev.Event]:  # type: ignore[no-untyped-def]
+    return [e async for e in engine.regenerate(question)]
+
+
+async def test_a_session_stored_with_turns_hidden_behind_a_reply_shows_them_again(fake_server,
+                                                                                 tmp_path):
+    """Stored by a version that answered an earlier failed question in place: the question
+    has the turns that followed it and a reply as children. The reply leads back to them."""
+    with Store(tmp_path / "sessions.db") as store:
+        cid = store.create_conversation().id
+        first = store.add_message(cid, Message("user", "first"))
+        store.add_message(cid, Message("assistant", "Reply 1: first", parent_id=first.id))
+        failed = store.add_message(cid, Message("user", "second", status="failed"))
+        store.add_message(cid, Message("user", "third", parent_id=failed.id))
+        store.add_message(cid, Message("assistant", "Reply 3: third"))
+        reply = store.add_message(cid, Message("assistant", "Reply 4: second",
+                                               parent_id=failed.id))
+        store.set_head(cid, reply.id)
+    engine = make_engine(fake_server, tmp_path, conversation_id=cid)
+    assert [m.content for m in engine.messages][2:] == ["second", "Reply 4: second"]
+    shown = engine.messages[-1]
+    assert engine.alternatives(shown) == (2, 2)
+    later = engine.switch_alternative(shown, -1)
+    assert later is not None and later.content == "third"
+    assert [m.content for m in engine.messages][2:] == ["second", "third", "Reply 3: third"]
+    await engine.provider.aclose()

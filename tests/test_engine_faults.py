@@ -8,6 +8,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
@@ -47,10 +48,15 @@ async def test_a_bogus_limit_is_used_once_and_kept_only_when_seen_twice(make_fak
     resumed = make_engine(fake, tmp_path, context_window=8192, store=engine.store,
                           conversation_id=cid)
     assert resumed.context_window == 300
-    # --context-window on the command line: the window the user names now wins.
-    given = Engine(resumed.settings, engine.store, resumed.provider, cid,
-                   forget_learned_limit=True)
-    assert given.context_window == 8192
+    # --context-window on the command line: the same window as when the limit was learned
+    # is not news, and the limit stands; another window is, and wins.
+    same = Engine(resumed.settings, engine.store, resumed.provider, cid,
+                  forget_learned_limit=True)
+    assert same.context_window == 300
+    assert engine.store.get_meta(cid, "context_limit") == 300
+    bigger = replace(resumed.settings, context_window=16_384)
+    given = Engine(bigger, engine.store, resumed.provider, cid, forget_learned_limit=True)
+    assert given.context_window == 16_384
     assert engine.store.get_meta(cid, "context_limit") is None
 
 
@@ -100,6 +106,33 @@ async def test_two_engines_on_one_session_take_turns(make_fake_server, tmp_path)
     for request in fake.chat_requests:
         roles = [m["role"] for m in request.body["messages"]]
         assert "user, user" not in ", ".join(roles)
+
+
+async def test_a_retry_waits_for_the_other_engine_and_is_sent_after_it(make_fake_server,
+                                                                        tmp_path):
+    """/retry in one engine while another answers in the session: the retry waits, reads the
+    session again (new records of every message), and still answers the question it was for."""
+    fake = make_fake_server(limit=100_000)
+    first = make_engine(fake, tmp_path)
+    await send(first, "question A")
+    cid = first.conversation.id
+    second = make_engine(fake, tmp_path, store=Store(tmp_path / "sessions.db"),
+                         conversation_id=cid)
+    question = second.last_question()
+    assert question is not None and question.content == "question A"
+    fake.reply_fn = lambda body: "a slow answer " * 100
+    fake.chunk_delay = 0.003
+    other = asyncio.ensure_future(send(first, "question B"))
+    while not first._session.held:
+        await asyncio.sleep(0.01)
+    retried = [e async for e in second.regenerate(question)]
+    await other
+    assert "SessionBusy" in kinds(retried) and "SessionChanged" in kinds(retried)
+    assert isinstance(final(retried), ev.Finished), final(retried)
+    # Sent after the other's round, for the question it was asked for, alone on its branch.
+    assert [m["content"] for m in fake.chat_requests[-1].body["messages"][1:]] == ["question A"]
+    replies = [m for m in first.store.messages(cid) if m.role == "assistant"]
+    assert len(replies) == 3 and second.alternatives(second.messages[-1]) == (2, 2)
 
 
 async def test_a_streaming_reply_is_saved_by_appending_and_read_back_whole(make_fake_server,

@@ -142,6 +142,14 @@ async def test_calls_without_ids_are_given_ids_unique_in_the_reply(wire: Wire):
     assert [json.loads(c.arguments) for c in calls] == [{"query": "a"}, {"query": "b"}]
 
 
+async def test_ids_repeated_in_one_reply_are_made_unique(wire: Wire):
+    wire.fake.script.append([{"name": "search", "arguments": {"query": q}, "id": cid}
+                             for q, cid in (("a", "dup"), ("b", "dup"), ("c", ""))])
+    calls = calls_of(await stream(wire, HELLO))
+    assert [json.loads(c.arguments)["query"] for c in calls] == ["a", "b", "c"]
+    assert calls[0].id == "dup" and len({c.id for c in calls}) == 3 and all(c.id for c in calls)
+
+
 async def test_empty_arguments_are_an_empty_object(wire: Wire):
     wire.fake.fragments = 4
     wire.fake.script.append([{"name": "search", "arguments": ""}])
@@ -385,6 +393,9 @@ async def test_anthropic_fake_refuses_what_the_api_refuses(anthropic: Wire):
          "messages.1: `tool_use` ids were found without `tool_result` blocks immediately "
          "after: toolu_x. Each `tool_use` block must have a corresponding `tool_result` block "
          "in the next message."),
+        ([{"role": "user", "content": "q"}, {"role": "assistant", "content": [use, use]},
+          {"role": "user", "content": [result, result]}], tools,
+         "messages.1.content.1: `tool_use` ids must be unique"),
     ]
     async with httpx.AsyncClient() as client:
         for messages, defined, expected in cases:

@@ -242,3 +242,26 @@ def test_group_of_finds_the_whole_group_around_a_message():
     assert group_of(msgs, 0) == (0, 3)
     assert group_of(msgs, 3) == (3, 4)
     assert group_of(msgs, 4) == (4, 5)
+
+
+def test_a_reply_stored_with_repeated_call_ids_is_sent_with_unique_ones():
+    """Stored before ids were made unique: `dup`, `dup` and `` in one reply. The request
+    renames them, each result with the call it answers (in order), and stores nothing new."""
+    calls = [call("dup"), call("dup", "search"), call("")]
+    history = [
+        Message("user", "three calls"),
+        Message("assistant", "", tool_calls=calls),
+        Message("tool", "first", tool_call_id="dup"),
+        Message("tool", "second", tool_call_id="dup"),
+        Message("tool", "third", tool_call_id=""),
+        Message("assistant", "done"),
+        Message("user", "and now?"),
+    ]
+    wire = fit_window(history, budget=4000, counter=counter(), system_prompt=SYSTEM).wire
+    ids = [c["id"] for c in wire[2]["tool_calls"]]
+    assert ids[0] == "dup" and len(set(ids)) == 3 and all(ids)
+    assert [m.get("tool_call_id") for m in wire[3:6]] == ids
+    assert [m["content"] for m in wire[3:6]] == ["first", "second", "third"]
+    assert [c["id"] for c in history[1].tool_calls or []] == ["dup", "dup", ""]
+    plain = fit_window(chat(3), budget=4000, counter=counter(), system_prompt=SYSTEM).wire
+    assert all("tool_calls" not in m for m in plain)

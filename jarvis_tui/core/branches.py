@@ -41,16 +41,25 @@ class Tree:
 
     def __init__(self, stored: Sequence[Message]) -> None:
         self.children: dict[int, list[Message]] = {}
+        self._questions: set[int] = set()  # ids of user messages
         for msg in stored:
+            if msg.id is not None and msg.role == "user":
+                self._questions.add(msg.id)
             if msg.id is not None and msg.parent_id is not None:
                 self.children.setdefault(msg.parent_id, []).append(msg)
 
     def alternatives(self, msg: Message) -> list[Message]:
         """`msg` and the messages of its role that follow what it follows, oldest first: the
-        other replies to its question, or the other versions of a question."""
+        other replies to its question, or the other versions of a question. After a question,
+        every message is one: a question that was never answered may be followed by the next
+        question, and (as stored before a question like that was asked anew, in engine.py) by
+        a reply added to it later; each leads to a branch that must stay reachable."""
         if msg.parent_id is None:
             return [msg]
-        return [m for m in self.children.get(msg.parent_id, [msg]) if m.role == msg.role]
+        siblings = self.children.get(msg.parent_id, [msg])
+        if msg.parent_id in self._questions:
+            return siblings
+        return [m for m in siblings if m.role == msg.role]
 
     def tip(self, msg: Message) -> Message:
         """The end of the branch below `msg`, following the newest child at each fork: the

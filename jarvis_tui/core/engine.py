@@ -42,7 +42,7 @@ from jarvis_tui.core.engine_branches import (
 from jarvis_tui.core.history import History
 from jarvis_tui.core.ledger import ledger_for, left_out
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
-from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
+from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
@@ -155,18 +155,20 @@ class Engine(Branches):
             raise ValueError(f"there is no session {conversation_id}")
         self.conversation = conv
         meta = SessionMeta(store, conv.id)
-        if forget_learned_limit:
-            # The window was given on the command line: it says what the server has now.
-            WindowLimit(settings, meta).forget()
         self._session = store.session_lock(conv.id)
         self._history = History(store.messages(conv.id), store.head(conv.id))
         self.summary: Summary | None = None
         self._known_summary = 0  # the newest summary id of the session this process has seen
         self._load_summary()
         # While a regenerated reply is on its way: the tip of the branch it left, shown again
-        # if the new reply never comes.
+        # if the new reply never comes; and the question asked anew for it, if it is one.
         self._back_to: int | None = None
+        self._anew: Message | None = None
         self.limit = WindowLimit(settings, meta)
+        if forget_learned_limit:
+            # The window was given on the command line: a limit learned under another one
+            # no longer holds.
+            self.limit.window_given()
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()
@@ -684,16 +686,19 @@ class Engine(Branches):
             async for event in turn:
                 yield event
 
-    async def regenerate(self, question: Message | None = None) -> AsyncIterator[ev.Event]:
+    async def regenerate(self, question: Message | None = None, *,
+                         anew: Message | None = None) -> AsyncIterator[ev.Event]:
         """Answer the last question (or `question`, one shown) again. The reply it had, and
         anything after it, stays on a branch of its own; for the last question, the request is
-        the one that reply was written for, byte for byte."""
-        async with aclosing(self._turn(question, again=True)) as turn:
+        the one that reply was written for, byte for byte. A question with no reply but later
+        turns after it (asks_anew) is asked anew as a new version of itself: `anew`, the
+        caller's record of that version (already on screen), when it has one."""
+        async with aclosing(self._turn(question, again=True, anew=anew)) as turn:
             async for event in turn:
                 yield event
 
-    async def _turn(self, user: Message | None, *, again: bool = False
-                    ) -> AsyncIterator[ev.Event]:
+    async def _turn(self, user: Message | None, *, again: bool = False,
+                    anew: Message | None = None) -> AsyncIterator[ev.Event]:
         async with aclosing(self._waiting_for_session()) as waiting:
             async for event in waiting:
                 yield event
@@ -708,22 +713,33 @@ class Engine(Branches):
             self._answer_interrupted()
             if again:
                 if user is not None and not any(m is user for m in self.messages):
-                    yield ev.Failed(NOT_SHOWN)
-                    return
+                    # Read again since it was chosen (another jarvis-tui answered in the
+                    # session meanwhile): the same stored question, in a new record.
+                    at = self._history.position(user.id) if user.id is not None else None
+                    if at is None:
+                        yield ev.Failed(NOT_SHOWN)
+                        return
+                    user = self.messages[at]
                 user = user or self.last_question()
                 if user is None or user.covered or user.excluded:
                     yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE
                                     if user.covered else EXCLUDED_REGENERATE)
                     return
-                if user.status == FAILED:
+                if self.asks_anew(user):
+                    # The turns after it stay on the branch of the version asked before.
+                    self._back_to = self.head_id
+                    self._anew = anew or Message("user", user.content)
+                    self._anew.parent_id = user.parent_id or ROOT
+                    user = self._anew
+                elif user.status == FAILED:
                     # Asked before and never answered (the server was down): ask again.
                     user.status = COMPLETE
                     self.store.update_message(user)
                     self._history.changed()
-                if self.head_id != user.id:
+                if user is not self._anew and self.head_id != user.id:
                     self._back_to = self.head_id
                     self.show_branch(user.id)
-            else:
+            if not again or user is self._anew:
                 async with aclosing(self._saving_question(user)) as saving:
                     async for event in saving:
                         yield event
@@ -744,7 +760,7 @@ class Engine(Branches):
                     self._withdraw(user)
                 raise
         finally:
-            self._back_to = None
+            self._back_to = self._anew = None
             self._session.release()
 
     async def _saving_question(self, user: Message) -> AsyncIterator[ev.Event]:
@@ -1094,7 +1110,7 @@ class Engine(Branches):
         return ev.Failed(why)
 
     def _withdraw(self, user: Message) -> None:
-        if self._back_to is not None:
+        if self._back_to is not None and user is not self._anew:
             # A regenerated reply that never came: the question keeps the reply it had.
             self.show_branch(self._back_to)
             return
@@ -1105,3 +1121,7 @@ class Engine(Branches):
         # in any case.
         with contextlib.suppress(StoreError):
             self.store.update_message(user)
+        if self._back_to is not None:
+            # A question asked anew that was not answered either: it stays stored as a failed
+            # version of the question, and the turns after the one before come back.
+            self.show_branch(self._back_to)

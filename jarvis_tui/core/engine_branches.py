@@ -65,6 +65,15 @@ class Branches:
         return next((m for m in reversed(self._history.all)
                      if m.role == "user" and m.id is not None), None)
 
+    def asks_anew(self, question: Message) -> bool:
+        """Whether answering `question` again asks it anew, as a new version of the question:
+        it has no reply on the branch shown and later turns follow it (its round failed, and
+        the user went on). A reply added to it would hide those turns on a branch no version
+        leads to; as a second version of the question, `<` on it leads back to them."""
+        shown = self._history.all
+        at = next((i for i, m in enumerate(shown) if m is question), None)
+        return at is not None and at + 1 < len(shown) and shown[at + 1].role == "user"
+
     def show_branch(self, message_id: int) -> None:
         """Show the branch ending at `message_id` (stored, so the next start shows it too)."""
         if message_id != ROOT:

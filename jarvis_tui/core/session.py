@@ -44,7 +44,7 @@ class ChatSession:
         self._factory = provider_factory
         self.provider = provider_factory(settings)
         # --context-window on the command line says what the server has now: a limit learned
-        # from an older server's errors is dropped in each session this run opens.
+        # under another window is dropped in each session this run opens.
         self._forget = forget_learned_limit
         self.tools: ToolBox | None = None
         self.approve: Approve | None = None
@@ -189,10 +189,17 @@ class ChatSession:
 
     # -- branches: regenerate, edit, alternatives, exclude, fork ------------------------------
 
-    def regenerate(self, question: Message | None = None) -> AsyncIterator[ev.Event]:
+    def regenerate(self, question: Message | None = None, *,
+                   anew: Message | None = None) -> AsyncIterator[ev.Event]:
         """/retry: answer the last question (or `question`) again; its reply, and what came
-        after it, stay on a branch of their own."""
-        return self.engine.regenerate(question)
+        after it, stay on a branch of their own. `anew`: the record of the new version of a
+        question asked anew (asks_anew), already on screen."""
+        return self.engine.regenerate(question, anew=anew)
+
+    def asks_anew(self, question: Message) -> bool:
+        """Answering `question` again asks it as a new version of itself: it has no reply,
+        and the turns after it stay with the version before."""
+        return self.engine.asks_anew(question)
 
     def last_question(self) -> Message | None:
         return self.engine.last_question()

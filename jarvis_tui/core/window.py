@@ -14,6 +14,7 @@ from itertools import compress, islice
 from operator import attrgetter
 from typing import Any, Protocol
 
+from jarvis_tui.core.call_ids import with_unique_call_ids
 from jarvis_tui.core.messages import Message, group_of, group_spans, sendable
 from jarvis_tui.core.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
 
@@ -189,7 +190,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
         raw += (counter.raw_text(text) + MESSAGE_OVERHEAD if text is not None
                 else counter.raw_message(msg))
     return FittedWindow(
-        wire=wire,
+        wire=with_unique_call_ids(wire),
         sent=sent,
         history_tokens=used,
         dropped=len(history) - len(sent),

@@ -15,6 +15,9 @@ from jarvis_tui.core.session_meta import SessionMeta
 
 META_LIMIT = "context_limit"
 META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
+# The window configured when the limit was learned: a limit holds until the user configures
+# another window, not each time the same one is given again.
+META_UNDER = "context_limit_configured"
 LEARNED = "learned from the server"
 # A learned limit this small, or this many times below the configured window, is more likely a
 # misbehaving proxy's error than the model's window: it is kept only once seen twice.
@@ -41,6 +44,18 @@ class WindowLimit:
     def forget(self) -> None:
         self.meta.remember(META_LIMIT, None)
         self.meta.remember(META_SUSPECT, None)
+        self.meta.remember(META_UNDER, None)
+
+    def window_given(self) -> None:
+        """The window was given now (on the command line): it says what the server has, so a
+        limit learned under another configured window is dropped. Under the same one it
+        stands: giving the same --context-window on every call is not news, and dropping the
+        limit each time would meet the same overflow again on every call."""
+        under = self.meta.get(META_UNDER)
+        if self.meta.get(META_LIMIT) is None or under != self.settings.context_window:
+            # A limit kept before the window it was learned under was (None) is dropped too.
+            self.forget()
+            self.resolve()
 
     def learn(self, limit: int) -> ev.ContextLimitLearned:
         """Adopt a limit a server named or implied for this session; keep it for later ones
@@ -52,6 +67,7 @@ class WindowLimit:
             self.meta.remember(META_SUSPECT, limit)
             return ev.ContextLimitLearned(limit, previous, suspect=True)
         self.meta.remember(META_LIMIT, limit)
+        self.meta.remember(META_UNDER, configured)
         self.meta.remember(META_SUSPECT, None)
         return ev.ContextLimitLearned(limit, previous)
 

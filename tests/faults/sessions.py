@@ -117,16 +117,16 @@ def bogus_limit_from_a_proxy(tmp: Path) -> ProcOutcome:
 def context_window_flag_clears_a_learned_limit(tmp: Path) -> ProcOutcome:
     t = Trial(15, "--context-window clears a learned limit", tmp)
     with FakeProvider(limit=2048) as fake:
-        flags = ("--base-url", fake.base_url, "--model", "m", "--context-window", "8192")
-        t.run(*flags, "ask", "a question " * 600)  # refused: the 2,048 limit is learned
-        t.expect("2048 tokens" in t.procs[-1].stderr, "no limit was learned")
-        fake.limit = 8192  # the server was restarted with a bigger window
-        t.run(*flags, "ask", "short one")
+        flags = ("--base-url", fake.base_url, "--model", "m")
+        t.run(*flags, "--context-window", "8192", "ask", "a question " * 600)  # refused: the
+        t.expect("2048 tokens" in t.procs[-1].stderr, "no limit was learned")  # 2,048 learned
+        fake.limit = 16384  # the server was restarted with a bigger window, and the user says so
+        t.run(*flags, "--context-window", "16384", "ask", "short one")
         exported = t.run("export", "--format", "json")
     meta = json.loads(exported.stdout)["conversation"]["meta"] if exported.stdout else {}
     t.expect(meta.get("context_limit") is None, f"the learned limit is still there: {meta}")
     t.keeps(["short one"])
-    return t.outcome("learned 2048 from a refusal, cleared by --context-window 8192")
+    return t.outcome("learned 2048 under --context-window 8192, cleared by 16384")
 
 
 CASES: list[ProcCase] = [

@@ -307,3 +307,32 @@ async def test_a_branch_compacts_on_its_own_turns_and_keeps_the_cache_prefix(fak
         system = fake_server.chat_requests[-1].body["messages"][0]["content"]
         assert "PELICAN" not in system and "HERON" in json.dumps(
             fake_server.chat_requests[-1].body["messages"])
+
+
+async def test_r_on_an_earlier_failed_question_keeps_the_turns_after_it(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "first")
+        fake_server.faults.append(("status", 400, {}, {"error": {
+            "message": "bad request", "type": "invalid_request_error"}}))
+        await send_and_wait(pilot, "second")
+        await send_and_wait(pilot, "third")
+        await select_message(pilot, app, "second")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.chat.sending is None
+                       and app.chat.session.messages[-1].role == "assistant"
+                       and "second" in app.chat.session.messages[-1].content,
+                       "the answer to the question asked again")
+        await pilot.pause()
+        assert sent(fake_server) == ["first", "Reply 1: first", "second"]
+        said = notices(app)
+        assert not any("stays as version" in n for n in said), said
+        assert any("turns after it" in n for n in said), said
+        # The question shows its versions; < on it brings back the turns after it.
+        assert [v.message.content for v in views(app)][:3] == ["first", "Reply 1: first",
+                                                              "second"]
+        assert "2/2" in str(views(app)[2].query_one(".label").content)
+        await select_message(pilot, app, "second")
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert [v.message.content for v in views(app)][2:4] == ["second", "third"]

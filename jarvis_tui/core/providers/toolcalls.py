@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jarvis_tui.core.call_ids import unique_ids
 from jarvis_tui.core.providers.base import ChatToolCall
 
 
@@ -29,19 +30,11 @@ def args_text(value: object) -> str:
 
 
 def with_ids(calls: list[tuple[str, str, str]], prefix: str = "call_") -> list[ChatToolCall]:
-    """(id, name, arguments) as events; a missing id becomes `<prefix><n>`, unique in the
-    reply, since the results sent back must name the call they answer."""
-    taken = {cid for cid, _, _ in calls if cid}
-    out: list[ChatToolCall] = []
-    for n, (cid, name, args) in enumerate(calls):
-        if not cid:
-            cid, k = f"{prefix}{n}", n
-            while cid in taken:
-                k += len(calls)
-                cid = f"{prefix}{k}"
-            taken.add(cid)
-        out.append(ChatToolCall(cid, name, args.strip() or "{}"))
-    return out
+    """(id, name, arguments) as events, each id unique in the reply (see call_ids), since the
+    results sent back must name the call they answer."""
+    ids = unique_ids([cid for cid, _, _ in calls], prefix)
+    return [ChatToolCall(cid, name, args.strip() or "{}")
+            for cid, (_, name, args) in zip(ids, calls, strict=True)]
 
 
 def finish_with_calls(finish: str | None, calls: list[ChatToolCall]) -> str | None:

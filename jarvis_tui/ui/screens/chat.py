@@ -313,7 +313,11 @@ class ChatScreen(ChatBranches):
                 self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
                                                  user_text=user.content))
                 return
-            rounds = session.regenerate(user) if again else session.stream_reply(user, after)
+            if again:  # `user` is the question, or the new version of it on screen
+                asked = self.regenerating or user
+                rounds = session.regenerate(asked, anew=None if asked is user else user)
+            else:
+                rounds = session.stream_reply(user, after)
             async for event in rounds:
                 if isinstance(event, ev.Delta):
                     self.post_message(ue.ReplyChunk(cid, event.text))
@@ -448,10 +452,11 @@ class ChatScreen(ChatBranches):
             await self._end_reply(message.partial, (TT(lang, "stopped_tools"), "warning"))
             return
         if self.regenerating is not None and message.partial is None:
-            # The question keeps the reply it had (the engine shows its branch again).
+            # The question keeps the reply it had, or the turns after it (the engine shows
+            # that branch again).
             error = describe(ev.Failed(message.error), lang) or message.error
-            await self._end_reply(None, *([(error, "error")] if message.error else []),
-                                  (BT(lang, "retry_failed"), "info"))
+            note = [(BT(lang, self.retry_note), "info")] if self.retry_note else []
+            await self._end_reply(None, *([(error, "error")] if message.error else []), *note)
             await self.show_branch()
             return
         if not message.saved:
@@ -511,8 +516,16 @@ class ChatScreen(ChatBranches):
         """Show the session as the engine has it now (read again after another jarvis-tui
         added to it), with the message being sent, which is stored only after that."""
         session = self.session
-        shown = session.messages + ([self.sending] if self.sending is not None
-                                    and self.sending not in session.messages else [])
+        shown, sending = session.messages, self.sending
+        asked = self.regenerating
+        at = next((i for i, m in enumerate(shown) if asked is not None and m.id == asked.id),
+                  None)
+        if at is not None:
+            # A question answered again: the branch as it is being answered, up to the
+            # question (in its record as read now), or to the new version of it asked anew.
+            shown = shown[:at] + [shown[at] if sending is asked else sending]
+        elif sending is not None and sending not in shown:
+            shown = shown + [sending]
         await self.query_one(Conversation).show(shown)
         self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
         self.show_compaction(self.stored_compaction())

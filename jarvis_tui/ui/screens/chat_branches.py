@@ -29,7 +29,12 @@ T = Texts(
         "retrying_again": "↻ Answering the question again; the reply it had stays as "
                           "version {n} (< and > on the reply switch between them).",
         "asking_again": "↻ Asking the question again.",
+        "asking_anew": ("↻ Asking the question again as a new version of it; the turns after "
+                        "it stay with the version before (< and > on the question switch "
+                        "between them)."),
         "retry_failed": "The reply it had is shown again.",
+        "retry_failed_anew": ("The turns after the question are shown again; this try is kept "
+                              "as a version of it (< and > on the question)."),
         "no_versions": "This message has no other versions.",
         "version_shown": "Showing version {i} of {n}.",
         "switch_busy": "A reply is on its way; switch versions when it has finished.",
@@ -72,7 +77,11 @@ T = Texts(
         "retrying_again": "↻ 正在重新回答该问题；原回复保留为第 {n} 版"
                           "（在回复上按 < 和 > 切换）。",
         "asking_again": "↻ 正在重新提问。",
+        "asking_anew": ("↻ 正在作为该问题的新版本重新提问；之后的对话保留在原来的版本中"
+                        "（在问题上按 < 和 > 切换）。"),
         "retry_failed": "已重新显示原来的回复。",
+        "retry_failed_anew": ("已重新显示该问题之后的对话；这次尝试保留为该问题的一个版本"
+                              "（在问题上按 < 和 >）。"),
         "no_versions": "这条消息没有其他版本。",
         "version_shown": "正在显示第 {i} 版，共 {n} 版。",
         "switch_busy": "回复正在生成；完成后再切换版本。",
@@ -110,8 +119,10 @@ def _gist(messages: list[Message]) -> str:
 
 
 class ChatBranches(ChatTools):
-    # Set by ChatScreen: the question answered again, while a /retry is on its way.
+    # Set by ChatScreen: the question answered again, while a /retry is on its way, and the
+    # notice that says what is shown again if it fails (a key of T; "": nothing is).
     regenerating: Message | None = None
+    retry_note = ""
 
     def run_reply(self, user: Message, after: int | None = None,
                   again: bool = False) -> object:
@@ -183,15 +194,27 @@ class ChatBranches(ChatTools):
         shown = self.session.messages
         cut = next(i for i, m in enumerate(shown) if m is question)
         conversation = self.query_one(Conversation)
-        await conversation.show(shown[:cut + 1])
-        self.mark_versions()
-        if cut + 1 < len(shown):
-            version = self.session.alternatives(shown[cut + 1])[0]
-            await self.say(self._bt("retrying_again", n=version), "info")
+        asked = question
+        if self.session.asks_anew(question):
+            # Never answered, and turns follow it: a new version of the question is asked.
+            asked = Message("user", question.content)
+            await conversation.show(shown[:cut])
+            await conversation.add_message(asked)
+            self.mark_versions()
+            await self.say(self._bt("asking_anew"), "info")
+            self.retry_note = "retry_failed_anew"
         else:
-            await self.say(self._bt("asking_again"), "info")
+            await conversation.show(shown[:cut + 1])
+            self.mark_versions()
+            if cut + 1 < len(shown):
+                version = self.session.alternatives(shown[cut + 1])[0]
+                await self.say(self._bt("retrying_again", n=version), "info")
+                self.retry_note = "retry_failed"
+            else:
+                await self.say(self._bt("asking_again"), "info")
+                self.retry_note = ""  # it had no reply: it stays a question that failed
         self.regenerating = question
-        self.start_round(question, again=True)
+        self.start_round(asked, again=True)
 
     # -- edit and resend ------------------------------------------------------------------
 
