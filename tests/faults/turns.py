@@ -17,6 +17,7 @@ from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
 
 PRESSED = "TURNS_DRIVER_PRESSED"  # where tests.faults.turns_driver says it pressed `r`
+WAITS = "is answering in this session"  # what the app says while another process answers
 REFUSED = ("status", 400, {}, {"error": {"message": "bad request",
                                          "type": "invalid_request_error"}})
 
@@ -87,7 +88,6 @@ def retry_while_another_process_answers(tmp: Path) -> ProcOutcome:
         app = subprocess.Popen(_driver("first question", *flags), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env={**t.env, PRESSED: str(pressed)})
         t.expect(_until(pressed.exists, 60), "the app never pressed r")
-        time.sleep(1.0)  # the app's round is waiting for the session by now
         gate.set()
         t.finish(other)
         try:
@@ -101,7 +101,7 @@ def retry_while_another_process_answers(tmp: Path) -> ProcOutcome:
         last = [m["content"] for m in fake.chat_requests[-1].body["messages"][1:]]
     t.expect(tui.returncode == 0, f"the retry was never answered (exit {tui.returncode}: "
                                   f"{one_line(tui.stderr)})")
-    t.expect("is answering in this session" in tui.stderr, "the app did not say it waits")
+    t.expect(WAITS in tui.stderr, "the app did not say it waits")
     t.expect(last == ["first question"], f"the last request was not the retry: {last}")
     replies = [m for m in t.messages() if m.role == "assistant"]
     t.expect(len(replies) == 3, f"{len(replies)} replies stored, not 3")

@@ -7,7 +7,8 @@ having printed every notice and the messages shown, one a line, to stderr.
     python -m tests.faults.turns_driver QUESTION [jarvis-tui arguments...]
 
 Exit status: cli.main's, or 3 if the question was never shown or never answered. With
-TURNS_DRIVER_PRESSED=PATH in its environment, it creates PATH once `r` was pressed.
+TURNS_DRIVER_PRESSED=PATH in its environment, it creates PATH once `r` was pressed and the app
+said it waits for another process answering in the session.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from tests.faults.tui_driver import NotOffered, until
-from tests.faults.turns import PRESSED
+from tests.faults.turns import PRESSED, WAITS
 
 
 async def select(pilot: Pilot, app: JarvisApp, text: str) -> None:
@@ -74,7 +75,9 @@ async def answer_again(app: JarvisApp, question: str) -> None:
         seen: list[str] = []
         await select(pilot, app, question)
         await pilot.press("r")
-        if os.environ.get(PRESSED):  # the case may be waiting for this moment
+        if os.environ.get(PRESSED):  # the case holds the other reply until the app waits for it
+            await watching(pilot, seen, lambda: any(WAITS in text for text in seen),
+                           "the notice that the retry waits for the other process")
             Path(os.environ[PRESSED]).touch()
         shown = app.chat.session
         await watching(pilot, seen, lambda: app.chat.sending is None and shown.messages
