@@ -60,6 +60,25 @@ async def test_a_bogus_limit_is_used_once_and_kept_only_when_seen_twice(make_fak
     assert engine.store.get_meta(cid, "context_limit") is None
 
 
+async def test_a_window_configured_anew_in_the_config_drops_the_limit_learned_under_the_old(
+        make_fake_server, tmp_path):
+    """No flag: the window comes from the config file or a variable. The same value on the
+    next run keeps the learned limit; a changed value says the server changed, as a flag does."""
+    fake = make_fake_server(limit=2048)
+    engine = make_engine(fake, tmp_path, context_window=8192, keep_recent_turns=1)
+    cid = engine.conversation.id
+    for i in range(8):
+        await send(engine, f"{i}: " + "lorem ipsum dolor sit amet " * 60)
+    assert engine.store.get_meta(cid, "context_limit") == 2048
+    same = make_engine(fake, tmp_path, context_window=8192, store=engine.store,
+                       conversation_id=cid)
+    assert same.context_window == 2048
+    edited = make_engine(fake, tmp_path, context_window=32_768, store=engine.store,
+                         conversation_id=cid)
+    assert edited.context_window == 32_768
+    assert engine.store.get_meta(cid, "context_limit") is None
+
+
 async def test_a_sane_limit_is_kept_at_once(make_fake_server, tmp_path):
     fake = make_fake_server(limit=2048)
     engine = make_engine(fake, tmp_path, context_window=8192, keep_recent_turns=1)

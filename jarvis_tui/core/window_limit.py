@@ -37,6 +37,11 @@ class WindowLimit:
     def resolve(self) -> None:
         self.size, self.source = resolve_context_window(self.settings.context_window,
                                                         self.settings.model)
+        under = self.meta.get(META_UNDER)
+        if under is not None and under != self.settings.context_window:
+            # Learned under another configured window (a config file or variable changed
+            # since): what the server has now is news, as with --context-window.
+            self.forget()
         learned = self.meta.get(META_LIMIT)
         if isinstance(learned, int) and 0 < learned < self.size:
             self.size, self.source = learned, LEARNED
