@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from jarvis_tui.cli import CliError
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.mcp_config import from_servers_files
 from jarvis_tui.core.notices import pick_language, tools_weight
 from jarvis_tui.core.tool_rules import AmbiguousName, allow_flag, resolve
 from jarvis_tui.core.tools import ToolBox
@@ -34,6 +35,8 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
     hub = McpHub.from_settings(settings)
     try:
         say(f"⚙ Starting {len(servers)} tool server(s)…")
+        for source, names in from_servers_files(servers).items():
+            say(f"⚙ from {source} (mcp_servers_file): {', '.join(names)}")
         for status in await hub.start():
             if status.state == "failed":
                 say(f"✗ tool server {status.name} failed: {status.error}")
