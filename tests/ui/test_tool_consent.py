@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
+
 from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from tests.faults.consent_driver import SENTENCE
-from tests.ui.app_helpers import make_app, prompt, screen_text, submit, wait_for
+from tests.ui.app_helpers import make_app, notices, prompt, screen_text, submit, wait_for
 from tests.ui.test_tools_app import WIDE, FakeHub, Status
 
 OBJECT = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -51,13 +53,16 @@ async def test_a_sentence_typed_as_the_dialog_appears_answers_nothing(fake_serve
         assert hub.ran == []
         assert prompt(app).text == SENTENCE
         assert "Your typing went into your message" in screen_text(app)
-        # Backspace edits the draft too; then a deliberate answer: Tab, then y.
+        # Backspace and a paste edit the draft too; then a deliberate answer: Tab, then y.
         await pilot.press("backspace", "s")
-        assert prompt(app).text == SENTENCE[:-1] + "s"
+        app.screen.post_message(events.Paste(" and a pear"))
+        await pilot.pause()
+        draft = SENTENCE[:-1] + "s and a pear"
+        assert prompt(app).text == draft and hub.ran == []
         await pilot.press("tab", "y")
         await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
         assert hub.ran == ["a_read"]
-        assert prompt(app).text == SENTENCE[:-1] + "s"
+        assert prompt(app).text == draft
 
 
 async def test_always_for_as_read_still_asks_for_bs_read(fake_server, tmp_path):
@@ -116,3 +121,22 @@ async def test_quitting_with_the_dialog_open_is_quiet(fake_server, tmp_path):
     stored = app.session.store.messages(app.session.id)
     assert [m.role for m in stored] == ["user", "assistant", "tool"]
     assert stored[-1].content.startswith("Error: ")
+
+
+async def test_servers_from_a_servers_file_are_named_when_they_start(fake_server, tmp_path):
+    """Issue 25, item 3: a server the config file itself does not define never starts
+    unannounced."""
+    from jarvis_tui.core.mcp_config import McpServerConfig
+
+    source = str(tmp_path / "config" / ".mcp.json")
+    servers = (McpServerConfig("notes", "stdio", command="notes-server", source=source,
+                               from_servers_file=True),
+               McpServerConfig("git", "stdio", command="git-server", source="config.toml"))
+    hub = ReadBox()
+    app = make_app(fake_server, tmp_path, mcp=servers)
+    app.hub_factory = lambda settings: hub
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: any(".mcp.json" in n for n in notices(app)),
+                       "the servers file's notice")
+        said = next(n for n in notices(app) if ".mcp.json" in n)
+        assert said == f"⚙ Tool servers from {source} (mcp_servers_file): notes"

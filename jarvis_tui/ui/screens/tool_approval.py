@@ -195,9 +195,10 @@ async def ask_approval(app: App[object], call: ToolCall, spec: ToolSpec) -> str:
         if not answer.done():
             answer.set_result(decision or DENY)
 
-    # The prompt of the screen the dialog covers, where typing goes on while it is up.
-    prompts = app.screen.query(PromptInput)
-    screen = ToolApprovalScreen(call, spec, prompts.first() if prompts else None)
+    # The prompt beneath (the chat's, under any dialog already open), where typing goes on
+    # while this one is up.
+    prompts = [p for under in reversed(app.screen_stack) for p in under.query(PromptInput)]
+    screen = ToolApprovalScreen(call, spec, prompts[0] if prompts else None)
     app.push_screen(screen, decided)
     try:
         return await answer
