@@ -11,7 +11,7 @@ from jarvis_tui.core.tools import ToolSpec
 A_READ = ToolSpec("a_read", "", {}, "a", "read")
 B_READ = ToolSpec("b_read", "", {}, "b", "read")
 B_LIST = ToolSpec("list", "", {}, "b", "list")
-SPECS = [A_READ, B_READ, B_LIST]
+SPECS = [A_READ, B_READ, B_LIST, ToolSpec("find", "", {}, "docs.search", "find")]
 
 
 @pytest.mark.parametrize("names, rules", [
@@ -20,6 +20,8 @@ SPECS = [A_READ, B_READ, B_LIST]
     (["list"], {("b", "list")}),  # a bare name one server offers
     (["b.*"], {("b", "*")}),
     (["*"], {("*", "*")}),
+    (["docs.search.*"], {("docs.search", "*")}),  # a server name with a dot
+    (["docs.search.find"], {("docs.search", "find")}),
 ])
 def test_each_form_names_its_rule(names, rules):
     assert resolve(names, SPECS).rules == rules

@@ -58,9 +58,8 @@ def resolve(names: Iterable[str], specs: Iterable[ToolSpec]) -> Resolved:
         if name == ANY:
             rules.add((ANY, ANY))
             continue
-        server, dot, rest = name.partition(".")
-        if dot and rest == ANY:
-            rules.add((server, ANY))  # a server that failed to start offers nothing: harmless
+        if name.endswith("." + ANY):  # server names may hold dots themselves (docs.search)
+            rules.add((name[:-2], ANY))  # a server that failed to start offers nothing
             continue
         exact = [s for s in specs if s.server and f"{s.server}.{s.tool}" == name]
         hits = exact or [s for s in specs if s.name == name] or [
