@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
-from tests.faults.consent_driver import SENTENCE
+from tests.faults.consent_driver import TYPED
 from tests.mcp_servers import ROOT, faulty_args
 
 DENIED = "Error: the user did not allow"
@@ -61,10 +61,10 @@ def typing_when_the_dialog_appears(tmp: Path) -> ProcOutcome:
     results = tool_results(t)
     t.expect(results and all(r.startswith(DENIED) for r in results),
              f"the tool ran without a deliberate answer: {results[:1]}")
-    t.expect(f"draft: {SENTENCE!r}" in app.stderr,
+    t.expect(f"draft: {TYPED!r}" in app.stderr,
              f"the typed text is not the draft: {one_line(app.stderr)}")
     t.keeps(["read my notes"])
-    return t.outcome(f"dialog still open; the draft holds {SENTENCE!r}")
+    return t.outcome(f"dialog still open; the draft holds {TYPED!r}")
 
 
 # -- item 2: approvals and allow rules keyed by (server, tool) -----------------------------------

@@ -2,8 +2,8 @@
 tool servers), with the full-screen app under Textual's Pilot instead of a terminal, meeting the
 tool approval dialog as a person does: they send a message whose reply calls a tool, then
 
-    type  - keep typing the next message, Enter included, the moment the dialog appears; then
-            deny with Esc and quit with Ctrl+Q once the round is over
+    type  - keep typing the next message (TYPED), Enter included, from the moment the dialog
+            appears; then deny with Esc and quit with Ctrl+Q once the round is over
     quit  - press Ctrl+Q while the dialog is open
 
     python -m tests.faults.consent_driver SCENARIO MESSAGE [jarvis-tui arguments...]
@@ -28,6 +28,9 @@ from jarvis_tui.ui.widgets.prompt_input import PromptInput
 
 STEPS = 600  # pauses of 0.05 s at most per wait: a stuck app ends the run, not the test
 SENTENCE = "my next message about a banana"
+# What the user types: the sentence, a breath, then it again and Enter, so a dialog that only
+# ignored keys for a moment would be answered by the second half.
+TYPED = f"{SENTENCE} {SENTENCE}"
 
 
 class NeverSeen(Exception):
@@ -58,6 +61,8 @@ async def meet_the_dialog(app: JarvisApp, scenario: str, message: str) -> None:
             await pilot.press("ctrl+q")
             return
         # One key at a time, as fingers do, from the moment the dialog is there.
+        await pilot.press(*SENTENCE, "space")
+        await pilot.pause(1.5)
         await pilot.press(*SENTENCE, "enter")
         await pilot.pause(0.5)
         shown = isinstance(app.screen, ToolApprovalScreen)
