@@ -3,9 +3,10 @@
 An answer takes a deliberate act. The dialog appears while the user may be typing their next
 message, so it takes no key text contains: letters, spaces and Enter go on into the prompt's
 draft underneath (nothing typed is lost, nothing typed answers). Tab (which the prompt uses to
-leave itself, never to type) focuses the buttons; then Enter or y allows this call once, a
-always allows this server's tool for the session, n denies. A click on a button answers at any
-time, and Esc denies at any time (refusing is the safe side, and Esc is no text).
+leave itself, never to type) focuses the buttons; then y allows this call once, a always
+allows this server's tool for the session, n denies, and Enter presses the focused button. A
+click on a button answers at any time, and so does Esc, which denies (refusing is the safe side,
+and Esc is no text).
 
 Dismisses with the engine's decision: ONCE, ALWAYS or DENY. `ask_approval` is the `approve`
 callback the session is given: the engine awaits it from inside the chat worker, so it pushes
