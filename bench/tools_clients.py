@@ -24,6 +24,7 @@ from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.toolcalls import openai_tools
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tool_round import tool_definitions
+from jarvis_tui.core.tool_rules import ANY
 from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
 
 SYSTEM = "You are Jarvis, a helpful assistant. Use the git tools to answer about the repository."
@@ -189,7 +190,7 @@ async def engine(base_url: str, turns: list[Turn], box: Recorder, on_turn: Calla
     async with OpenAIProvider(base_url) as provider:
         with Store(db) as store:
             eng = Engine(config, store, provider, tools=box)
-            eng.tool_policy.allowed_names.add("*")
+            eng.tool_policy.allowed.add((ANY, ANY))
             for t in turns:
                 on_turn()
                 ok = False

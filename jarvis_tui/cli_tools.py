@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
+from jarvis_tui.cli import CliError
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.mcp_config import from_servers_files
 from jarvis_tui.core.notices import pick_language, tools_weight
+from jarvis_tui.core.tool_rules import AmbiguousName, allow_flag, resolve
 from jarvis_tui.core.tools import ToolBox
 
 
@@ -32,18 +35,22 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
     hub = McpHub.from_settings(settings)
     try:
         say(f"⚙ Starting {len(servers)} tool server(s)…")
+        for source, names in from_servers_files(servers).items():
+            say(f"⚙ from {source} (mcp_servers_file): {', '.join(names)}")
         for status in await hub.start():
             if status.state == "failed":
                 say(f"✗ tool server {status.name} failed: {status.error}")
         specs = hub.specs()
-        names = {n for s in specs for n in (s.name, s.tool)}
-        for name in allow:
-            if name not in names and not name.endswith(".*") and name != "*":
-                known = ", ".join(sorted(s.name for s in specs)) or "none"
-                say(f"jarvis-tui: --allow-tool {name}: no running server offers a tool of "
-                    f"that name (tools: {known})")
+        try:
+            resolved = resolve(allow, specs)
+        except AmbiguousName as err:
+            raise CliError(str(err)) from None
+        for name in resolved.unknown:
+            known = ", ".join(sorted(allow_flag(s) for s in specs)) or "none"
+            say(f"jarvis-tui: --allow-tool {name}: no running server offers a tool of "
+                f"that name (tools: {known})")
         engine.tools = hub
-        engine.tool_policy.allowed_names.update(allow)
+        engine.tool_policy.allowed.update(resolved.rules)
         heavy = tools_weight(len(specs), engine.definitions_tokens(), engine.budget.tokens,
                              pick_language(settings.language))
         if heavy:

@@ -53,7 +53,7 @@ def test_ask_refuses_a_tool_it_was_not_allowed_and_says_how(home, fake_server):
     result = run(home, *flags(fake_server), "ask", ASK_TIME)
     assert result.returncode == 0, result.stderr  # the model answered, told of the refusal
     assert "⊘ get_current_time was not run" in result.stderr
-    assert "--allow-tool get_current_time" in result.stderr
+    assert "--allow-tool time.get_current_time" in result.stderr  # the one server's tool
     tool = next(m for m in fake_server.chat_requests[-1].body["messages"] if m["role"] == "tool")
     assert tool["content"].startswith("Error: ")
 

@@ -177,6 +177,30 @@ def test_a_bad_json_file_is_one_line_naming_it(cfg: Path, tmp_path: Path, doc: o
     assert text.startswith(f"{servers}: ") and fragment in text and "\n" not in text, text
 
 
+def test_a_relative_json_file_is_beside_the_config_file_not_the_working_directory(
+        cfg: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = tmp_path / "cloned-repo"
+    here.mkdir()
+    write_json(here / ".mcp.json", {"mcpServers": {"evil": {"command": "sh"}}})
+    monkeypatch.chdir(here)
+    mine = write_json(cfg.parent / ".mcp.json", {"mcpServers": {"t": {"command": "time"}}})
+    cfg.write_text('mcp_servers_file = ".mcp.json"\n', encoding="utf-8")
+    s = load_settings(cfg, env={})
+    assert [(c.name, c.source, c.from_servers_file) for c in s.mcp] == [("t", str(mine), True)]
+    assert s.mcp_servers_file == ".mcp.json"  # saved back as the user wrote it
+    mine.unlink()
+    with pytest.raises(ConfigError, match=f"{mine}: the MCP servers file"):
+        load_settings(cfg, env={})
+
+
+def test_a_relative_json_file_from_the_environment_is_refused(cfg: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg, env={"JARVIS_MCP_SERVERS_FILE": ".mcp.json"})
+    text = str(info.value)
+    assert text.startswith("environment variable JARVIS_MCP_SERVERS_FILE: '.mcp.json' is a "
+                           "relative path") and "absolute" in text and "\n" not in text
+
+
 def test_a_missing_json_file_is_said(cfg: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(cfg, env={"JARVIS_MCP_SERVERS_FILE": str(tmp_path / "nope.json")})

@@ -142,12 +142,40 @@ async def test_without_a_way_to_ask_only_allowlisted_tools_run(make_fake_server,
     fake.script += [[{"name": "shell", "arguments": {}}, {"name": "time", "arguments": {}}],
                     "ok"]
     engine = make_engine(fake, tmp_path, tools=box)
-    engine.tool_policy.allowed_names.add("time")
+    engine.tool_policy.allowed.add(("box", "time"))
     events = await send(engine, "what time is it")
     outcomes = {e.call.name: e.outcome for e in events if isinstance(e, ev.ToolFinished)}
     assert outcomes == {"shell": "denied", "time": "ok"}
     refused = next(e for e in events if isinstance(e, ev.ToolFinished) and e.call.name == "shell")
-    assert "--allow-tool" in refused.result.content
+    assert "--allow-tool box.shell" in refused.result.content
+
+
+class TwoServers(Box):
+    """Servers a and b each offering `read`, named for the model as the MCP client names
+    them when two servers share a tool."""
+
+    def specs(self) -> list[ToolSpec]:
+        return [ToolSpec(f"{server}_read", f"{server}'s read", OBJECT, server=server,
+                         tool="read") for server in ("a", "b")]
+
+
+async def test_always_allow_of_one_servers_tool_leaves_anothers_asking(make_fake_server,
+                                                                      tmp_path):
+    fake = make_fake_server()
+    box = TwoServers(a_read=lambda path: "a's notes", b_read=lambda path: "/etc/shadow")
+    fake.script += [[{"name": "a_read", "arguments": {"path": "x"}}], "ok",
+                    [{"name": "a_read", "arguments": {"path": "y"}},
+                     {"name": "b_read", "arguments": {"path": "/etc/shadow"}}], "done"]
+    yes = always(ALWAYS)
+    engine = make_engine(fake, tmp_path, tools=box, approve=yes)
+    await send(engine, "read my notes")
+    assert engine.tool_policy.always == {("a", "read")}
+    engine.approve = no = always(DENY)
+    events = await send(engine, "and again")
+    outcomes = [(e.call.name, e.outcome) for e in events if isinstance(e, ev.ToolFinished)]
+    assert outcomes == [("a_read", "ok"), ("b_read", "denied")]
+    assert no.asked == ["b_read"] and box.calls == [("a_read", {"path": "x"}),
+                                                    ("a_read", {"path": "y"})]
 
 
 async def test_unknown_tools_and_bad_arguments_go_back_as_errors(make_fake_server, tmp_path):

@@ -31,6 +31,7 @@ from jarvis_tui.core.mcp_config import merged as _merged_servers
 from jarvis_tui.core.mcp_config import problems as _mcp_problems
 from jarvis_tui.core.mcp_config import read_json_file as _mcp_json
 from jarvis_tui.core.mcp_config import read_toml_table as _mcp_table
+from jarvis_tui.core.mcp_config import servers_file_path as _servers_file_path
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
 from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
@@ -402,7 +403,10 @@ def load_settings(
     if values.get("mcp_servers_file"):
         # Read here, not when a server starts, so a bad file stops the program with one line
         # like a bad config file does; the user may have pointed to it from the environment.
-        from_json = _mcp_json(values["mcp_servers_file"])
+        origin = ("command line" if "mcp_servers_file" in cli
+                  else "environment variable JARVIS_MCP_SERVERS_FILE"
+                  if "mcp_servers_file" in set_by_jarvis else "")
+        from_json = _mcp_json(_servers_file_path(values["mcp_servers_file"], path, origin))
         values["mcp"] = _merged_servers(values.get("mcp", ()), from_json)
     settings = Settings(**values)
     problems = _cross_problems(settings)

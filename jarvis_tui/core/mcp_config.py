@@ -15,7 +15,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +42,8 @@ class McpServerConfig:
     allow: tuple[str, ...] = ()
     timeout: float | None = None
     source: str = ""  # the file it was read from, for messages
+    # Read from mcp_servers_file, not the config file itself: said whenever it is started.
+    from_servers_file: bool = False
 
     @property
     def detail(self) -> str:
@@ -303,7 +305,33 @@ def read_json_file(path: Path | str) -> tuple[McpServerConfig, ...]:
     if not isinstance(servers, dict):
         raise _error(f"{path}: key 'mcpServers': expected an object of servers by name, got "
                      f"{_show(servers)}")
-    return _servers(path, servers, lambda name: f"mcpServers.{name}", "an object", JSON_KEYS)
+    return tuple(replace(s, from_servers_file=True) for s in
+                 _servers(path, servers, lambda name: f"mcpServers.{name}", "an object",
+                          JSON_KEYS))
+
+
+def servers_file_path(value: str, config_file: Path, origin: str) -> Path:
+    """Where `mcp_servers_file` points. Relative to the config file's own folder when the
+    config file says it: resolved against the working directory, a `.mcp.json` in any cloned
+    repository the user cds into would name programs to start. Given any other way (`origin`:
+    the environment variable or the option that gave it), it must be absolute."""
+    path = Path(os.path.expanduser(value))
+    if path.is_absolute():
+        return path
+    if not origin:
+        return config_file.parent / path
+    raise _error(f"{origin}: {value!r} is a relative path, which would read the servers of "
+                 "whatever folder jarvis-tui starts in; give an absolute path (or ~/...)")
+
+
+def from_servers_files(servers: Iterable[McpServerConfig]) -> dict[str, list[str]]:
+    """The enabled servers read from a servers file, by file: those the config file itself does
+    not name, which the user is told of whenever they are started."""
+    out: dict[str, list[str]] = {}
+    for server in servers:
+        if server.enabled and server.from_servers_file:
+            out.setdefault(server.source, []).append(server.name)
+    return out
 
 
 def merged(toml: Iterable[McpServerConfig],

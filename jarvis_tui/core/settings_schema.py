@@ -221,6 +221,7 @@ SCHEMA: tuple[Setting, ...] = (
             Words("a path to a JSON file with mcpServers (\"\" = none)",
                   "含 mcpServers 的 JSON 文件路径（\"\" = 不用）"),
             'a Claude-Desktop-style JSON file of MCP servers ("mcpServers"); "" = none; '
+            "a relative path is relative to the config file's folder; "
             "[mcp.servers.NAME] tables win over its servers of the same name",
             env="JARVIS_MCP_SERVERS_FILE"),
     Setting("request_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import COMPLETE, Message
+from jarvis_tui.core.tool_rules import Rule, allow_flag, key_of, matches
 from jarvis_tui.core.tools import ALWAYS, ONCE, Approve, ToolBox, ToolCall, ToolResult, ToolSpec
 
 ERROR_PREFIX = "Error: "
@@ -50,15 +51,16 @@ def unanswered(messages: list[Message]) -> list[tuple[Message, ToolCall]]:
 
 @dataclass
 class ToolPolicy:
-    """Which calls run without asking: the tools the config's servers allow, the names given
-    with --allow-tool, and those the user said "always" to in this session."""
+    """Which calls run without asking: the tools the config's servers allow, the rules given
+    with --allow-tool, and those the user said "always" to in this session; every rule a
+    (server, tool) pair (core/tool_rules.py), so consent to one server's tool never reaches
+    another server's tool of the same name."""
 
-    allowed_names: set[str] = field(default_factory=set)
-    always: set[str] = field(default_factory=set)
+    allowed: set[Rule] = field(default_factory=set)
+    always: set[Rule] = field(default_factory=set)
 
     def allows(self, spec: ToolSpec, box: ToolBox | None) -> bool:
-        names = {spec.name, spec.tool, f"{spec.server}.{spec.tool}", f"{spec.server}.*", "*"}
-        if names & (self.allowed_names | self.always):
+        if matches(self.allowed | self.always, spec):
             return True
         allowed = getattr(box, "allowed", None)
         return bool(allowed(spec)) if callable(allowed) else False
@@ -104,13 +106,13 @@ async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolP
                 if approve is None:
                     result, outcome = ToolResult(
                         f"{call.name} is not allowed to run without asking, and this run "
-                        f"cannot ask: run it with --allow-tool {call.name}, or list it in "
-                        f"the server's allow in the config", True), "denied"
+                        f"cannot ask: run it with --allow-tool {allow_flag(spec)}, or list "
+                        f"it in the server's allow in the config", True), "denied"
                 else:
                     yield ev.ToolApproval(call, spec)
                     decision = await approve(call, spec)
                     if decision == ALWAYS:
-                        policy.always.add(spec.name)
+                        policy.always.add(key_of(spec))
                     elif decision != ONCE:  # DENY, or a dialog closed without an answer
                         result, outcome = ToolResult(
                             f"the user did not allow this call of {call.name}", True), "denied"

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jarvis_tui.core.mcp_config import from_servers_files
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
 
@@ -34,6 +35,7 @@ T = Texts(
         "back": "✓ tool server {name} is ready again ({tools} tools)",
         "hub_failed": "✗ the tool servers could not be started: {error}",
         "no_error": "no reason given",
+        "from_file": "⚙ Tool servers from {file} (mcp_servers_file): {names}",
     },
     zh={
         "starting": "⚙ 正在启动 {n} 个工具服务器…",
@@ -45,6 +47,7 @@ T = Texts(
         "back": "✓ 工具服务器 {name} 已恢复（{tools} 个工具）",
         "hub_failed": "✗ 无法启动工具服务器：{error}",
         "no_error": "未说明原因",
+        "from_file": "⚙ 来自 {file}（mcp_servers_file）的工具服务器：{names}",
     },
 )
 
@@ -105,6 +108,10 @@ class ToolServers:
             await self._say(T(lang, "starting_one", name=_line(statuses[0].name)))
         else:
             await self._say(T(lang, "starting", n=len(statuses)))
+        # Servers the config file itself does not name are never started unannounced.
+        for source, names in from_servers_files(getattr(self.app.settings, "mcp", ())).items():
+            await self._say(T(lang, "from_file", file=_line(source),
+                              names=", ".join(_line(n) for n in names)))
         try:
             await hub.start()
         except Exception as err:  # noqa: BLE001 - the hub should not raise; if it does, say it

@@ -131,6 +131,13 @@ def status_line(block: ToolBlock) -> str:
 
 # -- the approval dialog ---------------------------------------------------------------------
 
+async def answer(pilot, key: str) -> None:
+    """A deliberate answer: Tab to the dialog's buttons, then the key (Esc needs no Tab)."""
+    if key != "escape":
+        await pilot.press("tab")
+    await pilot.press(key)
+
+
 @pytest.mark.parametrize("key, decision", [("y", ONCE), ("enter", ONCE), ("a", ALWAYS),
                                            ("n", DENY), ("escape", DENY)])
 async def test_approval_keys_give_the_decision(fake_server, tmp_path, key, decision):
@@ -143,7 +150,7 @@ async def test_approval_keys_give_the_decision(fake_server, tmp_path, key, decis
         text = screen_text(app)
         assert "git_log" in text and "git" in text and '"repo_path": "/tmp/r"' in text
         assert "Shows the commit logs." in text
-        await pilot.press(key)
+        await answer(pilot, key)
         assert await asyncio.wait_for(asked, 5) == decision
         await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen), "the chat again")
 
@@ -171,7 +178,7 @@ async def test_the_dialog_shows_hostile_arguments_as_text(fake_server, tmp_path)
         assert_clean(text)
         assert "[bold]desc[/]" in text and "srv[red]x" in text and "[link=x]y[/link]" in text
         assert "SGVsbG8" not in text
-        await pilot.press("n")
+        await answer(pilot, "n")
         assert await asyncio.wait_for(asked, 5) == DENY
 
 
@@ -435,7 +442,7 @@ async def test_a_round_with_a_tool_call_asks_runs_and_answers(fake_server, tmp_p
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
         await pilot.pause()
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
         await pilot.pause()
         assert hub.ran == [ARGS]
@@ -462,7 +469,7 @@ async def test_a_denied_call_shows_denied_then_and_after_a_reload(fake_server, t
     async with app.run_test(size=WIDE) as pilot:
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
-        await pilot.press("n")
+        await answer(pilot, "n")
         await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
         await pilot.pause()
         assert hub.ran == []
@@ -480,7 +487,7 @@ async def test_esc_stops_a_running_tool(fake_server, tmp_path):
     async with app.run_test(size=WIDE) as pilot:
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
-        await pilot.press("a")
+        await answer(pilot, "a")
         await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
                        "the running call")
         await pilot.press("escape")

@@ -327,6 +327,12 @@ class ChatScreen(ChatBranches):
                 elif (message := ue.wrap(cid, event)) is not None:
                     self.post_message(message)
         except asyncio.CancelledError:
+            if not self.app.is_running:
+                # The app is quitting (Ctrl+Q) and took the round with it: its screens are
+                # being taken down, so there is no one to show a stop to (its notice would be
+                # mounted into a conversation already gone). The engine stored what the round
+                # had done before the cancellation reached here.
+                raise
             last = session.messages[-1] if session.messages else None
             partial = last if last is not None and last.role == "assistant" \
                 and last.status == PARTIAL and last.id and user.id and last.id > user.id else None

@@ -24,14 +24,14 @@ from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
 
 T = Texts(
     en={
-        "status_approval": "⏸ The model wants to run {name}: allow it or not (y / a / n)",
+        "status_approval": "⏸ The model wants to run {name}: Tab, then y / a / n to answer",
         "status_running": "⚙ Running {name}… Esc stops it",
         "status_tools": "⏳ Tool results sent; waiting for the model… Esc stops",
         "stopped_tools": "■ Stopped. The tool calls and results so far are kept in the "
                          "session.",
     },
     zh={
-        "status_approval": "⏸ 模型想运行 {name}：是否允许（y / a / n）",
+        "status_approval": "⏸ 模型想运行 {name}：先按 Tab，再按 y / a / n 回答",
         "status_running": "⚙ 正在运行 {name}… 按 Esc 停止",
         "status_tools": "⏳ 工具结果已发送，等待模型… 按 Esc 停止",
         "stopped_tools": "■ 已停止。已完成的工具调用及其结果仍保留在会话中。",
