@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from tests.faults import (ProcCase, consent, crashes, leaks, pipes, proxy, secrets, sessions,
-                          store, text, tokens, turns)
+from tests.faults import (
+                          ProcCase,
+                          consent,
+                          crashes,
+                          leaks,
+                          pipes,
+                          proxy,
+                          secrets,
+                          sessions,
+                          store,
+                          text,
+                          tokens,
+                          turns,
+)
 from tests.faults import limits as limits_
 
 CASES: list[ProcCase] = sorted(
