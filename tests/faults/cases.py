@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from tests.faults import (
-                          ProcCase,
-                          consent,
-                          crashes,
-                          leaks,
-                          pipes,
-                          proxy,
-                          secrets,
-                          sessions,
-                          store,
-                          text,
-                          tokens,
-                          turns,
+    ProcCase,
+    consent,
+    crashes,
+    leaks,
+    pipes,
+    proxy,
+    secrets,
+    sessions,
+    store,
+    text,
+    tokens,
+    turns,
 )
 from tests.faults import limits as limits_
 
