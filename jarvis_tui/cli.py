@@ -544,6 +544,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         data = store.export(conv_id)
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))
-    # A file or pipe gets the session byte for byte; a terminal would obey its escape sequences.
-    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+    # Safe for a terminal either way (core/export.py): an exported file is `cat` later.
+    sys.stdout.write(text)
     return 0

