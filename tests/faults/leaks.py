@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+from tests.secret_formats import CASES as SECRET_FORMATS
 
 # A terminal obeys these when the text is pasted or `cat`: ESC (and so CSI, OSC, DCS, APC, PM,
 # bracketed-paste markers) and the 8-bit C1 forms.
@@ -82,7 +83,30 @@ def copies_hold_no_control_sequence(tmp: Path) -> ProcOutcome:
     return t.outcome("no ESC or C1 byte in the clipboard, copied.txt or the exports")
 
 
+# -- item 6: export --redact ---------------------------------------------------------------------
+
+def export_redact_hides_every_format(tmp: Path) -> ProcOutcome:
+    secrets = [part for _, _, parts, _ in SECRET_FORMATS for part in parts]
+    t = Trial(6, "export --redact of a session holding every secret format", tmp,
+              secrets=secrets, issue=25)
+    pasted = "\n\n".join(text for _, text, _, _ in SECRET_FORMATS)
+    with FakeProvider(limit=100_000) as fake:
+        fake.reply_fn = lambda body: "Noted; rotate all of these."
+        ask = t.run("--base-url", fake.base_url, "--model", "m", "--context-window", "100000",
+                    "ask", "-", stdin=pasted)
+    t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+    t.keeps([pasted])  # kept whole in the session; only the shared export hides them
+    for fmt in ("md", "json"):
+        shown = t.run("export", "--format", fmt, "--redact").stdout
+        t.expect("[redacted]" in shown, f"export --format {fmt} --redact redacted nothing")
+        missing = [kept for _, _, _, kept in SECRET_FORMATS if kept not in shown]
+        t.expect(not missing, f"the text around them is gone: {missing[:2]}")
+    return t.outcome(f"{len(SECRET_FORMATS)} formats, none printed")
+
+
 CASES: list[ProcCase] = [
     ProcCase(4, "F4, C and export of a reply with ESC[201~ and OSC 52",
              copies_hold_no_control_sequence, issue=25),
+    ProcCase(6, "export --redact of a session holding every secret format",
+             export_redact_hides_every_format, issue=25),
 ]
