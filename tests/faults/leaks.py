@@ -4,6 +4,7 @@ secret leaves, no bidi text reaches the terminal."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+from tests.mcp_servers import ROOT, faulty_args
 from tests.secret_formats import CASES as SECRET_FORMATS
 
 # A terminal obeys these when the text is pasted or `cat`: ESC (and so CSI, OSC, DCS, APC, PM,
@@ -83,6 +85,41 @@ def copies_hold_no_control_sequence(tmp: Path) -> ProcOutcome:
     return t.outcome("no ESC or C1 byte in the clipboard, copied.txt or the exports")
 
 
+# -- item 5: a tool server's secrets -------------------------------------------------------------
+
+SERVER_TOKEN = "tok-9f8e7d6c5b4a3f2e1d0c"  # SECRET_TOKEN in the server's env
+
+
+def tool_server(name: str, *, env: str = "", allow: str = "") -> str:
+    """A [mcp.servers.NAME] table starting tests/mcp_servers/faulty.py."""
+    args = ", ".join(json.dumps(a) for a in faulty_args())
+    table = (f"[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{args}]\n"
+             f"cwd = {json.dumps(str(ROOT))}\nallow = [{allow}]\n")
+    return table + (f"[mcp.servers.{name}.env]\n{env}\n" if env else "")
+
+
+def crashing_server_keeps_its_token(tmp: Path) -> ProcOutcome:
+    t = Trial(5, "a tool server prints its env token and crashes mid-call", tmp,
+              secrets=[SERVER_TOKEN], issue=25)
+    with FakeProvider() as fake:
+        t.write_config(f'base_url = "{fake.base_url}"\nmodel = "m"\n\n' + tool_server(
+            "vault", env=f'SECRET_TOKEN = "{SERVER_TOKEN}"', allow='"leak_env"'))
+        ask = t.run("ask", "open the vault\ncall leak_env {}", timeout=120)
+        sent = json.dumps([r.body for r in fake.chat_requests], ensure_ascii=False)
+    t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+    t.expect(len(fake.chat_requests) == 2, f"{len(fake.chat_requests)} requests, not the call's "
+                                           "and the one after its result")
+    t.expect(SERVER_TOKEN not in sent, "the token was sent to the model")
+    stored = repr(t.messages())
+    t.expect(SERVER_TOKEN not in stored, "the token is in the session store")
+    result = next((m.content for m in t.messages() if m.role == "tool"), "")
+    t.expect("exited (code 7)" in result, f"the result does not say the server stopped: "
+                                          f"{result[:80]!r}")
+    for fmt in ("md", "json"):  # printed, so the outcome counts the token if it is there
+        t.run("export", "--format", fmt)
+    return t.outcome(f"the tool result: {result[:70]}")
+
+
 # -- item 6: export --redact ---------------------------------------------------------------------
 
 def export_redact_hides_every_format(tmp: Path) -> ProcOutcome:
@@ -107,6 +144,8 @@ def export_redact_hides_every_format(tmp: Path) -> ProcOutcome:
 CASES: list[ProcCase] = [
     ProcCase(4, "F4, C and export of a reply with ESC[201~ and OSC 52",
              copies_hold_no_control_sequence, issue=25),
+    ProcCase(5, "a tool server prints its env token and crashes mid-call",
+             crashing_server_keeps_its_token, issue=25),
     ProcCase(6, "export --redact of a session holding every secret format",
              export_redact_hides_every_format, issue=25),
 ]
