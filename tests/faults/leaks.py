@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider
@@ -141,6 +142,29 @@ def export_redact_hides_every_format(tmp: Path) -> ProcOutcome:
     return t.outcome(f"{len(SECRET_FORMATS)} formats, none printed")
 
 
+# -- item 17: bidi and format characters -------------------------------------------------------
+
+BIDI_PATH = "/etc/\u202edwssap \u2066x\u2069\u200b"  # shown by a bidi terminal as /etc/passwd
+
+
+def ask_shows_invisible_characters(tmp: Path) -> ProcOutcome:
+    t = Trial(17, "ask: bidi characters in a tool call's arguments", tmp, issue=25)
+    with FakeProvider() as fake:
+        t.write_config(f'base_url = "{fake.base_url}"\nmodel = "m"\n\n'
+                       + tool_server("files", allow='"echo"'))
+        call = json.dumps({"text": BIDI_PATH}, ensure_ascii=False)
+        ask = t.run("ask", f"read it\ncall echo {call}", timeout=120)
+    t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+    hidden = sorted({f"U+{ord(c):04X}" for c in ask.stdout + ask.stderr
+                     if unicodedata.category(c) == "Cf"})
+    t.expect(not hidden, f"printed {', '.join(hidden)} as they are")
+    t.expect("/etc/<U+202E>dwssap <U+2066>x<U+2069><U+200B>" in ask.stderr,
+             "the call's arguments are not shown with <U+202E>")
+    t.keeps([BIDI_PATH])  # stored as the model sent it; only what is shown writes them out
+    return t.outcome(one_line("\n".join(line for line in ask.stderr.splitlines()
+                                         if "echo" in line)))
+
+
 CASES: list[ProcCase] = [
     ProcCase(4, "F4, C and export of a reply with ESC[201~ and OSC 52",
              copies_hold_no_control_sequence, issue=25),
@@ -148,4 +172,6 @@ CASES: list[ProcCase] = [
              crashing_server_keeps_its_token, issue=25),
     ProcCase(6, "export --redact of a session holding every secret format",
              export_redact_hides_every_format, issue=25),
+    ProcCase(17, "ask: bidi characters in a tool call's arguments",
+             ask_shows_invisible_characters, issue=25),
 ]
