@@ -3,6 +3,8 @@ the text around it as a user pastes it, and the ordinary text that must stay as 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from jarvis_tui.core.redact import REDACTED, redact
@@ -38,3 +40,13 @@ def test_redact_leaves_code_and_prose_alone(text):
 def test_redact_marks_with_what_it_is_given():
     assert redact("--token ghp_16C7e42F292c6912E7710c838347Ae178B4a", mark="***") == \
         "--token ***"
+
+
+@pytest.mark.parametrize("blob", ["A" * 200_000, "ab1-" * 50_000, "token" * 40_000,
+                                  "a:" * 100_000])
+def test_a_long_word_takes_linear_time(blob):
+    """A base64 image or a minified file in a session: a name rule tried at every letter of
+    one long word took minutes (quadratic) before its start was anchored."""
+    start = time.monotonic()
+    assert redact(blob) == blob
+    assert time.monotonic() - start < 5

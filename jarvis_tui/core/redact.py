@@ -68,10 +68,12 @@ _BEARER = re.compile(
     r"|[A-Za-z0-9._~+/=-]{20,})", re.IGNORECASE)
 _BASIC = re.compile(r"(?<![A-Za-z])(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
 
-# Names whose value is a secret: api_key, GH_TOKEN, client_secret, passwd, AccountKey...
-_KEY_NAME = (r"[A-Za-z0-9_.-]*(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key"
-             r"|account[_-]?key|shared[_-]?access[_-]?key|secret|token|password|passwd"
-             r"|passphrase|credentials?)")
+# Names whose value is a secret: api_key, GH_TOKEN, client_secret, passwd, AccountKey... Matched
+# from the start of a word only: tried at every letter of a long one (a base64 blob), the name
+# would take time quadratic in its length.
+_KEY_NAME = (r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:api[_-]?key|access[_-]?key|secret[_-]?key"
+             r"|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|secret|token|password"
+             r"|passwd|passphrase|credentials?)")
 # api_key = "...", "api_key": "...", apiKey: '...'
 _QUOTED = re.compile(rf"""({_KEY_NAME}["']?\s*[:=]\s*)(["'])([^"'\n]+)\2""", re.IGNORECASE)
 # TOKEN=abc in a shell line or an .env file, passwd: hunter2 in YAML, AccountKey=...; in a
