@@ -207,6 +207,7 @@ def test_a_server_s_secrets_are_its_secret_env_values_headers_and_flags() -> Non
     assert set(srv.secrets) == {"plain words token", "a1b2c3d4e5f6g7h8i9", GHP,
                                 "k-1234567890abcdef"}
     assert srv.detail == "npx server-github --token *** --api-key=*** --repo '~/src'"
+    assert "a1b2c3d4e5f6g7h8i9" not in repr(srv)
 
 
 def test_a_server_s_address_shows_no_key_in_its_path_or_query() -> None:

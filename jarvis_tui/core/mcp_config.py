@@ -37,7 +37,7 @@ class McpServerConfig:
     transport: Transport
     command: str = ""
     args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a token
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a token
