@@ -48,7 +48,7 @@ from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.providers.registry import PROVIDERS
 from jarvis_tui.core.settings_schema import Choices, with_flags
 from jarvis_tui.core.store import Store, StoreError, default_db_path
-from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
@@ -429,7 +429,7 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
     compacted: list[ev.CompactionFinished] = []
     try:
         engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
-        async with ask_tools(settings, engine, allow, lambda line: _say(terminal_safe(line)),
+        async with ask_tools(settings, engine, allow, lambda line: _say(visible(line)),
                              enabled=tools), aclosing(engine.stream_reply(text)) as events:
             async for event in events:
                 if isinstance(event, ev.Delta):
@@ -449,7 +449,7 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                     out.write(safe.flush() + "\n")
                 line = describe(event, language)
                 if line:
-                    _say(terminal_safe(line))
+                    _say(visible(line))  # tool lines name what the model or a server wrote
                 if usage and (isinstance(event, ev.Finished)
                               or isinstance(event, ev.Failed) and counted):
                     _say_usage(settings, language, counted, compacted)
@@ -544,6 +544,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         data = store.export(conv_id)
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))
-    # A file or pipe gets the session byte for byte; a terminal would obey its escape sequences.
-    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+    # Safe for a terminal either way (core/export.py): an exported file is `cat` later.
+    sys.stdout.write(text)
     return 0

@@ -16,6 +16,7 @@ from jarvis_tui.core.config import (
     validate,
     with_overrides,
 )
+from jarvis_tui.core.known_secrets import Scrubber
 from jarvis_tui.core.mcp_client import McpHub
 from jarvis_tui.core.mcp_config import McpServerConfig
 
@@ -213,3 +214,39 @@ def test_the_hub_takes_its_servers_and_timeout_from_settings(cfg: Path) -> None:
     assert hub.default_timeout == 45
     assert [(s.name, s.state) for s in hub.statuses()] == [
         ("git", "stopped"), ("docs.search", "stopped"), ("old", "disabled")]
+
+
+# -- what a server was given is shown as *** (issue 25, item 5) --------------------------------
+
+GHP = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+
+
+def test_a_server_s_secrets_are_its_secret_env_values_headers_and_flags() -> None:
+    srv = McpServerConfig(
+        "gh", "stdio", command="npx",
+        args=("server-github", "--token", GHP, "--api-key=k-1234567890abcdef", "--repo", "~/src"),
+        env={"GITHUB_TOKEN": "plain words token", "DEPLOY": "a1b2c3d4e5f6g7h8i9",
+             "HOME": "/home/me/projects/abc123def456", "NODE_ENV": "production"})
+    # A path or a word in env is the server's to use, and stays readable in its results.
+    assert set(srv.secrets) == {"plain words token", "a1b2c3d4e5f6g7h8i9", GHP,
+                                "k-1234567890abcdef"}
+    assert srv.detail == "npx server-github --token *** --api-key=*** --repo '~/src'"
+    assert "a1b2c3d4e5f6g7h8i9" not in repr(srv)
+
+
+def test_a_server_s_address_shows_no_key_in_its_path_or_query() -> None:
+    srv = McpServerConfig(
+        "z", "http",
+        url="https://me:pw12345678@mcp.example.com/s/3f9aK27bQx81LmZ0/mcp?api_key=abc12345&x=1",
+        headers={"X-Api-Key": "hdr-secret-9876", "Authorization": "Bearer tok-abcdefgh1234",
+                 "Accept": "application/json"})
+    assert srv.detail == "https://mcp.example.com/s/***/mcp?api_key=***&x=1"
+    assert {"hdr-secret-9876", "Bearer tok-abcdefgh1234", "tok-abcdefgh1234", "pw12345678",
+            "abc12345"} <= set(srv.secrets)
+    assert "application/json" not in srv.secrets
+
+
+def test_a_known_secret_is_hidden_in_every_form_it_is_printed_in() -> None:
+    scrub = Scrubber(["tok en/9f8e7d6c", "short"])
+    printed = 'said "tok en/9f8e7d6c", tok%20en%2F9f8e7d6c and tok+en%2F9f8e7d6c; short stays'
+    assert scrub(printed) == 'said "***", *** and ***; short stays'

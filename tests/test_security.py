@@ -228,12 +228,15 @@ def export_to_terminal(env: dict[str, str], *args: str) -> str:
     return got.decode("utf-8").replace("\r\n", "\n")  # the tty's own LF → CRLF
 
 
-def test_export_is_faithful_to_a_pipe_and_clean_on_a_terminal(home):
+def test_export_is_clean_in_a_file_too_and_json_keeps_every_byte_escaped(home):
     seed(home, ["问题：" + PAYLOAD, "回答：" + PAYLOAD], summary="摘要 " + PAYLOAD)
-    piped = run(home, "export", "--format", "md")
+    piped = run(home, "export", "--format", "md")  # a file the user will `cat` or paste from
     assert piped.returncode == 0
-    assert piped.stdout.count(PAYLOAD) == 3  # every ESC, BEL and C1 byte kept
-    as_json = json.loads(run(home, "export", "--format", "json").stdout)
+    assert piped.stdout.count(SHOWN) == 3
+    assert_clean(piped.stdout.replace("\t", ""))
+    piped = run(home, "export", "--format", "json")
+    assert_clean(piped.stdout.replace("\t", ""))
+    as_json = json.loads(piped.stdout)  # every ESC, BEL and C1 byte kept, as \u escapes
     assert as_json["messages"][0]["content"] == "问题：" + PAYLOAD
     assert as_json["summaries"][0]["content"] == "摘要 " + PAYLOAD
 

@@ -2,6 +2,11 @@
 
 Exports are faithful by default. With `redact=True` anything that looks like a credential is
 replaced by "[redacted]" first, so a session where a key was pasted can be shared.
+
+An export is a file the user will `cat` or paste from, so no terminal control sequence gets into
+one: Markdown is made `terminal_safe` (as every copy out of the app is); JSON, the faithful
+backup, keeps them all as JSON escapes (ESC as \\u001b), which a terminal shows as text and a
+JSON reader reads back.
 """
 
 from __future__ import annotations
@@ -13,43 +18,11 @@ from typing import Any
 
 from jarvis_tui.core import costs
 from jarvis_tui.core.messages import describe_calls
+from jarvis_tui.core.redact import REDACTED as REDACTED  # the mark, for callers of redact
+from jarvis_tui.core.redact import redact
+from jarvis_tui.core.textsafe import terminal_safe
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
-REDACTED = "[redacted]"
-
-# A token edge is anything that cannot be part of the token, so CJK text glued to a key
-# ("密钥sk-...，") still lets it match; \b would count CJK as word characters.
-_L = r"(?<![A-Za-z0-9_-])"
-_R = r"(?![A-Za-z0-9_-])"
-_TOKENS = re.compile(
-    _L + "(?:"
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"  # Anthropic, OpenAI project and legacy keys
-    r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub tokens
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack tokens
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
-    ")" + _R
-)
-# A token has a digit somewhere; "the bearer instrument" in prose does not.
-_BEARER = re.compile(r"(?<![A-Za-z])(Bearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}",
-                     re.IGNORECASE)
-_KEY_NAME = (r"[A-Za-z0-9_-]*(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token"
-             r"|auth[_-]?token|password)")
-# api_key = "...", "api_key": "...", apiKey: '...'
-_QUOTED = re.compile(
-    rf"""({_KEY_NAME}["']?\s*[:=]\s*)(["'])([^"'\n]+)\2""", re.IGNORECASE)
-# API_KEY=abc123 in a shell line or .env file; a value without a digit (os.environ, str) is
-# code, not a secret, and is left alone.
-_BARE = re.compile(
-    rf"""({_KEY_NAME}\s*[:=]\s*)(?=[^\s"',;]*\d)[A-Za-z0-9._~+/-]{{8,}}""", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """`text` with API keys, tokens, Bearer headers and key assignments made "[redacted]"."""
-    text = _TOKENS.sub(REDACTED, text)
-    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _QUOTED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
-    return _BARE.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 def _redact_all(value: Any) -> Any:
@@ -64,13 +37,31 @@ def _redact_all(value: Any) -> Any:
     return value
 
 
+# json.dumps escapes C0 controls (ESC among them) but writes DEL and the C1 controls as they are.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
+# A title is its first message cut short ("… eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…"): a key cut
+# in half matches no rule, so a cut word that has a digit in it is hidden as well.
+_CUT_WORD = re.compile(r"[^\s“”「」()（）]*\d[^\s“”「」()（）]*…")
+
+
+def _redacted(data: dict[str, Any]) -> dict[str, Any]:
+    out = _redact_all(data)
+    conv = out.get("conversation") or {}
+    if isinstance(conv.get("title"), str):
+        conv["title"] = _CUT_WORD.sub(REDACTED + "…", conv["title"])
+    return out
+
+
 def to_json(data: dict[str, Any], *, redact: bool = False) -> str:
-    return json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
+    text = json.dumps(_redacted(data) if redact else data, ensure_ascii=False, indent=2)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     if redact:
-        data = _redact_all(data)
+        data = _redacted(data)
     conv = data["conversation"]
     out = [f"# {conv.get('title') or 'Untitled session'}", ""]
     out.append(f"Session {conv['id']} · model {conv.get('model') or '?'} · "
@@ -99,7 +90,7 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     usage = data.get("usage") or {}
     if usage.get("chat_requests") or usage.get("summary_requests"):
         out += ["---", "", "# Usage", "", *_totals(usage), ""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_safe("\n".join(out).rstrip() + "\n")
 
 
 def _messages_md(messages: list[dict[str, Any]], *, branch: bool = False) -> list[str]:

@@ -21,7 +21,7 @@ import re
 import signal
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
@@ -32,8 +32,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from jarvis_tui.core.known_secrets import HIDDEN, Scrubber
 from jarvis_tui.core.mcp_config import McpServerConfig
 from jarvis_tui.core.mcp_content import clean, result_text
+from jarvis_tui.core.redact import redact
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
 
@@ -104,6 +106,17 @@ class _Server:
     stderr: _StderrTail | None = None
     started_s: float | None = None
     stopping: bool = False
+    scrub: Scrubber = field(init=False)
+
+    def __post_init__(self) -> None:
+        # What it was given (a token in its env or headers) can come back in its stderr, an
+        # error or a result; from there it would be shown, stored and sent to the model.
+        self.scrub = Scrubber(self.cfg.secrets)
+
+    def hide(self, text: str) -> str:
+        """Its own words (stderr, an error) as shown: its secrets and anything shaped like a
+        credential (a token it read from a file) hidden."""
+        return redact(self.scrub(text), mark=HIDDEN)
 
 
 class _Failed(Exception):
@@ -344,7 +357,7 @@ class McpHub:
                 log.exception("MCP on_change callback failed")
 
     def _fail(self, srv: _Server, reason: str) -> None:
-        srv.reason = reason  # before _set, so on_change sees the error
+        srv.reason = srv.hide(reason)  # before _set, so on_change sees the error
         self._set(srv, "failed")
 
     def _status(self, srv: _Server) -> ServerStatus:
@@ -404,6 +417,11 @@ class McpHub:
         return "*" in allow or spec.tool in allow or spec.name in allow
 
     async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
+        result = await self._call(call, spec)
+        srv = self._servers.get(spec.server)
+        return replace(result, text=srv.scrub(result.text)) if srv is not None else result
+
+    async def _call(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
         srv = self._servers.get(spec.server)
         session = srv.session if srv is not None and srv.state == "ready" else None
         if srv is None or session is None:

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from jarvis_tui.core.known_secrets import HIDDEN, Scrubber, secret_name, table_secrets, token_shaped
+from jarvis_tui.core.redact import redact
+
 Transport = Literal["stdio", "http"]
 
 MAX_TIMEOUT = 86_400.0
@@ -34,7 +37,7 @@ class McpServerConfig:
     transport: Transport
     command: str = ""
     args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a token
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a token
@@ -47,10 +50,21 @@ class McpServerConfig:
 
     @property
     def detail(self) -> str:
-        """What the user recognises it by: the command line, or the address."""
+        """What the user recognises it by: the command line, or the address. What is secret in
+        it (a --token's value, a key in the path or the query, a known secret) shows as ***."""
         if self.transport == "http":
-            return _hide_url_secrets(self.url)
-        return " ".join(_shell_word(w) for w in (self.command, *self.args))
+            shown = _hide_path_secrets(_hide_url_secrets(self.url))
+        else:
+            shown = " ".join(_hide_flag_values([_shell_word(w) for w in (self.command,
+                                                                         *self.args)]))
+        return redact(Scrubber(self.secrets)(shown), mark=HIDDEN)
+
+    @property
+    def secrets(self) -> list[str]:
+        """What the server was given that is never shown, stored or sent on: the secret values
+        of its env and headers, the credentials in its address, its secret flags' values."""
+        return [*table_secrets(self.env), *table_secrets(self.headers),
+                *_url_secrets(self.url), *_flag_values(self.args)]
 
 
 # What each key of a server's table is, for the did-you-mean and the messages.
@@ -383,3 +397,46 @@ def _hide_url_secrets(url: str) -> str:
     from jarvis_tui.core.providers.http import hide_url_secrets
 
     return hide_url_secrets(url)
+
+
+def _url_secrets(url: str) -> list[str]:
+    from jarvis_tui.core.providers.http import url_secrets
+
+    return url_secrets(url) if url else []
+
+
+def _hide_path_secrets(url: str) -> str:
+    """Hosted servers put the key in the path (https://mcp.example.com/u/3f9aK2.../sse)."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    path, q, query = rest.partition("?")
+    parts = path.split("/")
+    parts[1:] = [HIDDEN if token_shaped(part) else part for part in parts[1:]]
+    return head + sep + "/".join(parts) + q + query
+
+
+def _secret_flag(word: str) -> bool:
+    return word.startswith("-") and secret_name(word.split("=", 1)[0])
+
+
+def _flag_values(args: Iterable[str]) -> list[str]:
+    """The values given to secret flags: --token VALUE, --api-key=VALUE."""
+    args = list(args)
+    found = []
+    for i, word in enumerate(args):
+        if _secret_flag(word) and "=" in word:
+            found.append(word.split("=", 1)[1])
+        elif _secret_flag(word) and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            found.append(args[i + 1])
+    return [value for value in found if value]
+
+
+def _hide_flag_values(words: list[str]) -> list[str]:
+    shown = list(words)
+    for i, word in enumerate(words):
+        if _secret_flag(word) and "=" in word:
+            shown[i] = word.split("=", 1)[0] + "=" + HIDDEN
+        elif _secret_flag(word) and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            shown[i + 1] = HIDDEN
+    return shown

@@ -86,6 +86,30 @@ class SafeStream:
         return terminal_safe(rest)
 
 
+# -- characters that show nothing ----------------------------------------------------------------
+
+# Every Unicode format character (category Cf), and the line and paragraph separators. They show
+# nothing themselves but change what is around them: U+202E reverses the text after it, so a
+# terminal that applies bidi shows "rm -rf ~" as "~ fr- mr" and a border after it moves; U+200B
+# makes two names that look the same differ; tag characters (U+E0020-E007F) are text a model
+# reads and a user never sees. tests/test_textsafe_visible.py checks this against unicodedata.
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]")
+
+
+def visible(text: str) -> str:
+    """`terminal_safe`, with each character that shows nothing written out as <U+202E>: for
+    what a model or a tool server names, describes or passes to a tool, which the user reads to
+    decide whether to let it run, so nothing in it may be hidden or reordered."""
+    text = terminal_safe(text)
+    if not _INVISIBLE.search(text):
+        return text
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
 # -- text that is not valid Unicode --------------------------------------------------------------
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

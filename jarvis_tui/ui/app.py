@@ -16,6 +16,7 @@ from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.session import ChatSession, ProviderFactory
 from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.actions import keymap, palette_entries
 from jarvis_tui.ui.app_texts import T
@@ -73,6 +74,11 @@ class JarvisApp(App[None]):
     def chat(self) -> ChatScreen:
         assert self._chat is not None, "the chat screen exists once the app is mounted"
         return self._chat
+
+    def copy_to_clipboard(self, text: str) -> None:
+        # Every OSC 52 write (F4, C, a link, a mouse selection) is pasted somewhere later: none
+        # may carry a sequence the terminal would obey then (ui/clipboard.py says which).
+        super().copy_to_clipboard(terminal_safe(text))
 
     def on_load(self) -> None:
         # The theme before any screen: setting it restyles every widget there is, so set after

@@ -4,6 +4,10 @@ Textual copies by writing OSC 52 to the terminal. Some terminals ignore it, tmux
 told otherwise, and none of them answers, so a copy that went nowhere looks like one that worked.
 Every copy is therefore also written to one file the user can open or `cat`, and where the
 terminal is known to ignore OSC 52 the line says so first.
+
+Both get the text as `terminal_safe` makes it: a copy is pasted into a shell, which reads it
+through a terminal, so an `ESC[201~` in a reply would end bracketed paste and run what follows
+without Enter, and `cat copied.txt` would obey OSC 52 and title sequences.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from jarvis_tui.core.config import APP_NAME
+from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
 
 T = Texts(
@@ -87,6 +92,7 @@ def copy_out(copy_to_clipboard: Callable[[str], None], text: str, what: str, pat
              lang: str, doubtful: bool | None = None) -> tuple[str, str]:
     """Copy `text` by OSC 52 and to `path`; the line that says where it went, and its notice
     kind. `what` names it inside that line ("the python block (12 lines)")."""
+    text = terminal_safe(text)
     copy_to_clipboard(text)
     if doubtful is None:
         doubtful = osc52_doubtful()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jarvis_tui.core.mcp_config import from_servers_files
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 from jarvis_tui.ui.i18n import Texts
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ HubFactory = Callable[[object], Any]
 
 
 def _line(text: object) -> str:
-    return " ".join(terminal_safe(str(text)).split())
+    return " ".join(visible(str(text)).split())
 
 
 class ToolServers:

@@ -78,6 +78,14 @@ def build_server():
         os._exit(CRASH_CODE)
 
     @server.tool()
+    def leak_env() -> str:
+        """Print SECRET_TOKEN from its environment to stderr, then exit in the middle of the call:
+        a server whose last words before a crash hold what it was configured with."""
+        token = os.environ.get("SECRET_TOKEN", "")
+        print(f"faulty: login refused for token {token}", file=sys.stderr, flush=True)
+        os._exit(CRASH_CODE)
+
+    @server.tool()
     def huge(kb: int) -> str:
         """Return kb KiB of numbered lines."""
         return huge_text(kb)

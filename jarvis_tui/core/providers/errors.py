@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote, quote_plus
 
+from jarvis_tui.core.known_secrets import MIN_SECRET_CHARS
+from jarvis_tui.core.known_secrets import printed_forms as _printed_forms
 from jarvis_tui.core.providers.registry import DEFAULT
 
 MAX_MESSAGE_CHARS = 300
@@ -49,19 +50,6 @@ class ProviderError(Exception):
                     self.message = self.message.replace(form[:n] + "…", "***…")
                     break
         self.args = (self.message,)
-
-
-MIN_SECRET_CHARS = 8
-
-
-def _printed_forms(secret: str) -> set[str]:
-    """The secret as written, trimmed, on one line, escaped by repr (str and bytes) and JSON,
-    and percent-encoded."""
-    forms = {secret, secret.strip(), " ".join(secret.split()), repr(secret)[1:-1],
-             repr(secret.encode("utf-8"))[2:-1], json.dumps(secret)[1:-1],
-             json.dumps(secret, ensure_ascii=False)[1:-1], quote(secret, safe=""),
-             quote(secret), quote_plus(secret)}
-    return {form for form in forms if form}
 
 
 class ContextOverflow(ProviderError):

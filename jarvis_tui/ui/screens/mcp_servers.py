@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
@@ -50,7 +50,7 @@ T = Texts(
 
 
 def _safe(text: object) -> str:
-    return " ".join(terminal_safe(str(text or "")).split())
+    return " ".join(visible(str(text or "")).split())
 
 
 class McpServersScreen(ModalScreen[None]):
@@ -137,7 +137,7 @@ class McpServersScreen(ModalScreen[None]):
         for spec in tools:
             name = _safe(spec.tool or spec.name)
             lines.append(Content.styled(name, "$text-accent"))
-            description = terminal_safe(spec.description or "").strip()
+            description = visible(spec.description or "").strip()
             if description:
                 lines.append(Content("  " + "\n  ".join(description.splitlines()[:6])))
         self.query_one("#detail-text", Static).update(Content("\n").join(lines))

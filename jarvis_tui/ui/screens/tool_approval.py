@@ -26,7 +26,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 from jarvis_tui.core.tools import ALWAYS, DENY, ONCE, ToolCall, ToolSpec
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
@@ -104,13 +104,13 @@ class ToolApprovalScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         spec = self.spec
-        tool = terminal_safe(spec.tool or spec.name if spec is not None else self.call.name)
-        server = terminal_safe(spec.server) if spec is not None else ""
+        tool = visible(spec.tool or spec.name if spec is not None else self.call.name)
+        server = visible(spec.server) if spec is not None else ""
         asks = (self._t("asks", tool=tool, server=server) if server
                 else self._t("asks_no_server", tool=tool))
         always = (self._t("always", tool=tool, server=server) if server
                   else self._t("always_no_server", tool=tool))
-        description = terminal_safe(spec.description).strip() if spec is not None else ""
+        description = visible(spec.description).strip() if spec is not None else ""
         with Vertical(id="dialog") as dialog:
             dialog.border_title = self._t("title")
             yield Static(Content(asks), id="asks")

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 from jarvis_tui.core.tool_round import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.core.tools import ToolCall
 from jarvis_tui.ui.i18n import Texts, ui_language
@@ -98,17 +98,17 @@ def one_line(arguments: str, limit: int = TITLE_ARGS) -> str:
         text = json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
     except (json.JSONDecodeError, TypeError):
         text = arguments
-    text = " ".join(terminal_safe(text).split())
+    text = " ".join(visible(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def pretty(arguments: str) -> str:
     """The arguments whole, indented; as written when they are not JSON."""
     try:
-        return terminal_safe(json.dumps(json.loads(arguments or "{}"), ensure_ascii=False,
+        return visible(json.dumps(json.loads(arguments or "{}"), ensure_ascii=False,
                                         indent=2))
     except (json.JSONDecodeError, TypeError):
-        return terminal_safe(arguments)
+        return visible(arguments)
 
 
 def stored_outcome(message: Message) -> str:
@@ -139,7 +139,7 @@ def find_call(records: list[Message], index: int) -> ToolCall | None:
 
 def calls_line(message: Message, lang: str) -> str:
     names = [ToolCall.from_wire(c).name for c in message.tool_calls or ()]
-    return T(lang, "calls", names=terminal_safe(", ".join(names)))
+    return T(lang, "calls", names=visible(", ".join(names)))
 
 
 class ToolBlock(Vertical):
@@ -173,10 +173,10 @@ class ToolBlock(Vertical):
         name = info.call.name if info.call is not None else (msg.name or "?")
         where = f"{info.server} · {name}" if info.server else name
         args = one_line(info.call.arguments) if info.call is not None else ""
-        return Content(terminal_safe(f"⚙ {where}  {args}".rstrip()))
+        return Content(visible(f"⚙ {where}  {args}".rstrip()))
 
     def compose(self) -> ComposeResult:
-        output = terminal_safe(self.message.content)
+        output = visible(self.message.content)
         lines = output.count("\n") + 1
         collapsed = self.info.state != "done" or lines > COLLAPSE_LINES
         with Collapsible(title=self.title(), collapsed=collapsed):  # type: ignore[arg-type]
@@ -236,7 +236,7 @@ class ToolBlock(Vertical):
             seconds = int(time.monotonic() - info.started)
             frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
             name = info.call.name if info.call is not None else (self.message.name or "")
-            return f"{frame} " + T(lang, "running", name=terminal_safe(name), s=seconds)
+            return f"{frame} " + T(lang, "running", name=visible(name), s=seconds)
         tokens = "?" if self.tokens is None else f"{self.tokens:,}"
         parts = [T(lang, "size", chars=f"{len(self.message.content):,}", tokens=tokens)]
         if info.seconds is not None:

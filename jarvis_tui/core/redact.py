@@ -1,0 +1,117 @@
+"""Credentials found by their shape in any text, for `export --redact` and for what the app shows
+of a tool server (its command line, its address).
+
+One table of rules, each named for what it finds. They follow the shapes the maintained
+secret scanners look for (gitleaks' and detect-secrets' rules: the token prefixes, PEM blocks,
+JWTs, passwords in URLs, assignments to names like *_TOKEN). detect-secrets itself does not fit:
+it flags whole lines of a source file rather than the span of the secret (so it cannot replace
+one in a sentence), it misses Bearer and Basic headers, `hf_`, `npm_` and unquoted assignments,
+and its last release is from 2024.
+
+What looks like code that reads a secret (`api_key = os.environ[...]`, `token = get_token()`,
+`password: str`) is left alone: it holds none, and an export should stay readable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+REDACTED = "[redacted]"
+
+# A token edge is anything that cannot be part of the token, so CJK text glued to a key
+# ("密钥sk-...，") still lets it match; \b would count CJK as word characters.
+_L = r"(?<![A-Za-z0-9_-])"
+_R = r"(?![A-Za-z0-9_-])"
+
+# Tokens whose prefix says what they are.
+_PREFIXED = {
+    "openai_anthropic": r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
+    "google_api": r"AIza[0-9A-Za-z_-]{35}",
+    "google_oauth": r"ya29\.[0-9A-Za-z_-]{20,}",
+    "github": r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}",
+    "gitlab": r"gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt)-[A-Za-z0-9_-]{20,}",
+    "slack": r"xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}",
+    "aws_access_key_id": r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+    "stripe": r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,}",
+    "hugging_face": r"hf_[A-Za-z0-9]{30,}",
+    "npm": r"npm_[A-Za-z0-9]{36}",
+    "pypi": r"pypi-[A-Za-z0-9_-]{50,}",
+    "sendgrid": r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+    "jwt": r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+}
+_TOKENS = re.compile(_L + "(?:" + "|".join(_PREFIXED.values()) + ")" + _R)
+
+# A private key block, PEM or OpenSSH, on its lines or inside a JSON string (a GCP
+# service-account file's "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE...") up to its END
+# line; one cut short is hidden to the end of its base64.
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z ]*PRIVATE KEY[A-Z ]*-----"
+    r"(?:(?:(?!-----BEGIN).){0,20000}?-----END[A-Z ]*PRIVATE KEY[A-Z ]*-----"
+    r"|[A-Za-z0-9+/=\s\\]*)", re.DOTALL)
+
+# Slack's incoming webhooks: the path is the credential.
+_SLACK_WEBHOOK = re.compile(r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/)"
+                            r"[A-Za-z0-9/_+-]+")
+# scheme://user:password@host (postgres, redis, amqp, https...)
+_URL_PASSWORD = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)"
+                           r"([^\s@/]+)(@)")
+# The value of an Authorization header, whatever its scheme.
+_AUTHORIZATION = re.compile(
+    r"""((?:proxy-)?authorization["']?\s*[:=]\s*["']?"""
+    r"(?:(?:basic|bearer|token|digest|negotiate)\s+)?)([^\s\"']{6,})", re.IGNORECASE)
+# Bearer or Basic credentials elsewhere (curl -H, logs). Prose has the words too ("the bearer
+# of this letter", "Basic setup"): a credential has a digit (or base64's + / =), or is longer
+# than any word.
+_BEARER = re.compile(
+    r"(?<![A-Za-z])(Bearer\s+)(?:(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}"
+    r"|[A-Za-z0-9._~+/=-]{20,})", re.IGNORECASE)
+_BASIC = re.compile(r"(?<![A-Za-z])(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+
+# Names whose value is a secret: api_key, GH_TOKEN, client_secret, passwd, AccountKey... Matched
+# from the start of a word only: tried at every letter of a long one (a base64 blob), the name
+# would take time quadratic in its length.
+_KEY_NAME = (r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:api[_-]?key|access[_-]?key|secret[_-]?key"
+             r"|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|secret|token|password"
+             r"|passwd|passphrase|credentials?)")
+# api_key = "...", "api_key": "...", apiKey: '...'
+_QUOTED = re.compile(rf"""({_KEY_NAME}["']?\s*[:=]\s*)(["'])([^"'\n]+)\2""", re.IGNORECASE)
+# TOKEN=abc in a shell line or an .env file, passwd: hunter2 in YAML, AccountKey=...; in a
+# connection string.
+_BARE = re.compile(rf"""({_KEY_NAME}\s*[:=]\s*)([^\s"'`,;&()\[\]{{}}<>]{{6,}})(\(|\[)?""",
+                   re.IGNORECASE)
+# A value that is code, not a secret: a.b.c (os.environ, self.token), a type, a variable.
+_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|(?:None|True|False|null|true|false|str"
+                   r"|string|bytes|Optional|required|optional)|[$%].*", re.IGNORECASE)
+
+
+def _quoted(match: re.Match[str], mark: str) -> str:
+    name, quote, value = match.groups()
+    if _CODE.fullmatch(value):  # "${DB_PASSWORD}", "str"
+        return match.group(0)
+    return f"{name}{quote}{mark}{quote}"
+
+
+def _bare(match: re.Match[str], mark: str) -> str:
+    name, value, call = match.group(1), match.group(2), match.group(3)
+    if call or _CODE.fullmatch(value):  # get_token(), environ["X"], os.environ, $TOKEN
+        return match.group(0)
+    return name + mark
+
+
+def redact(text: str, mark: str = REDACTED) -> str:
+    """`text` with every credential this module knows the shape of replaced by `mark`."""
+    rules: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+        (_PRIVATE_KEY, lambda m: mark),
+        (_SLACK_WEBHOOK, lambda m: m.group(1) + mark),
+        (_URL_PASSWORD, lambda m: m.group(1) + mark + m.group(3)),
+        (_TOKENS, lambda m: mark),
+        (_AUTHORIZATION, lambda m: m.group(1) + mark),
+        (_BEARER, lambda m: m.group(1) + mark),
+        (_BASIC, lambda m: m.group(1) + mark),
+        (_QUOTED, lambda m: _quoted(m, mark)),
+        (_BARE, lambda m: _bare(m, mark)),
+    ]
+    for pattern, replace in rules:
+        text = pattern.sub(replace, text)
+    return text
