@@ -3,7 +3,6 @@ the text around it as a user pastes it, and the ordinary text that must stay as 
 
 from __future__ import annotations
 
-
 import pytest
 
 from jarvis_tui.core.redact import REDACTED, redact
