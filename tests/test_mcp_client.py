@@ -349,3 +349,17 @@ async def test_a_program_using_the_hub_exits_cleanly_with_nothing_on_stderr() ->
     assert done.stderr == ""
     assert done.stdout.splitlines() == ["['stopped']", "server f was stopped during the call"]
     assert done.returncode == 0
+
+
+async def test_a_server_s_result_hides_every_server_s_secrets() -> None:
+    """A token given to server a, echoed by server b (a shared token file, a wrapper that prints
+    its environment), is hidden in b's result too."""
+    token = "a-token-9f8e7d6c5b4a39281706"
+    hub = McpHub([stdio("a", *faulty_args(), env={"SECRET_TOKEN": token}),
+                  stdio("b", *faulty_args())])
+    try:
+        await hub.start()
+        result = await call(hub, "b", "echo", text=f"found {token} in ~/.netrc")
+    finally:
+        await hub.aclose()
+    assert token not in result.text and "found *** in" in result.text

@@ -140,6 +140,11 @@ class McpHub:
         self._servers: dict[str, _Server] = {}
         for cfg in servers:
             self._servers[cfg.name] = _Server(cfg, state="stopped" if cfg.enabled else "disabled")
+        # One server can print another's secret (a shared token file, a wrapper that dumps its
+        # whole environment): each hides every server's.
+        self.scrub = Scrubber(s for srv in self._servers.values() for s in srv.cfg.secrets)
+        for srv in self._servers.values():
+            srv.scrub = self.scrub
         self.default_timeout = default_timeout
         self.start_timeout = start_timeout
         self.on_change = on_change
@@ -418,8 +423,7 @@ class McpHub:
 
     async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
         result = await self._call(call, spec)
-        srv = self._servers.get(spec.server)
-        return replace(result, text=srv.scrub(result.text)) if srv is not None else result
+        return replace(result, text=self.scrub(result.text))
 
     async def _call(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
         srv = self._servers.get(spec.server)
