@@ -53,6 +53,7 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
 EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
+EXIT_NO_OUTPUT = 74  # stdout was closed before we started (`>&-`): sysexits' EX_IOERR
 
 
 class CliError(Exception):
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="The reply streams to stdout; compaction and retry notices go to stderr.\n"
                "Exit status: 0 answered, 1 the round failed (any partial reply is kept), "
-               "2 bad input or settings.\n"
+               "2 bad input or settings, 74 stdout was closed (the reply is kept).\n"
                "Examples:\n  jarvis-tui ask \"Summarise our plan\"\n"
                "  git diff | jarvis-tui ask --new -")
     _connection_flags(ask)
@@ -195,8 +196,36 @@ def startup_warnings(args: argparse.Namespace) -> list[str]:
     return config_warnings(getattr(args, "config", None))
 
 
+def hold_closed_streams() -> None:
+    """A standard descriptor closed before we started (`>&-`, `<&-`, `2>&-`) would be the next
+    one a file or socket gets: the session database as fd 1, where a child's output or a stray
+    write would land. /dev/null holds its place. Python has already made the closed stream's
+    sys attribute None, which is how the commands know; stderr, though, gets a stream on
+    /dev/null, since print(file=None) would write the notices into stdout, among the reply."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)  # inheritable, as a standard descriptor is
+                os.close(null)
+            else:
+                os.set_inheritable(fd, True)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # for the life of the process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    hold_closed_streams()
     args = build_parser().parse_args(argv)
+    if sys.stdout is None and args.command != "ask":
+        # Nothing was asked that could be lost; there is just nowhere to print to.
+        what = "the full-screen app has nowhere to draw" if args.command is None \
+            else f"`{args.command}` has nowhere to print"
+        _say(f"jarvis-tui: standard output is closed, so {what}; send it to a file "
+             "(> FILE) instead")
+        return EXIT_NO_OUTPUT
     warnings = startup_warnings(args)
     for line in warnings:
         _say(f"jarvis-tui: warning: {terminal_safe(line)}")
@@ -318,6 +347,9 @@ def _read_text(text: str) -> str:
     file piped in, a stray byte in an argument) become U+FFFD, said once, before anything is
     created: one bad byte must not cost the message or leave an empty session behind."""
     if text == "-":
+        if sys.stdin is None:
+            raise CliError("standard input is closed, so there is no message to read; give "
+                           "it as the argument instead of -")
         data = sys.stdin.buffer.read()
         where = "standard input"
     else:
@@ -385,11 +417,13 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
 
 class _Output:
     """Standard output for a streaming reply. When the reader goes away (`| head -c 5`), the
-    reply is still received to its end and stored; only the printing stops, quietly."""
+    reply is still received to its end and stored; only the printing stops, quietly. A stdout
+    closed from the start (None) prints nothing, and the exit status says so."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
-        self.open = True
+        self.missing = stream is None
+        self.open = not self.missing
 
     def write(self, text: str) -> None:
         if not self.open or not text:
@@ -402,6 +436,8 @@ class _Output:
             _silence(self._stream)
 
     def status(self, code: int) -> int:
+        if self.missing:
+            return EXIT_NO_OUTPUT
         return code if self.open else EXIT_PIPE
 
 
@@ -454,6 +490,10 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                               or isinstance(event, ev.Failed) and counted):
                     _say_usage(settings, language, counted, compacted)
                 if isinstance(event, ev.Finished):
+                    if out.missing:
+                        _say(f"jarvis-tui: standard output is closed, so the reply was not "
+                             f"printed; it is stored in session {conv_id} (`jarvis-tui export "
+                             f"{conv_id}` prints it)")
                     return out.status(0)
                 if isinstance(event, ev.Failed):
                     _say_what_was_kept(event, printed=streamed and out.open)
