@@ -3,10 +3,17 @@ leaked processes, limits, wording."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+from tests.mcp_servers import ROOT, faulty_args
 
 REPLY = "Reply to a reader who closed the door: every word of it is stored."
 EXIT_NO_OUTPUT = 74  # README: stdout was closed, so nothing could be printed (sysexits' EX_IOERR)
@@ -76,9 +83,78 @@ def stdin_closed(tmp: Path) -> ProcOutcome:
     return t.outcome(f"ask - <&-: exit {dash.returncode}: {one_line(dash.stderr)}")
 
 
+# -- item 13: a tool server's own children end with it ---------------------------------------------
+
+def _server_with_a_child(t: Trial, pidfile: Path) -> None:
+    """A stdio server started through a shell that leaves `sleep 300` behind in the background
+    (as wrappers and servers that start helpers do) and then becomes the faulty server: the
+    shell's pid, written to `pidfile`, is the server's, and its process group's id."""
+    server = " ".join([sys.executable, *faulty_args()])
+    script = f"sleep 300 & echo $$ > {pidfile}; exec {server}"
+    t.write_config("[mcp.servers.kids]\ncommand = \"/bin/sh\"\n"
+                   f"args = [\"-c\", {json.dumps(script)}]\ncwd = {json.dumps(str(ROOT))}\n")
+
+
+def _group_left(t: Trial, pidfile: Path, when: str) -> None:
+    """No process of the server's group may outlive jarvis-tui (checked for a few seconds: a
+    member may still be on its way out); any left is killed here, so the test leaks none."""
+    if not t.expect(pidfile.exists(), "the server never started"):
+        return
+    pgid = int(pidfile.read_text())
+    deadline = time.monotonic() + 3
+    while (left := _running(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if t.expect(not left, f"{len(left)} process(es) of the server's group outlived "
+                          f"jarvis-tui {when}: {', '.join(left)}"):
+        return
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _running(pgid: int) -> list[str]:
+    """The group's members that are running, by /proc ("1234 sleep"): an orphan that has
+    exited answers os.killpg(pgid, 0) until init reaps it, which can take seconds here."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            head, _, tail = stat.read_bytes().rpartition(b")")
+            fields = tail.split()
+            if int(fields[2]) == pgid and fields[0] != b"Z":
+                found.append(f"{stat.parent.name} {head.partition(b'(')[2].decode()}")
+    return found
+
+
+def children_after_ask(tmp: Path) -> ProcOutcome:
+    t = Trial(13, "a tool server's children after ask ends", tmp, issue=25)
+    pidfile = tmp / "server.pid"
+    _server_with_a_child(t, pidfile)
+    with FakeProvider() as fake:
+        fake.reply_fn = lambda body: REPLY
+        ask = t.run("--base-url", fake.base_url, "--model", "m", "ask", "hello there")
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    _group_left(t, pidfile, "after ask")
+    return t.outcome(f"exit {ask.returncode}; the group ended with ask")
+
+
+def children_after_a_crash(tmp: Path) -> ProcOutcome:
+    t = Trial(13, "a tool server's children after it crashed mid-call", tmp, issue=25)
+    pidfile = tmp / "server.pid"
+    _server_with_a_child(t, pidfile)
+    with FakeProvider() as fake:
+        ask = t.run("--base-url", fake.base_url, "--model", "m", "ask", "--allow-tool",
+                    "crash", "Crash the server, please.\ncall crash {}")
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    t.expect("✗ crash failed" in ask.stderr, f"no failed call in {one_line(ask.stderr)!r}")
+    _group_left(t, pidfile, "after the server crashed")
+    return t.outcome(f"exit {ask.returncode}; the group ended after the crash")
+
+
 CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
              issue=25),
     ProcCase(12, "stderr closed at start (ask 2>&-)", stderr_closed, issue=25),
     ProcCase(12, "stdin closed at start (ask <&-, ask - <&-)", stdin_closed, issue=25),
+    ProcCase(13, "a tool server's children after ask ends", children_after_ask, issue=25),
+    ProcCase(13, "a tool server's children after it crashed mid-call", children_after_a_crash,
+             issue=25),
 ]
