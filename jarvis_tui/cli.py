@@ -53,6 +53,7 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
 EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
+SEARCH_LIMIT = 10_000  # turns `search` shows at most (the store counts in 64 bits)
 EXIT_NO_OUTPUT = 74  # stdout was closed before we started (`>&-`): sysexits' EX_IOERR
 
 
@@ -557,8 +558,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from jarvis_tui.core.branches import path_to
     from jarvis_tui.core.recall import search_turns
 
-    if args.limit < 1:
-        raise CliError("--limit must be at least 1")
+    if not 1 <= args.limit <= SEARCH_LIMIT:
+        shown = str(args.limit) if len(str(args.limit)) <= 12 else f"{str(args.limit)[:12]}…"
+        raise CliError(f"--limit {shown}: give a number of turns from 1 to {SEARCH_LIMIT:,}")
     with open_store(args) as store:
         conv_id = _session_id(store, args.session, "search")
         # The branch shown, as in the app: replies regenerated since are turns of their own.

@@ -64,6 +64,8 @@ def _show(value: object, key: str = "") -> str:
         return "a string" if isinstance(value, str) else "a number"
     if key == "base_url" and isinstance(value, str):
         return repr(hide_url_secrets(value))
+    if isinstance(value, int) and len(digits := str(abs(value))) > 30:
+        return f"a number of {len(digits)} digits"
     return repr(value)
 
 
@@ -99,7 +101,10 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
         if not isinstance(value, int):
             return None, got
     else:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int of 309 digits or more
+            return None, got
     if not ok(value):
         return None, f"expected {expected}, got {_show(value, key)}"
     problem = _address_problem(value) if key == "base_url" else None

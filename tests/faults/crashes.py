@@ -149,6 +149,37 @@ def children_after_a_crash(tmp: Path) -> ProcOutcome:
     return t.outcome(f"exit {ask.returncode}; the group ended after the crash")
 
 
+# -- item 15: numbers too large for what they count ---------------------------------------------
+
+HUGE = "100000000000000000000"  # past 64 bits: what SQLite can bind
+HUGER = "1" + "0" * 400  # past what a float holds: what a range check compares against
+
+
+def huge_numbers(tmp: Path) -> ProcOutcome:
+    """Every integer a user gives, as a flag, in the config file or in the environment, at
+    sizes past 64 bits and past a float: one line naming it and its range, nothing sent."""
+    t = Trial(15, "integers past 64 bits and past a float (--limit, settings)", tmp, issue=25)
+    with FakeProvider() as fake:
+        fake.reply_fn = lambda body: REPLY
+        conn = ["--base-url", fake.base_url, "--model", "m"]
+        t.expect(t.run(*conn, "ask", "words to find later").returncode == 0, "ask failed")
+        asked = len(fake.chat_requests)
+        for number in (HUGE, HUGER, "-" + HUGE):
+            _one_line_saying(t, t.run("search", "words", "--limit", number), 2, "--limit")
+        for flag in ("--context-window", "--response-reserve", "--system-reserve",
+                     "--keep-recent-turns"):
+            _one_line_saying(t, t.run(*conn, flag, HUGER, "ask", "never sent"), 2, flag,
+                             "401 digits")
+        _one_line_saying(t, t.run(*conn, "ask", "never sent either",
+                                  env={**t.env, "JARVIS_CONTEXT_WINDOW": HUGER}),
+                         2, "JARVIS_CONTEXT_WINDOW")
+        for line in (f"tool_max_steps = {HUGER}", f"compact_threshold = {HUGER}"):
+            t.write_config(line + "\n")
+            _one_line_saying(t, t.run(*conn, "ask", "nor this"), 2, line.split()[0])
+        t.expect(len(fake.chat_requests) == asked, "a request was sent")
+    return t.outcome(one_line(t.procs[1].stderr))
+
+
 CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
              issue=25),
@@ -156,5 +187,7 @@ CASES: list[ProcCase] = [
     ProcCase(12, "stdin closed at start (ask <&-, ask - <&-)", stdin_closed, issue=25),
     ProcCase(13, "a tool server's children after ask ends", children_after_ask, issue=25),
     ProcCase(13, "a tool server's children after it crashed mid-call", children_after_a_crash,
+             issue=25),
+    ProcCase(15, "integers past 64 bits and past a float (--limit, settings)", huge_numbers,
              issue=25),
 ]
