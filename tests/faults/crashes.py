@@ -180,6 +180,33 @@ def huge_numbers(tmp: Path) -> ProcOutcome:
     return t.outcome(one_line(t.procs[1].stderr))
 
 
+# -- item 18: keys a terminal cannot send -------------------------------------------------------
+
+UNSENDABLE = {"ctrl+m": "enter", "ctrl+i": "tab", "ctrl+[": "escape", "ctrl+h": "backspace",
+              "ctrl+space": "ctrl+@"}
+
+
+def unsendable_keys(tmp: Path) -> ProcOutcome:
+    """`summary = "ctrl+m"` in [keys]: refused in one line naming the key and what a terminal
+    sends instead, before anything runs; keys a terminal does send (ctrl+j, and ctrl+@, which
+    Ctrl+Space sends) still work."""
+    t = Trial(18, "[keys] a terminal cannot send (ctrl+m, ctrl+i, ctrl+[, ctrl+h, ctrl+space)",
+              tmp, issue=25)
+    with FakeProvider() as fake:
+        fake.reply_fn = lambda body: REPLY
+        conn = ["--base-url", fake.base_url, "--model", "m"]
+        for key, sent in UNSENDABLE.items():
+            t.write_config(f'[keys]\nsummary = "f9,{key}"\n')
+            _one_line_saying(t, t.run(*conn, "ask", "hello"), 2, f"sends {key} as {sent}",
+                             "summary")
+        t.expect(not fake.chat_requests, "a request was sent with an unusable key")
+        for key in ("ctrl+j", "ctrl+@"):
+            t.write_config(f'[keys]\nsummary = "{key}"\n')
+            ask = t.run(*conn, "ask", f"hello with {key}, a key a terminal does send")
+            t.expect(ask.returncode == 0, f"{key} refused: {one_line(ask.stderr)}")
+    return t.outcome(one_line(t.procs[0].stderr))
+
+
 CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
              issue=25),
@@ -190,4 +217,6 @@ CASES: list[ProcCase] = [
              issue=25),
     ProcCase(15, "integers past 64 bits and past a float (--limit, settings)", huge_numbers,
              issue=25),
+    ProcCase(18, "[keys] a terminal cannot send (ctrl+m, ctrl+i, ctrl+[, ctrl+h, ctrl+space)",
+             unsendable_keys, issue=25),
 ]
