@@ -444,14 +444,15 @@ class McpHub:
                 return ToolResult(late, True, meta)
             if e.code == types.CONNECTION_CLOSED:
                 return ToolResult(await self._lost(srv, e), True, meta)
-            return ToolResult(clean(f"{spec.name} failed: {e.message}"), True, meta)
+            # Only why: whoever shows a failed call names the call and says it failed.
+            return ToolResult(clean(e.message or f"error {e.code}"), True, meta)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError,
                 httpx2.HTTPError) as e:
             return ToolResult(await self._lost(srv, e), True, meta)
         except Exception as e:  # a result the SDK could not read or check
             if srv.session is not session:
                 return ToolResult(await self._lost(srv, e), True, meta)
-            return ToolResult(clean(f"{spec.name} failed: {_describe(e)}"), True, meta)
+            return ToolResult(_describe(e), True, meta)
         meta["seconds"] = round(time.monotonic() - began, 3)
         if not isinstance(result, types.CallToolResult):
             return ToolResult(f"{spec.name} gave a kind of result this client does not read",

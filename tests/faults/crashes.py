@@ -207,6 +207,35 @@ def unsendable_keys(tmp: Path) -> ProcOutcome:
     return t.outcome(one_line(t.procs[0].stderr))
 
 
+# -- item 20: wording ---------------------------------------------------------------------------
+
+def _tool_servers(t: Trial) -> None:
+    servers = {"faulty": faulty_args(), "refusing": ("-m", "tests.mcp_servers.refusing")}
+    t.write_config("".join(
+        f"[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps(list(args))}\ncwd = {json.dumps(str(ROOT))}\nallow = [\"*\"]\n"
+        for name, args in servers.items()))
+
+
+def failed_calls_in_one_line(tmp: Path) -> ProcOutcome:
+    """A call whose arguments hold a control character, and one the server refuses with a
+    JSON-RPC error of two lines: each is one line on stderr, saying "failed" once, in words that
+    read right ("at character 11", never "at at")."""
+    t = Trial(20, "failed tool calls worded once, on one line", tmp, issue=25)
+    _tool_servers(t)
+    with FakeProvider() as fake:
+        ask = t.run("--base-url", fake.base_url, "--model", "m", "ask",
+                    'Store two things.\ncall echo {"text": "a\u0001b"}\n'
+                    'call store {"text": "notes"}')
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    failed = [line for line in ask.stderr.splitlines() if line.startswith("✗")]
+    t.expect(failed == [
+        "✗ echo failed: the arguments for echo could not be read: the arguments are not valid "
+        "JSON (Invalid control character at character 11)",
+        "✗ store failed: the disk is full (try again later)"], f"said: {failed}")
+    return t.outcome(" | ".join(failed)[:120])
+
+
 CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
              issue=25),
@@ -219,4 +248,6 @@ CASES: list[ProcCase] = [
              issue=25),
     ProcCase(18, "[keys] a terminal cannot send (ctrl+m, ctrl+i, ctrl+[, ctrl+h, ctrl+space)",
              unsendable_keys, issue=25),
+    ProcCase(20, "failed tool calls worded once, on one line", failed_calls_in_one_line,
+             issue=25),
 ]
