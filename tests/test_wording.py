@@ -14,6 +14,8 @@ from jarvis_tui.core.mcp_config import McpServerConfig
 from jarvis_tui.core.notices import describe
 from jarvis_tui.core.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.tools import ToolCall
+from tests.engine_helpers import make_engine, send
+from tests.fakeserver import overflow_answer
 from tests.mcp_servers import ROOT
 
 
@@ -53,3 +55,22 @@ async def test_arguments_with_a_control_character_say_where_without_at_at(
     assert line == ("✗ store failed: the arguments for store could not be read: the arguments "
                     "are not valid JSON (Invalid control character at character 11)")
 
+
+async def test_each_trim_after_an_overflow_names_the_smaller_window_it_retries_with(
+        make_fake_server, tmp_path) -> None:
+    """A server that refuses every request as too long: nothing is left to compact, so each
+    retry is smaller, and each notice says the size of that retry (it said the same number
+    three times)."""
+    fake = make_fake_server(limit=100_000)
+    engine = make_engine(fake, tmp_path, context_window=8192, max_retries=0)
+    for _ in range(4):
+        status, body = overflow_answer("openai", 4096, 5000, 512)
+        fake.faults.append(("status", status, {}, body))
+    events = await send(engine, "hello " * 50)
+    said = [describe(e) for e in events if isinstance(e, ev.Trimmed)]
+    sizes = [e.budget for e in events if isinstance(e, ev.Trimmed)]
+    assert len(said) == 3 and len(set(said)) == 3, said
+    assert sizes == sorted(sizes, reverse=True)
+    assert said[0] == ("✂ Nothing left to compact; retrying with a smaller window "
+                       f"({sizes[0]} tokens)")
+    assert isinstance(events[-1], ev.Failed)
