@@ -227,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"jarvis-tui: standard output is closed, so {what}; send it to a file "
              "(> FILE) instead")
         return EXIT_NO_OUTPUT
+    if sys.stdin is None and args.command is None:
+        _say("jarvis-tui: standard input is closed, so the full-screen app cannot read the "
+             "keyboard; start it from a terminal (`jarvis-tui ask` needs no keyboard)")
+        return EXIT_USAGE
     warnings = startup_warnings(args)
     for line in warnings:
         _say(f"jarvis-tui: warning: {terminal_safe(line)}")

@@ -70,7 +70,7 @@ def stderr_closed(tmp: Path) -> ProcOutcome:
 
 
 def stdin_closed(tmp: Path) -> ProcOutcome:
-    t = Trial(12, "stdin closed at start (ask <&-, ask - <&-)", tmp, issue=25)
+    t = Trial(12, "stdin closed at start (ask <&-, ask - <&-, the app <&-)", tmp, issue=25)
     question = "a question asked with stdin closed"
     with FakeProvider() as fake:
         fake.reply_fn = lambda body: REPLY
@@ -79,7 +79,9 @@ def stdin_closed(tmp: Path) -> ProcOutcome:
                  f"exit {ask.returncode}, stdout {ask.stdout[:60]!r}")
         _stored_whole(t, question)
         dash = t.shell(f"$JARVIS {_flags(fake)} ask - <&-")
-    _one_line_saying(t, dash, 2, "standard input is closed")
+        _one_line_saying(t, dash, 2, "standard input is closed")
+        app = t.shell(f"$JARVIS {_flags(fake)} <&-", timeout=30)
+        _one_line_saying(t, app, 2, "standard input is closed", "keyboard")
     return t.outcome(f"ask - <&-: exit {dash.returncode}: {one_line(dash.stderr)}")
 
 
@@ -240,7 +242,8 @@ CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
              issue=25),
     ProcCase(12, "stderr closed at start (ask 2>&-)", stderr_closed, issue=25),
-    ProcCase(12, "stdin closed at start (ask <&-, ask - <&-)", stdin_closed, issue=25),
+    ProcCase(12, "stdin closed at start (ask <&-, ask - <&-, the app <&-)", stdin_closed,
+             issue=25),
     ProcCase(13, "a tool server's children after ask ends", children_after_ask, issue=25),
     ProcCase(13, "a tool server's children after it crashed mid-call", children_after_a_crash,
              issue=25),
