@@ -104,7 +104,7 @@ def _group_left(t: Trial, pidfile: Path, when: str) -> None:
         return
     pgid = int(pidfile.read_text())
     deadline = time.monotonic() + 3
-    while (left := _running(pgid)) and time.monotonic() < deadline:
+    while (left := running_in_group(pgid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     if t.expect(not left, f"{len(left)} process(es) of the server's group outlived "
                           f"jarvis-tui {when}: {', '.join(left)}"):
@@ -113,7 +113,7 @@ def _group_left(t: Trial, pidfile: Path, when: str) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _running(pgid: int) -> list[str]:
+def running_in_group(pgid: int) -> list[str]:
     """The group's members that are running, by /proc ("1234 sleep"): an orphan that has
     exited answers os.killpg(pgid, 0) until init reaps it, which can take seconds here."""
     found = []
