@@ -7,7 +7,6 @@ variable) rather than running with something silently wrong.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import stat
 import tempfile
@@ -33,7 +32,7 @@ from jarvis_tui.core.mcp_config import read_json_file as _mcp_json
 from jarvis_tui.core.mcp_config import read_toml_table as _mcp_table
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
-from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
+from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, Range, with_env
 
 APP_NAME = "jarvis-tui"
 
@@ -222,7 +221,7 @@ def _price_problem(key: str, value: object) -> str | None:
     expected = f"expected {PRICE_KEYS[key]}, a number from 0 to {MAX_PRICE:,.0f}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"{expected}, got {_show(value)}"
-    if not math.isfinite(value) or not 0 <= value <= MAX_PRICE:
+    if not Range(0, MAX_PRICE)(value):  # an int of any size too
         return f"{expected}, got {_show(value)}"
     return None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import os
 import re
 import unicodedata
@@ -18,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from jarvis_tui.core.settings_schema import Range
 
 Transport = Literal["stdio", "http"]
 
@@ -95,6 +96,8 @@ def _show(value: object) -> str:
         return "a list"
     if value is None:
         return "null"
+    if isinstance(value, int) and len(digits := str(abs(value))) > 30:
+        return f"a number of {len(digits)} digits"
     return repr(value)
 
 
@@ -154,7 +157,7 @@ def _timeout(value: object) -> float:
     expected = f"expected a number of seconds > 0 (at most {MAX_TIMEOUT:,.0f})"
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{expected}, got {_show(value)}")
-    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT:
+    if value <= 0 or not Range(0, MAX_TIMEOUT)(value):  # Range: an int of any size too
         raise ValueError(f"{expected}, got {_show(value)}")
     return float(value)
 

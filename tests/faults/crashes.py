@@ -175,9 +175,13 @@ def huge_numbers(tmp: Path) -> ProcOutcome:
         _one_line_saying(t, t.run(*conn, "ask", "never sent either",
                                   env={**t.env, "JARVIS_CONTEXT_WINDOW": HUGER}),
                          2, "JARVIS_CONTEXT_WINDOW")
-        for line in (f"tool_max_steps = {HUGER}", f"compact_threshold = {HUGER}"):
-            t.write_config(line + "\n")
-            _one_line_saying(t, t.run(*conn, "ask", "nor this"), 2, line.split()[0])
+        for config, key in ((f"tool_max_steps = {HUGER}", "tool_max_steps"),
+                            (f"compact_threshold = {HUGER}", "compact_threshold"),
+                            (f'[mcp.servers.x]\ncommand = "/bin/true"\ntimeout = {HUGER}',
+                             "mcp.servers.x.timeout"),
+                            (f'[prices."m"]\ninput = {HUGER}\noutput = 1', "input")):
+            t.write_config(config + "\n")
+            _one_line_saying(t, t.run(*conn, "ask", "nor this"), 2, key, "401 digits")
         t.expect(len(fake.chat_requests) == asked, "a request was sent")
     return t.outcome(one_line(t.procs[1].stderr))
 
