@@ -53,8 +53,8 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
 EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
-SEARCH_LIMIT = 10_000  # turns `search` shows at most (the store counts in 64 bits)
 EXIT_NO_OUTPUT = 74  # stdout was closed before we started (`>&-`): sysexits' EX_IOERR
+SEARCH_LIMIT = 10_000  # turns `search` shows at most (the store counts in 64 bits)
 
 
 class CliError(Exception):
