@@ -61,6 +61,11 @@ class CliError(Exception):
     """One line for the user; the command exits with EXIT_USAGE."""
 
 
+class OutputFailed(Exception):
+    """Standard output could not be written (a full disk, an I/O error), which unlike a reader
+    that went away is worth a line; the command exits with EXIT_NO_OUTPUT."""
+
+
 def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
     # On subcommands the defaults are suppressed so `jarvis-tui --model X ask ...` keeps X.
     g = p.add_argument_group("connection and budget (override the config file and env)")
@@ -108,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="The reply streams to stdout; compaction and retry notices go to stderr.\n"
                "Exit status: 0 answered, 1 the round failed (any partial reply is kept), "
-               "2 bad input or settings, 74 stdout was closed (the reply is kept).\n"
+               "2 bad input or settings, 74 stdout was closed or failed (the reply is kept).\n"
                "Examples:\n  jarvis-tui ask \"Summarise our plan\"\n"
                "  git diff | jarvis-tui ask --new -")
     _connection_flags(ask)
@@ -251,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # These can quote a config key or a path, which are text from outside too.
         _say(f"jarvis-tui: {terminal_safe(str(err))}")
         return EXIT_USAGE
+    except OutputFailed as err:
+        _say(f"jarvis-tui: could not write to standard output ({err}); send it where there "
+             "is room")
+        return EXIT_NO_OUTPUT
     except KeyboardInterrupt:
         _say("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session")
         return 130
@@ -373,6 +382,20 @@ def _read_text(text: str) -> str:
     return text
 
 
+def _print(text: str = "", *, end: str = "\n", flush: bool = False) -> None:
+    """Text to standard output for the printing commands: OutputFailed when it cannot be
+    written, BrokenPipeError (left to main) when its reader went away."""
+    try:
+        sys.stdout.write(text + end)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        _silence(sys.stdout)  # the interpreter's last flush would fail again
+        raise OutputFailed(err.strerror or str(err)) from None
+
+
 def _say(line: str) -> None:
     """One line on stderr; a closed stderr is no reason to stop."""
     with contextlib.suppress(OSError, ValueError):
@@ -423,12 +446,13 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
 class _Output:
     """Standard output for a streaming reply. When the reader goes away (`| head -c 5`), the
     reply is still received to its end and stored; only the printing stops, quietly. A stdout
-    closed from the start (None) prints nothing, and the exit status says so."""
+    closed from the start (None), or one that fails (a full disk), prints no more: `trouble`
+    says which, for a line on stderr, and the exit status says so."""
 
     def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
-        self.missing = stream is None
-        self.open = not self.missing
+        self.open = stream is not None
+        self.trouble = None if self.open else "is closed, so the reply was not printed"
 
     def write(self, text: str) -> None:
         if not self.open or not text:
@@ -439,9 +463,14 @@ class _Output:
         except BrokenPipeError:
             self.open = False
             _silence(self._stream)
+        except OSError as err:
+            self.open = False
+            self.trouble = (f"failed ({err.strerror or err}), so the reply was not printed "
+                            "whole")
+            _silence(self._stream)
 
     def status(self, code: int) -> int:
-        if self.missing:
+        if self.trouble:
             return EXIT_NO_OUTPUT
         return code if self.open else EXIT_PIPE
 
@@ -495,10 +524,9 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                               or isinstance(event, ev.Failed) and counted):
                     _say_usage(settings, language, counted, compacted)
                 if isinstance(event, ev.Finished):
-                    if out.missing:
-                        _say(f"jarvis-tui: standard output is closed, so the reply was not "
-                             f"printed; it is stored in session {conv_id} (`jarvis-tui export "
-                             f"{conv_id}` prints it)")
+                    if out.trouble:
+                        _say(f"jarvis-tui: standard output {out.trouble}; it is stored in "
+                             f"session {conv_id} (`jarvis-tui export {conv_id}` prints it)")
                     return out.status(0)
                 if isinstance(event, ev.Failed):
                     _say_what_was_kept(event, printed=streamed and out.open)
@@ -538,12 +566,14 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         conversations = store.list_conversations()
     if not conversations:
-        print("no sessions yet; start one with `jarvis-tui` or `jarvis-tui ask --new TEXT`")
+        _print("no sessions yet; start one with `jarvis-tui` or `jarvis-tui ask --new TEXT`",
+               flush=True)
         return 0
-    print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
+    _print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
     for c in conversations:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
-        print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+        _print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+    _print(end="", flush=True)
     return 0
 
 
@@ -571,7 +601,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         shown = path_to(store.messages(conv_id), store.head(conv_id))
         turns = search_turns(store, conv_id, shown, args.query, args.limit)
     if not turns:
-        print(f"nothing in session {conv_id} matches {args.query!r}")
+        _print(f"nothing in session {conv_id} matches {args.query!r}", flush=True)
         return 0
     for turn in turns:
         for msg in turn:
@@ -579,8 +609,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             mark = " [in the summary]" if msg.covered else ""
             text = " ".join(msg.content.split())
             text = text if len(text) <= 200 else text[:199] + "…"
-            print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
-        print()
+            _print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
+        _print()
+    _print(end="", flush=True)
     return 0
 
 
@@ -591,5 +622,5 @@ def cmd_export(args: argparse.Namespace) -> int:
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))
     # A file or pipe gets the session byte for byte; a terminal would obey its escape sequences.
-    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+    _print(terminal_safe(text) if sys.stdout.isatty() else text, end="", flush=True)
     return 0

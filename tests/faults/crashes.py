@@ -56,6 +56,21 @@ def stdout_closed(tmp: Path) -> ProcOutcome:
     return t.outcome(f"exit {ask.returncode}: {one_line(ask.stderr)}")
 
 
+def stdout_full(tmp: Path) -> ProcOutcome:
+    """Writing stdout fails (a full disk, as /dev/full is): the same as a closed stdout."""
+    t = Trial(12, "stdout on a full disk (ask > /dev/full, export > /dev/full)", tmp, issue=25)
+    question = "a question whose reply the disk has no room for"
+    with FakeProvider() as fake:
+        fake.reply_fn = lambda body: REPLY
+        ask = t.shell(f'$JARVIS {_flags(fake)} ask "{question}" > /dev/full')
+    _one_line_saying(t, ask, EXIT_NO_OUTPUT, "No space left on device", "export 1")
+    _stored_whole(t, question)
+    for command in ("export", "sessions", "search reply"):
+        printed = t.shell(f"$JARVIS {command} > /dev/full")
+        _one_line_saying(t, printed, EXIT_NO_OUTPUT, "No space left on device")
+    return t.outcome(f"exit {ask.returncode}: {one_line(ask.stderr)}")
+
+
 def stderr_closed(tmp: Path) -> ProcOutcome:
     """Notices have nowhere to go; they must not end up in the reply on stdout either."""
     t = Trial(12, "stderr closed at start (ask 2>&-)", tmp, issue=25)
@@ -244,6 +259,8 @@ def failed_calls_in_one_line(tmp: Path) -> ProcOutcome:
 
 CASES: list[ProcCase] = [
     ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
+             issue=25),
+    ProcCase(12, "stdout on a full disk (ask > /dev/full, export > /dev/full)", stdout_full,
              issue=25),
     ProcCase(12, "stderr closed at start (ask 2>&-)", stderr_closed, issue=25),
     ProcCase(12, "stdin closed at start (ask <&-, ask - <&-, the app <&-)", stdin_closed,
