@@ -42,33 +42,22 @@ def _one_line_saying(t: Trial, proc: Proc, code: int, *words: str) -> None:
     t.expect(all(w in proc.stderr for w in words), f"no {words} in {one_line(proc.stderr)!r}")
 
 
-def stdout_closed(tmp: Path) -> ProcOutcome:
-    t = Trial(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", tmp, issue=25)
-    question = "a question whose reply nobody can print"
-    with FakeProvider() as fake:
-        fake.reply_fn = lambda body: REPLY
-        ask = t.shell(f'$JARVIS {_flags(fake)} ask "{question}" >&-')
-    _one_line_saying(t, ask, EXIT_NO_OUTPUT, "standard output is closed", "export 1")
-    _stored_whole(t, question)
-    for command in ("export", "sessions", "search reply"):
-        printed = t.shell(f"$JARVIS {command} >&-")
-        _one_line_saying(t, printed, EXIT_NO_OUTPUT, "standard output is closed")
-    return t.outcome(f"exit {ask.returncode}: {one_line(ask.stderr)}")
-
-
-def stdout_full(tmp: Path) -> ProcOutcome:
-    """Writing stdout fails (a full disk, as /dev/full is): the same as a closed stdout."""
-    t = Trial(12, "stdout on a full disk (ask > /dev/full, export > /dev/full)", tmp, issue=25)
-    question = "a question whose reply the disk has no room for"
-    with FakeProvider() as fake:
-        fake.reply_fn = lambda body: REPLY
-        ask = t.shell(f'$JARVIS {_flags(fake)} ask "{question}" > /dev/full')
-    _one_line_saying(t, ask, EXIT_NO_OUTPUT, "No space left on device", "export 1")
-    _stored_whole(t, question)
-    for command in ("export", "sessions", "search reply"):
-        printed = t.shell(f"$JARVIS {command} > /dev/full")
-        _one_line_saying(t, printed, EXIT_NO_OUTPUT, "No space left on device")
-    return t.outcome(f"exit {ask.returncode}: {one_line(ask.stderr)}")
+def _unprintable(name: str, redirect: str, said: str) -> ProcCase:
+    """stdout that cannot take the reply (`redirect`): ask still stores it whole, says `said` and
+    which session holds it in one line, and exits 74; so do the commands that only print."""
+    def run(tmp: Path) -> ProcOutcome:
+        t = Trial(12, name, tmp, issue=25)
+        question = "a question whose reply cannot be printed"
+        with FakeProvider() as fake:
+            fake.reply_fn = lambda body: REPLY
+            ask = t.shell(f'$JARVIS {_flags(fake)} ask "{question}" {redirect}')
+        _one_line_saying(t, ask, EXIT_NO_OUTPUT, said, "export 1")
+        _stored_whole(t, question)
+        for command in ("export", "sessions", "search reply"):
+            printed = t.shell(f"$JARVIS {command} {redirect}")
+            _one_line_saying(t, printed, EXIT_NO_OUTPUT, said)
+        return t.outcome(f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    return ProcCase(12, name, run, issue=25)
 
 
 def stderr_closed(tmp: Path) -> ProcOutcome:
@@ -258,10 +247,10 @@ def failed_calls_in_one_line(tmp: Path) -> ProcOutcome:
 
 
 CASES: list[ProcCase] = [
-    ProcCase(12, "stdout closed at start (ask >&-, export >&-, sessions >&-)", stdout_closed,
-             issue=25),
-    ProcCase(12, "stdout on a full disk (ask > /dev/full, export > /dev/full)", stdout_full,
-             issue=25),
+    _unprintable("stdout closed at start (ask >&-, export >&-, sessions >&-)", ">&-",
+                 "standard output is closed"),
+    _unprintable("stdout on a full disk (ask > /dev/full, export > /dev/full)", "> /dev/full",
+                 "No space left on device"),
     ProcCase(12, "stderr closed at start (ask 2>&-)", stderr_closed, issue=25),
     ProcCase(12, "stdin closed at start (ask <&-, ask - <&-, the app <&-)", stdin_closed,
              issue=25),
