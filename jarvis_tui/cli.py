@@ -53,10 +53,17 @@ from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
 EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
+EXIT_NO_OUTPUT = 74  # stdout was closed before we started (`>&-`): sysexits' EX_IOERR
+SEARCH_LIMIT = 10_000  # turns `search` shows at most (the store counts in 64 bits)
 
 
 class CliError(Exception):
     """One line for the user; the command exits with EXIT_USAGE."""
+
+
+class OutputFailed(Exception):
+    """Standard output could not be written (a full disk, an I/O error), which unlike a reader
+    that went away is worth a line; the command exits with EXIT_NO_OUTPUT."""
 
 
 def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
@@ -106,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="The reply streams to stdout; compaction and retry notices go to stderr.\n"
                "Exit status: 0 answered, 1 the round failed (any partial reply is kept), "
-               "2 bad input or settings.\n"
+               "2 bad input or settings, 74 stdout was closed or failed (the reply is kept).\n"
                "Examples:\n  jarvis-tui ask \"Summarise our plan\"\n"
                "  git diff | jarvis-tui ask --new -")
     _connection_flags(ask)
@@ -195,8 +202,40 @@ def startup_warnings(args: argparse.Namespace) -> list[str]:
     return config_warnings(getattr(args, "config", None))
 
 
+def hold_closed_streams() -> None:
+    """A standard descriptor closed before we started (`>&-`, `<&-`, `2>&-`) would be the next
+    one a file or socket gets: the session database as fd 1, where a child's output or a stray
+    write would land. /dev/null holds its place. Python has already made the closed stream's
+    sys attribute None, which is how the commands know; stderr, though, gets a stream on
+    /dev/null, since print(file=None) would write the notices into stdout, among the reply."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)  # inheritable, as a standard descriptor is
+                os.close(null)
+            else:
+                os.set_inheritable(fd, True)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # for the life of the process
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    hold_closed_streams()
     args = build_parser().parse_args(argv)
+    if sys.stdout is None and args.command != "ask":
+        # Nothing was asked that could be lost; there is just nowhere to print to.
+        what = "the full-screen app has nowhere to draw" if args.command is None \
+            else f"`{args.command}` has nowhere to print"
+        _say(f"jarvis-tui: standard output is closed, so {what}; send it to a file "
+             "(> FILE) instead")
+        return EXIT_NO_OUTPUT
+    if sys.stdin is None and args.command is None:
+        _say("jarvis-tui: standard input is closed, so the full-screen app cannot read the "
+             "keyboard; start it from a terminal (`jarvis-tui ask` needs no keyboard)")
+        return EXIT_USAGE
     warnings = startup_warnings(args)
     for line in warnings:
         _say(f"jarvis-tui: warning: {terminal_safe(line)}")
@@ -217,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # These can quote a config key or a path, which are text from outside too.
         _say(f"jarvis-tui: {terminal_safe(str(err))}")
         return EXIT_USAGE
+    except OutputFailed as err:
+        _say(f"jarvis-tui: could not write to standard output ({err}); send it where there "
+             "is room")
+        return EXIT_NO_OUTPUT
     except KeyboardInterrupt:
         _say("\njarvis-tui: interrupted; what had arrived of the reply is kept in the session")
         return 130
@@ -318,6 +361,9 @@ def _read_text(text: str) -> str:
     file piped in, a stray byte in an argument) become U+FFFD, said once, before anything is
     created: one bad byte must not cost the message or leave an empty session behind."""
     if text == "-":
+        if sys.stdin is None:
+            raise CliError("standard input is closed, so there is no message to read; give "
+                           "it as the argument instead of -")
         data = sys.stdin.buffer.read()
         where = "standard input"
     else:
@@ -334,6 +380,20 @@ def _read_text(text: str) -> str:
     if not text.strip():
         raise CliError("nothing to send: the message is empty")
     return text
+
+
+def _print(text: str = "", *, end: str = "\n", flush: bool = False) -> None:
+    """Text to standard output for the printing commands: OutputFailed when it cannot be
+    written, BrokenPipeError (left to main) when its reader went away."""
+    try:
+        sys.stdout.write(text + end)
+        if flush:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        _silence(sys.stdout)  # the interpreter's last flush would fail again
+        raise OutputFailed(err.strerror or str(err)) from None
 
 
 def _say(line: str) -> None:
@@ -385,11 +445,14 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
 
 class _Output:
     """Standard output for a streaming reply. When the reader goes away (`| head -c 5`), the
-    reply is still received to its end and stored; only the printing stops, quietly."""
+    reply is still received to its end and stored; only the printing stops, quietly. A stdout
+    closed from the start (None), or one that fails (a full disk), prints no more: `trouble`
+    says which, for a line on stderr, and the exit status says so."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
-        self.open = True
+        self.open = stream is not None
+        self.trouble = None if self.open else "is closed, so the reply was not printed"
 
     def write(self, text: str) -> None:
         if not self.open or not text:
@@ -400,8 +463,15 @@ class _Output:
         except BrokenPipeError:
             self.open = False
             _silence(self._stream)
+        except OSError as err:
+            self.open = False
+            self.trouble = (f"failed ({err.strerror or err}), so the reply was not printed "
+                            "whole")
+            _silence(self._stream)
 
     def status(self, code: int) -> int:
+        if self.trouble:
+            return EXIT_NO_OUTPUT
         return code if self.open else EXIT_PIPE
 
 
@@ -454,6 +524,9 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                               or isinstance(event, ev.Failed) and counted):
                     _say_usage(settings, language, counted, compacted)
                 if isinstance(event, ev.Finished):
+                    if out.trouble:
+                        _say(f"jarvis-tui: standard output {out.trouble}; it is stored in "
+                             f"session {conv_id} (`jarvis-tui export {conv_id}` prints it)")
                     return out.status(0)
                 if isinstance(event, ev.Failed):
                     _say_what_was_kept(event, printed=streamed and out.open)
@@ -493,12 +566,14 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         conversations = store.list_conversations()
     if not conversations:
-        print("no sessions yet; start one with `jarvis-tui` or `jarvis-tui ask --new TEXT`")
+        _print("no sessions yet; start one with `jarvis-tui` or `jarvis-tui ask --new TEXT`",
+               flush=True)
         return 0
-    print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
+    _print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
     for c in conversations:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
-        print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+        _print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+    _print(end="", flush=True)
     return 0
 
 
@@ -517,15 +592,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     from jarvis_tui.core.branches import path_to
     from jarvis_tui.core.recall import search_turns
 
-    if args.limit < 1:
-        raise CliError("--limit must be at least 1")
+    if not 1 <= args.limit <= SEARCH_LIMIT:
+        shown = str(args.limit) if len(str(args.limit)) <= 12 else f"{str(args.limit)[:12]}…"
+        raise CliError(f"--limit {shown}: give a number of turns from 1 to {SEARCH_LIMIT:,}")
     with open_store(args) as store:
         conv_id = _session_id(store, args.session, "search")
         # The branch shown, as in the app: replies regenerated since are turns of their own.
         shown = path_to(store.messages(conv_id), store.head(conv_id))
         turns = search_turns(store, conv_id, shown, args.query, args.limit)
     if not turns:
-        print(f"nothing in session {conv_id} matches {args.query!r}")
+        _print(f"nothing in session {conv_id} matches {args.query!r}", flush=True)
         return 0
     for turn in turns:
         for msg in turn:
@@ -533,8 +609,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             mark = " [in the summary]" if msg.covered else ""
             text = " ".join(msg.content.split())
             text = text if len(text) <= 200 else text[:199] + "…"
-            print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
-        print()
+            _print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
+        _print()
+    _print(end="", flush=True)
     return 0
 
 
@@ -545,5 +622,5 @@ def cmd_export(args: argparse.Namespace) -> int:
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))
     # Safe for a terminal either way (core/export.py): an exported file is `cat` later.
-    sys.stdout.write(text)
+    _print(text, end="", flush=True)
     return 0

@@ -114,6 +114,9 @@ async def test_the_process_is_known_so_exit_codes_and_kills_work(hub: McpHub) ->
     for name in ("git", "time", "faulty"):
         proc = hub._servers[name].process
         assert proc is not None and alive(proc.pid) and proc.returncode is None
+        # Each leads a process group of its own (the SDK's start_new_session), which is what
+        # lets the hub end the children a server leaves behind without touching ours.
+        assert hub._servers[name].group == proc.pid == os.getpgid(proc.pid) != os.getpgrp()
 
 
 async def test_a_server_s_stderr_never_reaches_the_terminal(hub: McpHub, capfd) -> None:

@@ -7,7 +7,6 @@ variable) rather than running with something silently wrong.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import stat
 import tempfile
@@ -34,7 +33,7 @@ from jarvis_tui.core.mcp_config import read_toml_table as _mcp_table
 from jarvis_tui.core.mcp_config import servers_file_path as _servers_file_path
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
-from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, with_env
+from jarvis_tui.core.settings_schema import SCHEMA, SETTINGS, Range, with_env
 
 APP_NAME = "jarvis-tui"
 
@@ -65,6 +64,8 @@ def _show(value: object, key: str = "") -> str:
         return "a string" if isinstance(value, str) else "a number"
     if key == "base_url" and isinstance(value, str):
         return repr(hide_url_secrets(value))
+    if isinstance(value, int) and len(digits := str(abs(value))) > 30:
+        return f"a number of {len(digits)} digits"
     return repr(value)
 
 
@@ -100,7 +101,10 @@ def _check(key: str, value: object, *, parse: bool = False) -> tuple[Any, str | 
         if not isinstance(value, int):
             return None, got
     else:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int of 309 digits or more
+            return None, got
     if not ok(value):
         return None, f"expected {expected}, got {_show(value, key)}"
     problem = _address_problem(value) if key == "base_url" else None
@@ -218,7 +222,7 @@ def _price_problem(key: str, value: object) -> str | None:
     expected = f"expected {PRICE_KEYS[key]}, a number from 0 to {MAX_PRICE:,.0f}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"{expected}, got {_show(value)}"
-    if not math.isfinite(value) or not 0 <= value <= MAX_PRICE:
+    if not Range(0, MAX_PRICE)(value):  # an int of any size too
         return f"{expected}, got {_show(value)}"
     return None
 

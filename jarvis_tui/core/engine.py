@@ -902,11 +902,16 @@ class Engine(Branches):
                                      f"model's context window even after compacting: "
                                      f"{err.message}", answered=steps > 0)
                     return
+                relieved = False  # a summary or stubbed tool outputs made room
                 async for event in self._recover_overflow(err, fitted):
+                    relieved = relieved or isinstance(
+                        event, ev.CompactionFinished | ev.ToolOutputsPruned)
                     yield event
                 more = overflow_gap(err, fitted, self.counter.factor, gap)
                 gap += more
                 shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+                if not relieved:  # the size the next attempt is fitted to, smaller each time
+                    yield ev.Trimmed(int(self.budget.tokens * shrink))
                 continue
             except RetryableError as err:
                 retries += 1
@@ -1084,14 +1089,10 @@ class Engine(Branches):
         if pruned is not None:
             yield pruned  # old tool outputs go first; the retry may fit without a summary
             return
-        compacted = False
         keep = min(self.settings.keep_recent_turns, 1)
         async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
             async for event in compaction:
-                compacted = compacted or isinstance(event, ev.CompactionFinished)
                 yield event
-        if not compacted:
-            yield ev.Trimmed(int(self.budget.tokens * SHRINK_PER_OVERFLOW))
 
     def _fail(self, user: Message, parts: list[str], why: str, *,
               answered: bool = False) -> ev.Failed:

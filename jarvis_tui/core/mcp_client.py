@@ -49,6 +49,7 @@ State = Literal["starting", "ready", "failed", "stopped", "disabled"]
 
 START_TIMEOUT = 20.0  # seconds from spawning (or connecting) to the tool list
 STOP_TIMEOUT = 8.0  # the SDK's own stdio shutdown takes at most about 6 s (close, TERM, KILL)
+GROUP_GRACE = 1.0  # seconds a server's leftover children get between SIGTERM and SIGKILL
 STDERR_KEEP = 16 * 1024  # bytes of a server's stderr kept for its error messages
 WATCH_EVERY = 0.5  # seconds between looks at whether an idle stdio server is still alive
 CLIENT_INFO = types.Implementation(name="jarvis-tui", version="0.1.0")
@@ -103,6 +104,7 @@ class _Server:
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # ready, or failed first
     done: asyncio.Event = field(default_factory=asyncio.Event)  # its task has ended
     process: Any = None  # the SDK's process object (pid, returncode) for a stdio server
+    group: int | None = None  # its process group, which its children share; ended with it
     stderr: _StderrTail | None = None
     started_s: float | None = None
     stopping: bool = False
@@ -194,7 +196,11 @@ class McpHub:
     async def aclose(self) -> None:
         """Stop every server and wait for their processes to end (bounded)."""
         self._closed = True
-        await self.stop()
+        try:
+            await self.stop()
+        finally:  # also when the caller gave up waiting (the app's exit is bounded)
+            for srv in self._servers.values():
+                _end_group(srv)
 
     async def __aenter__(self) -> McpHub:
         return self
@@ -203,6 +209,7 @@ class McpHub:
         await self.aclose()
 
     def _launch(self, srv: _Server) -> None:
+        _end_group(srv)  # a reconnect: what the last run left behind goes first
         srv.stop = asyncio.Event()
         srv.settled = asyncio.Event()
         srv.done = asyncio.Event()
@@ -240,7 +247,7 @@ class McpHub:
         except Exception:  # the task reports its own failures as the server's status
             pass
         finally:
-            _kill(srv.process)
+            _end_group(srv)
 
     # -- one server's task -----------------------------------------------------------------------
 
@@ -273,6 +280,10 @@ class McpHub:
         finally:
             srv.session = None
             reason = await self._exit_reason(srv, reason)
+            # The SDK stops the server's process tree only when the server itself outlives its
+            # grace period; one that exited (at the end of its stdin, or by crashing) leaves
+            # its children running. They are ours to end: they share its group.
+            await _end_group_gently(srv)
             if srv.stopping and srv.state != "failed":
                 self._set(srv, "stopped")
             elif srv.state != "failed":
@@ -310,6 +321,7 @@ class McpHub:
         finally:
             errlog.close()  # the child has its own copy; ours would keep the pipe from ending
         srv.process = _process_of(cm)
+        srv.group = _own_group(srv.process)
         return read, write
 
     async def _watch(self, srv: _Server) -> None:
@@ -454,14 +466,15 @@ class McpHub:
                 return ToolResult(late, True, meta)
             if e.code == types.CONNECTION_CLOSED:
                 return ToolResult(await self._lost(srv, e), True, meta)
-            return ToolResult(clean(f"{spec.name} failed: {e.message}"), True, meta)
+            # Only why: whoever shows a failed call names the call and says it failed.
+            return ToolResult(clean(e.message or f"error {e.code}"), True, meta)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError,
                 httpx2.HTTPError) as e:
             return ToolResult(await self._lost(srv, e), True, meta)
         except Exception as e:  # a result the SDK could not read or check
             if srv.session is not session:
                 return ToolResult(await self._lost(srv, e), True, meta)
-            return ToolResult(clean(f"{spec.name} failed: {_describe(e)}"), True, meta)
+            return ToolResult(_describe(e), True, meta)
         meta["seconds"] = round(time.monotonic() - began, 3)
         if not isinstance(result, types.CallToolResult):
             return ToolResult(f"{spec.name} gave a kind of result this client does not read",
@@ -540,9 +553,62 @@ def _process_of(cm: Any) -> Any:
     return proc if hasattr(proc, "pid") and hasattr(proc, "returncode") else None
 
 
-def _kill(proc: Any) -> None:
-    """Kill a server's process group if it is still alive after the SDK's shutdown."""
-    if proc is None or proc.returncode is not None:
+def _own_group(proc: Any) -> int | None:
+    """The process group the SDK started the server in (start_new_session: the server leads
+    it), or None when it did not give it one of its own: ending ours would end us."""
+    if proc is None:
+        return None
+    try:
+        group = os.getpgid(proc.pid)
+    except OSError:  # already gone: its group, if any member is left, bears its pid
+        group = proc.pid
+    return group if group == proc.pid and group != os.getpgrp() else None
+
+
+def _group_alive(group: int) -> bool:
+    """Whether any process is left running in the group. Its id cannot be handed to another
+    process while one is: the kernel keeps a pid in use while a group bears it."""
+    try:
+        os.killpg(group, 0)
+    except OSError:  # none left, or none ours to signal (setuid): nothing to do either way
+        return False
+    return _running_in(group) if os.path.isdir("/proc/self") else True
+
+
+def _running_in(group: int) -> bool:
+    """Whether a member of the group is more than a zombie (Linux): an orphan that has exited
+    still answers signals until init reaps it, which can take seconds."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+        except OSError:  # it ended while we looked
+            continue
+        if len(fields) > 2 and int(fields[2]) == group and fields[0] != b"Z":
+            return True
+    return False
+
+
+def _end_group(srv: _Server) -> None:
+    """Kill whatever is left of a server's process group, at once."""
+    group, srv.group = srv.group, None
+    if group is not None and _group_alive(group):
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+
+
+async def _end_group_gently(srv: _Server) -> None:
+    """Ask what is left of a server's process group to stop (SIGTERM), and kill it after
+    GROUP_GRACE seconds if it has not."""
+    group = srv.group
+    if group is None or not _group_alive(group):
+        srv.group = None
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(proc.pid, signal.SIGKILL)  # it leads its own group (start_new_session)
+    with contextlib.suppress(OSError):
+        os.killpg(group, signal.SIGTERM)
+    deadline = time.monotonic() + GROUP_GRACE
+    while time.monotonic() < deadline and _group_alive(group):
+        await asyncio.sleep(0.02)
+    _end_group(srv)

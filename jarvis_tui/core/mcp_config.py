@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import os
 import re
 import unicodedata
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from jarvis_tui.core.known_secrets import HIDDEN, Scrubber, secret_name, table_secrets, token_shaped
 from jarvis_tui.core.redact import redact
+from jarvis_tui.core.settings_schema import Range
 
 Transport = Literal["stdio", "http"]
 
@@ -111,6 +111,8 @@ def _show(value: object) -> str:
         return "a list"
     if value is None:
         return "null"
+    if isinstance(value, int) and len(digits := str(abs(value))) > 30:
+        return f"a number of {len(digits)} digits"
     return repr(value)
 
 
@@ -170,7 +172,7 @@ def _timeout(value: object) -> float:
     expected = f"expected a number of seconds > 0 (at most {MAX_TIMEOUT:,.0f})"
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{expected}, got {_show(value)}")
-    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT:
+    if value <= 0 or not Range(0, MAX_TIMEOUT)(value):  # Range: an int of any size too
         raise ValueError(f"{expected}, got {_show(value)}")
     return float(value)
 

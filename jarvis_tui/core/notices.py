@@ -240,7 +240,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["tool_started"].format(
                 tool=call.name, args=args if len(args) <= 200 else args[:199] + "…")
         case ev.ToolFinished(call=call, result=result, outcome=outcome, seconds=seconds):
-            why = result.content.removeprefix("Error: ")
+            # One line, as every notice is: a tool's error may hold line breaks.
+            why = " ".join(result.content.removeprefix("Error: ").split())
             why = why if len(why) <= 300 else why[:299] + "…"
             if outcome == "ok":
                 return t["tool_done"].format(tool=call.name, chars=f"{len(result.content):,}",

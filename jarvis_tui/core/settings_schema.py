@@ -38,7 +38,11 @@ class Range:
     hi: float
 
     def __call__(self, value: float) -> bool:
-        return math.isfinite(value) and self.lo <= value <= self.hi
+        # An int compares exactly however large it is; math.isfinite would turn one past
+        # 1e308 into a float and raise OverflowError.
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return self.lo <= value <= self.hi
 
 
 @dataclass(frozen=True)

@@ -143,4 +143,4 @@ async def _run_bounded(box: ToolBox | None, call: ToolCall, spec: ToolSpec,
     except asyncio.CancelledError:
         raise
     except Exception as err:  # a box that broke its promise not to raise
-        return ToolResult(f"{call.name} failed: {err}", True)
+        return ToolResult(str(err) or type(err).__name__, True)

@@ -46,8 +46,9 @@ class ToolCall:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as err:
-            raise ValueError(f"the arguments are not valid JSON ({err.msg} at character "
-                             f"{err.pos})") from None
+            # Some of json's messages end in "at" already ("Invalid control character at").
+            raise ValueError(f"the arguments are not valid JSON ({err.msg.removesuffix(' at')} "
+                             f"at character {err.pos})") from None
         if not isinstance(value, dict):
             raise ValueError("the arguments must be a JSON object")
         return value

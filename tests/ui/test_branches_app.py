@@ -177,7 +177,11 @@ async def test_editing_a_summarised_message_offers_a_fork(fake_server, tmp_path)
         await wait_for(pilot, lambda: app.chat.session.id != old_id, "the fork")
         await pilot.pause()
         assert prompt(app).text == "the very first question, edited"
-        assert any("Forked before the message you are editing" in n for n in notices(app))
+        # Nothing came before the first message: no fork, and no empty title (“”) quoted.
+        said = [n for n in notices(app) if n.startswith("⑂")]
+        assert said == ["⑂ Nothing came before the message you are editing, so it is in the "
+                        "prompt of a new, empty session: change it and press Enter. The old "
+                        "session is unchanged (Ctrl+O lists both)."], said
         assert app.chat.session.messages == []
         await send_and_wait(pilot, prompt(app).text)
         assert sent(fake_server) == ["the very first question, edited"]

@@ -5,10 +5,17 @@ the program with one line and exit status 2 before the app starts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
+from textual import events
+from textual._parser import ParseError
+from textual._xterm_parser import XTermParser
+from textual.app import App
+from textual.binding import Binding
 
 from jarvis_tui import cli
+from jarvis_tui.core.keys_table import SENT_AS
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
@@ -71,6 +78,8 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
                                         "sessions; give one of them another key"),
     ("summary = 6", "[keys] summary = 6: expected a key in quotes"),
     ('summary = "f6"', '[keys] summary = "f6": the prompt, which has the focus, uses f6 itself'),
+    ('summary = "ctrl+m"', '[keys] summary = "ctrl+m": a terminal sends ctrl+m as enter, so '
+                           'summary would never run; pick another key, like "ctrl+t" or "f6"'),
 ])
 def test_a_bad_keys_table_stops_with_one_line(home, tmp_path, fake_server, table, line):
     config = write_config(tmp_path, f"[keys]\n{table}\n")
@@ -79,3 +88,35 @@ def test_a_bad_keys_table_stops_with_one_line(home, tmp_path, fake_server, table
     assert result.returncode == 2
     assert result.stderr.startswith(f"jarvis-tui: {config}: {line}"), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def read_by_textual(data: str) -> list[str]:
+    """The keys Textual's terminal parser reads from these bytes, as a real terminal sends them."""
+    parser = XTermParser()
+    found = list(parser.feed(data))
+    with contextlib.suppress(ParseError):  # the end of input flushes a lone Esc
+        found += list(parser.feed(""))
+    return [e.key for e in found if isinstance(e, events.Key)]
+
+
+async def test_keys_refused_as_unsendable_never_reach_a_binding_and_their_byte_is_another_key():
+    """The core's table (which cannot import Textual) against Textual itself: each refused key's
+    byte is read as the key the table names, and a binding to the refused key never runs."""
+    ran: list[str] = []
+
+    class Bound(App[None]):
+        BINDINGS = [Binding(key, f"ran({key!r})", priority=True) for key in SENT_AS] + [
+            Binding("ctrl+@,ctrl+j", "ran('sendable')", priority=True)]
+
+        def action_ran(self, key: str) -> None:
+            ran.append(key)
+
+    app = Bound()
+    async with app.run_test() as pilot:
+        for key, (data, arrives) in SENT_AS.items():
+            assert read_by_textual(data) == [arrives], key
+            app.post_message(events.Key(arrives, data))
+            await pilot.pause()
+        # Only what the bytes are read as ran: ctrl+@ for the three that send NUL.
+        assert ran == ["sendable"] * 3
+        assert read_by_textual("\n") == ["ctrl+j"]

@@ -62,6 +62,9 @@ T = Texts(
                          "a summary made from its own turns; this one stays as it is."),
         "edit_forked": ("⑂ Forked before the message you are editing: “{title}”. It is in the "
                         "prompt: change it and press Enter."),
+        "edit_forked_first": ("⑂ Nothing came before the message you are editing, so it is in "
+                              "the prompt of a new, empty session: change it and press Enter. "
+                              "The old session is unchanged (Ctrl+O lists both)."),
         "edit_what": "message of {time}",
         "resent_branch": ("✎ Resent as a new branch; the old one is kept (< and > on your "
                           "message switch between them)."),
@@ -105,6 +108,8 @@ T = Texts(
                          "当前会话保持不变。"),
         "edit_forked": ("⑂ 已在你要编辑的消息之前分叉：“{title}”。"
                         "消息已放入输入框：修改后按 Enter。"),
+        "edit_forked_first": ("⑂ 你要编辑的消息之前没有内容，所以它已放入一个新的空会话的输入框："
+                              "修改后按 Enter。原会话保持不变（Ctrl+O 可看到两者）。"),
         "edit_what": "{time} 的消息",
         "resent_branch": "✎ 已作为新分支重新发送；旧分支仍保留（在你的消息上按 < 和 > 切换）。",
         "edit_gone": "正在编辑的消息已不再显示；已作为新消息发送。",
@@ -268,8 +273,10 @@ class ChatBranches(ChatTools):
         prompt.load_text(text)
         prompt.move_cursor(prompt.document.end)
         prompt.focus()
-        await self.say(self._bt("edit_forked", title=terminal_safe(self.session.title)),
-                       "info")
+        # Editing the very first message forks nothing: the new session is empty, untitled.
+        said = self._bt("edit_forked", title=terminal_safe(self.session.title)) \
+            if conv is not None else self._bt("edit_forked_first")
+        await self.say(said, "info")
 
     async def resend(self, edit_of: int, text: str, prompt: PromptInput) -> None:
         """Send `text` in place of the question `edit_of`: a new branch from where it stood."""
