@@ -13,6 +13,7 @@ from jarvis_tui.core.mcp_client import McpHub
 from jarvis_tui.core.mcp_config import McpServerConfig
 from jarvis_tui.core.notices import describe
 from jarvis_tui.core.tool_round import ToolPolicy, run_calls
+from jarvis_tui.core.tool_rules import ANY
 from jarvis_tui.core.tools import ToolCall
 from tests.engine_helpers import make_engine, send
 from tests.fakeserver import overflow_answer
@@ -28,7 +29,7 @@ async def failed_line(hub: McpHub, call: ToolCall) -> str | None:
         return message
 
     finished = [e async for e in run_calls(
-        [call], box=hub, policy=ToolPolicy({"*"}), approve=None, timeout=lambda spec: 30.0,
+        [call], box=hub, policy=ToolPolicy({(ANY, ANY)}), approve=None, timeout=lambda spec: 30.0,
         save=save, save_now=stored.append) if isinstance(e, ev.ToolFinished)]
     return describe(finished[0])
 
