@@ -497,6 +497,11 @@ class _Handler(BaseHTTPRequestHandler):
             rec.status = 400
             self._send(400, problem)
             return
+        schema_refused = ft.openai_schema_refusal(body.get("tools"), fake.flavor)
+        if schema_refused is not None:
+            rec.status = schema_refused[0]
+            self._send(*schema_refused)
+            return
         fault = fake.take_fault(rec, self._send)
         if fault is False:
             return

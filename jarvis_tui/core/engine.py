@@ -50,8 +50,11 @@ from jarvis_tui.core.providers.errors import (
     ReadTimedOut,
     RetryableError,
     StreamCut,
+    ToolsRefused,
+    provider_message,
 )
 from jarvis_tui.core.recall import Recalled, recall
+from jarvis_tui.core.refused_tools import RefusedTools
 from jarvis_tui.core.reply_log import ReplyLog
 from jarvis_tui.core.retry_policy import (
     MAX_OVERFLOW_RETRIES,
@@ -172,6 +175,7 @@ class Engine(Branches):
         self.sent = SentTexts()
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
+        self.refused_tools = RefusedTools()  # tools the provider would not be told of
         self._shaped: set[int] = set()  # tool results already weighed against their share
         self._defs_cache: tuple[object, int] = (None, 0)
         self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
@@ -293,7 +297,7 @@ class Engine(Branches):
     # ---- tools ---------------------------------------------------------------------------
 
     def _tool_specs(self) -> list[ToolSpec]:
-        return self.tools.specs() if self.tools is not None else []
+        return self.refused_tools.offered(self.tools.specs()) if self.tools is not None else []
 
     def _definitions(self) -> list[dict]:
         return tool_definitions(self._tool_specs())
@@ -865,7 +869,8 @@ class Engine(Branches):
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
             self.sent.carry(user, recalled.block, ids)
-            defs = self._definitions() if steps < self.settings.tool_max_steps else []
+            offered = self._tool_specs() if steps < self.settings.tool_max_steps else []
+            defs = tool_definitions(offered)
             if self._shape_tool_outputs(budget):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
@@ -891,6 +896,16 @@ class Engine(Branches):
                 more = overflow_gap(err, fitted, self.counter.factor, gap)
                 gap += more
                 shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+                continue
+            except ToolsRefused as err:
+                # One tool's schema must not stop the conversation: without it the request is
+                # good. A refusal that points at none of the tools sent is final, as before.
+                left = None if attempt.parts else self.refused_tools.leave_out(err, offered)
+                if left is None:
+                    yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                    return
+                yield ev.ToolLeftOut(left.name, left.server,
+                                     provider_message(err.body) or err.message)
                 continue
             except RetryableError as err:
                 retries += 1
