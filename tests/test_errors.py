@@ -129,6 +129,18 @@ OVERFLOWS = [
                                "tokens allowed (131072).", "domain": "global",
                     "reason": "badRequest"}],
         "status": "INVALID_ARGUMENT"}}]), 131072, 134123),
+    # The LiteLLM proxy (1.108) passes its backend's refusal on inside its own exception's
+    # words (here llama-cpp-python's), as it answered an unstreamed request over the window.
+    ("litellm proxy", 400, _j({"error": {
+        "message": "litellm.ContextWindowExceededError: litellm.BadRequestError: "
+                   "ContextWindowExceededError: OpenAIException - This model's maximum context "
+                   "length is 2048 tokens. However, you requested 3103 tokens (3039 in the "
+                   "messages, 64 in the completion). Please reduce the length of the messages "
+                   "or completion.\nmodel=local. context_window_fallbacks=None. fallbacks=None."
+                   "\n\nSet 'context_window_fallback' - https://docs.litellm.ai/docs/routing"
+                   "#fallbacks\n\nLiteLLM: model group 'local' failed with the error above. No "
+                   "fallback was attempted.", "type": "invalid_request_error", "param": None,
+        "code": "400"}}), 2048, 3039),
 ]
 
 # (name, status, body, tool, index, schema): refusals of one tool's definition, in the real

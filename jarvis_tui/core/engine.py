@@ -32,6 +32,7 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
+from jarvis_tui.core.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine_branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -89,7 +90,7 @@ from jarvis_tui.core.tool_round import (
 )
 from jarvis_tui.core.tools import Approve, ToolBox, ToolCall, ToolSpec
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
-from jarvis_tui.core.window_limit import WindowLimit
+from jarvis_tui.core.window_limit import SERVERS_WORD, WindowLimit
 
 # Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
 # request was large enough for the window to be the reason (a small reading of a small request
@@ -1026,6 +1027,20 @@ class Engine(Branches):
                     attempt.finish_reason = chunk.finish_reason
         if not attempt.finished:
             raise StreamCut("the stream ended before the reply was complete")
+        if not attempt.parts and not attempt.calls:
+            await self._overflow_behind_empty(fitted, budget, defs)
+
+    async def _overflow_behind_empty(self, fitted: FittedWindow, budget: Budget,
+                                     defs: list[dict] | None) -> None:
+        """An empty reply to a request that may be over the real window is asked again once,
+        unstreamed, whoever the server is: a proxy's silence is raised as the overflow it is."""
+        estimated = int(fitted.estimated_raw * self.counter.factor) + budget.response_reserve
+        if not may_be_over(self.limit.source in SERVERS_WORD, estimated, self.context_window):
+            return
+        hidden = await overflow_behind(self.provider, fitted.wire, model=self.settings.model,
+                                       context_window=self.context_window, tools=defs)
+        if hidden is not None:
+            raise hidden
 
     def _record_usage(self, reply: Message) -> None:
         """Keep what the answered request cost with its reply. Like what is learned, a database

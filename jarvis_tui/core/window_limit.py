@@ -16,6 +16,8 @@ from jarvis_tui.core.session_meta import SessionMeta
 META_LIMIT = "context_limit"
 META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
 LEARNED = "learned from the server"
+DETECTED = "detected from the server"
+SERVERS_WORD = (LEARNED, DETECTED)  # sources where the server itself named the window
 # A learned limit this small, or this many times below the configured window, is more likely a
 # misbehaving proxy's error than the model's window: it is kept only once seen twice.
 SANE_LIMIT = 1024
@@ -81,5 +83,5 @@ class WindowLimit:
             return None
         if self.source in (LEARNED, "configured") and self.size <= size:
             return None
-        self.size, self.source = size, "detected from the server"
+        self.size, self.source = size, DETECTED
         return ev.WindowDetected(size)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from jarvis_tui.core.store import Store
 from tests.fake_anthropic import FakeAnthropic
 from tests.fakeserver import FakeProvider, FakeServer
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial
@@ -89,3 +90,54 @@ CASES: list[ProcCase] = [
                       lambda: FakeAnthropic(limit=100_000), "--provider", "anthropic"),
 ]
 
+
+# --- 11: an overflow a proxy turns into silence --------------------------------------------------
+
+DATA = ROOT / "bench" / "data"
+PROXY_WINDOW = 2048  # the real server's n_ctx, behind the proxy
+TOLD_WINDOW = 8192  # what jarvis-tui was told (the proxy does not say)
+TURNS = 9
+
+
+def turn_texts(turns: int = TURNS) -> list[str]:
+    """Turns of prose and code pastes, each several hundred tokens: a few fill the window."""
+    prose = (DATA / "english.txt").read_text(encoding="utf-8")
+    code = (DATA / "code.txt").read_text(encoding="utf-8")
+    out = []
+    for n in range(turns):
+        words = prose[n * 1100:(n + 1) * 1100]
+        paste = code[n * 900:(n + 1) * 900]
+        out.append(f"Turn {n + 1}: what do you make of this?\n{words}\n```python\n{paste}\n```")
+    return out
+
+
+def _proxy_silence(tmp: Path) -> ProcOutcome:
+    """LiteLLM in front of llama-cpp-python: a streamed request over the real window is a 200
+    with one empty chunk that stopped. Every turn must be answered, compacting on the way."""
+    t = Trial(11, "an overflow behind a LiteLLM proxy (an empty reply)", tmp, issue=25)
+    t.write_config(f"context_window = {TOLD_WINDOW}\n")
+    texts = turn_texts()
+    answered = empty = 0
+    with FakeProvider(limit=PROXY_WINDOW, flavor="litellm") as fake:
+        for text in texts:
+            ask = t.run("--base-url", fake.base_url, "--model", "m", "ask", text, timeout=90)
+            ok = ask.returncode == 0 and ask.stdout.strip().startswith("Reply ")
+            answered += ok
+            empty += "empty reply" in ask.stderr
+            t.expect(ok, f"turn not answered (exit {ask.returncode}): "
+                         f"{ask.stderr.strip()[-120:]!r}")
+        overflowed = sum(r.overflowed for r in fake.chat_requests)
+    summaries = 0
+    if t.db.exists():
+        with Store(t.db) as store:
+            conv = store.latest_conversation()
+            summaries = len(store.summaries(conv.id)) if conv else 0
+    t.expect(summaries >= 1, "no summary was made")
+    t.expect(empty == 0, f"{empty} turns told of an empty reply")
+    t.keeps(texts)
+    return t.outcome(f"{answered}/{len(texts)} answered, {summaries} summaries, "
+                     f"{overflowed} requests over the window")
+
+
+CASES.append(ProcCase(11, "an overflow behind a LiteLLM proxy (an empty reply)", _proxy_silence,
+                      issue=25))
