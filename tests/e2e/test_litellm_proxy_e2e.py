@@ -90,6 +90,7 @@ def test_an_overflow_the_proxy_turns_into_an_empty_reply_is_compacted(
     config.write_text(f"context_window = {TOLD_WINDOW}\nresponse_reserve = 48\n"
                       f"system_reserve = 128\nsummary_max_tokens = 120\n"
                       f'api_key = "{MASTER_KEY}"\n', encoding="utf-8")
+    config.chmod(0o600)  # it holds a key: jarvis-tui warns otherwise
     env = home
     flags = ["--base-url", litellm_proxy, "--model", "local"]
     texts = turn_texts(TURNS)
