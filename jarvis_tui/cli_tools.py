@@ -40,6 +40,9 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
         for status in await hub.start():
             if status.state == "failed":
                 say(f"✗ tool server {status.name} failed: {status.error}")
+            for tool, why in getattr(status, "left_out", ()):
+                say(f"⚠ tool server {status.name}: tool {tool} left out, the server describes "
+                    f"it wrongly ({why}); its other tools are offered")
         specs = hub.specs()
         try:
             resolved = resolve(allow, specs)

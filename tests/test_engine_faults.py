@@ -88,6 +88,41 @@ async def test_a_sane_limit_is_kept_at_once(make_fake_server, tmp_path):
     assert engine.store.get_meta(engine.conversation.id, "context_limit") == 2048
 
 
+async def test_an_empty_reply_from_a_proxy_is_checked_and_the_overflow_it_hides_compacted(
+        make_fake_server, tmp_path):
+    """LiteLLM in front of llama-cpp-python answers a streamed request over the real window
+    with one empty chunk that "stopped": asked again unstreamed for one token, it names the
+    limit, and the round compacts and answers."""
+    fake = make_fake_server(limit=2048, flavor="litellm")
+    engine = make_engine(fake, tmp_path, context_window=8192, keep_recent_turns=1)
+    events: list[ev.Event] = []
+    for i in range(8):
+        events += await send(engine, f"{i}: " + "lorem ipsum dolor sit amet " * 60)
+        assert isinstance(final(events), ev.Finished) and final(events).message.content
+    probes = [r for r in fake.chat_requests if r.overflowed and not r.body.get("stream")]
+    assert probes and all(r.body["max_tokens"] == 1 for r in probes)
+    assert engine.context_window == 2048  # learned from the probe's refusal
+    assert any(isinstance(e, ev.CompactionFinished) for e in events)
+
+
+async def test_a_real_empty_reply_stays_empty_after_one_check(make_fake_server, tmp_path):
+    fake = make_fake_server(limit=100_000)
+    engine = make_engine(fake, tmp_path, context_window=8192)
+    fake.faults.append(("empty",))
+    events = await send(engine, "say nothing")
+    assert isinstance(final(events), ev.Finished) and final(events).message.content == ""
+    assert [r.body.get("stream") for r in fake.chat_requests] == [True, False]  # one check
+    # A window the server named, and a request well inside it: nothing to check.
+    detected = make_engine(fake, tmp_path, context_window=0, store=engine.store,
+                           conversation_id=engine.conversation.id)
+    detected.limit.size, detected.limit.source, detected.limit.detected = (
+        100_000, "detected from the server", True)
+    fake.faults.append(("empty",))
+    before = len(fake.chat_requests)
+    await send(detected, "nothing again")
+    assert len(fake.chat_requests) == before + 1
+
+
 async def test_a_reply_far_past_max_tokens_is_stopped_and_kept(tmp_path):
     with HostileServer(past_max_tokens) as server:
         engine = make_engine(server.base_url, tmp_path, response_reserve=64)

@@ -22,6 +22,7 @@ from jarvis_tui.core.providers.errors import (
     RequestError,
     RetryableError,
     ServerError,
+    ToolsRefused,
     classify,
     context_limit_from_text,
     parse_retry_after,
@@ -128,7 +129,60 @@ OVERFLOWS = [
                                "tokens allowed (131072).", "domain": "global",
                     "reason": "badRequest"}],
         "status": "INVALID_ARGUMENT"}}]), 131072, 134123),
+    # The LiteLLM proxy (1.108) passes its backend's refusal on inside its own exception's
+    # words (here llama-cpp-python's), as it answered an unstreamed request over the window.
+    ("litellm proxy", 400, _j({"error": {
+        "message": "litellm.ContextWindowExceededError: litellm.BadRequestError: "
+                   "ContextWindowExceededError: OpenAIException - This model's maximum context "
+                   "length is 2048 tokens. However, you requested 3103 tokens (3039 in the "
+                   "messages, 64 in the completion). Please reduce the length of the messages "
+                   "or completion.\nmodel=local. context_window_fallbacks=None. fallbacks=None."
+                   "\n\nSet 'context_window_fallback' - https://docs.litellm.ai/docs/routing"
+                   "#fallbacks\n\nLiteLLM: model group 'local' failed with the error above. No "
+                   "fallback was attempted.", "type": "invalid_request_error", "param": None,
+        "code": "400"}}), 2048, 3039),
 ]
+
+# (name, status, body, tool, index, schema): refusals of one tool's definition, in the real
+# servers' words, and how each points at the tool.
+TOOL_REFUSALS = [
+    ("openai", 400, _j({"error": {
+        "message": "Invalid schema for function 'get_me': In context=(), object schema missing "
+                   "properties.", "type": "invalid_request_error",
+        "param": "tools[13].function.parameters", "code": "invalid_function_parameters"}}),
+     "get_me", 13, None),
+    ("openai no param", 400, _j({"error": {
+        "message": "Invalid schema for function 'odoo_model_inspector': In context=("
+                   "'properties', 'method_name_filter'), schema must have a 'type' key.",
+        "type": "invalid_request_error", "param": None, "code": None}}),
+     "odoo_model_inspector", None, None),
+    ("anthropic", 400, _j({"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": "tools.17.custom.input_schema: JSON schema is invalid. It must match JSON "
+                   "Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more "
+                   "about tool use at https://docs.claude.com/en/docs/tool-use."},
+        "request_id": "req_011Ce2ZWqbB1mTx8WWqB4D8k"}), None, 17, None),
+    ("llama.cpp", 400, _j({"error": {
+        "code": 400, "message": "JSON schema conversion failed:\nUnrecognized schema: "
+                                "{\"description\":\"Arguments for the tool (JSON object)\"}",
+        "type": "invalid_request_error"}}),
+     None, None, {"description": "Arguments for the tool (JSON object)"}),
+    ("llama.cpp before 400", 500, _j({"error": {
+        "code": 500, "message": "JSON schema conversion failed:\nUnrecognized schema: "
+                                "{\"required\":[\"prompt\"]}", "type": "server_error"}}),
+     None, None, {"required": ["prompt"]}),
+]
+
+
+@pytest.mark.parametrize(("name", "status", "body", "tool", "index", "schema"), TOOL_REFUSALS,
+                         ids=[r[0] for r in TOOL_REFUSALS])
+def test_a_refused_tool_definition_is_told_apart_and_points_at_its_tool(
+        name: str, status: int, body: str, tool: str | None, index: int | None,
+        schema: object) -> None:
+    err = classify(status, body)
+    assert type(err) is ToolsRefused  # not retried as a 5xx, not a plain final refusal
+    assert (err.tool, err.index, err.schema) == (tool, index, schema)
+    assert "\n" not in err.message and f"({status})" in err.message
 
 
 @pytest.mark.parametrize(("name", "status", "body", "limit", "requested"), OVERFLOWS,

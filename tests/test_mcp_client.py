@@ -366,3 +366,20 @@ async def test_a_server_s_result_hides_every_server_s_secrets() -> None:
     finally:
         await hub.aclose()
     assert token not in result.text and "found *** in" in result.text
+
+
+async def test_a_tool_the_sdk_refuses_is_left_out_by_name_and_the_rest_are_offered() -> None:
+    """The SDK checks a listing whole: one tool without an inputSchema, or with a root schema
+    that is not an object, failed the whole server with pydantic's dump. Left out alone now."""
+    async with McpHub([stdio("raw", "-m", "tests.mcp_servers.raw_tools", "sdk_refused")]) as hub:
+        (status,) = await hub.start()
+        assert status.state == "ready", status.error
+        assert [s.name for s in hub.specs()] == ["echo"]
+        names = [name for name, _ in status.left_out]
+        assert names == ["'no_schema'", "'nonsense_root'"]
+        for _, why in status.left_out:
+            assert "\n" not in why and "pydantic" not in why and len(why) < 200
+        assert "inputSchema.type" in status.left_out[1][1]
+        echo = hub.specs()[0]
+        result = await hub.run(ToolCall("c1", "echo", '{"text": "still here"}'), echo)
+        assert (result.text, result.is_error) == ("still here", False)

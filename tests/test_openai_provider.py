@@ -80,7 +80,21 @@ async def test_max_tokens_cuts_the_reply_with_finish_length(fake_server: FakePro
     assert events[-1] == ChatDone("length")
 
 
-@pytest.mark.parametrize("flavor", FLAVORS)
+async def test_litellm_proxy_streams_an_overflow_as_an_empty_reply_that_stopped(
+        make_fake_server: Callable[..., FakeProvider]):
+    """Nothing in the stream says it was refused: the provider hands on an empty reply, and
+    the engine, which knows whether the request may be over the window, checks it."""
+    fake = make_fake_server(limit=300, flavor="litellm")
+    async with OpenAIProvider(fake.base_url) as provider:
+        events = await collect(provider, huge(400), max_tokens=64)
+        assert text_of(events) == "" and events[-1] == ChatDone("stop")
+        with pytest.raises(ContextOverflow) as caught:  # unstreamed, it says so
+            await provider.complete(huge(400), model="m", max_tokens=1)
+    assert caught.value.limit == 300
+    assert caught.value.requested == fake.chat_requests[-1].prompt_tokens
+
+
+@pytest.mark.parametrize("flavor", [f for f in FLAVORS if f != "litellm"])  # above
 async def test_each_flavor_overflow_raises_context_overflow(
         flavor: str, make_fake_server: Callable[..., FakeProvider]):
     fake = make_fake_server(limit=300, flavor=flavor)

@@ -32,6 +32,7 @@ from jarvis_tui.core.compaction_guard import CompactionGuard
 from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.costs import Tally, tally
+from jarvis_tui.core.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine_branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -50,8 +51,11 @@ from jarvis_tui.core.providers.errors import (
     ReadTimedOut,
     RetryableError,
     StreamCut,
+    ToolsRefused,
+    provider_message,
 )
 from jarvis_tui.core.recall import Recalled, recall
+from jarvis_tui.core.refused_tools import RefusedTools
 from jarvis_tui.core.reply_log import ReplyLog
 from jarvis_tui.core.retry_policy import (
     MAX_OVERFLOW_RETRIES,
@@ -86,7 +90,7 @@ from jarvis_tui.core.tool_round import (
 )
 from jarvis_tui.core.tools import Approve, ToolBox, ToolCall, ToolSpec
 from jarvis_tui.core.window import FittedWindow, fit_window, system_text
-from jarvis_tui.core.window_limit import WindowLimit
+from jarvis_tui.core.window_limit import SERVERS_WORD, WindowLimit
 
 # Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
 # request was large enough for the window to be the reason (a small reading of a small request
@@ -174,6 +178,7 @@ class Engine(Branches):
         self.sent = SentTexts()
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
+        self.refused_tools = RefusedTools()  # tools the provider would not be told of
         self._shaped: set[int] = set()  # tool results already weighed against their share
         self._defs_cache: tuple[object, int] = (None, 0)
         self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
@@ -295,7 +300,7 @@ class Engine(Branches):
     # ---- tools ---------------------------------------------------------------------------
 
     def _tool_specs(self) -> list[ToolSpec]:
-        return self.tools.specs() if self.tools is not None else []
+        return self.refused_tools.offered(self.tools.specs()) if self.tools is not None else []
 
     def _definitions(self) -> list[dict]:
         return tool_definitions(self._tool_specs())
@@ -881,7 +886,8 @@ class Engine(Branches):
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
             self.sent.carry(user, recalled.block, ids)
-            defs = self._definitions() if steps < self.settings.tool_max_steps else []
+            offered = self._tool_specs() if steps < self.settings.tool_max_steps else []
+            defs = tool_definitions(offered)
             if self._shape_tool_outputs(budget):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
@@ -912,6 +918,16 @@ class Engine(Branches):
                 shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
                 if not relieved:  # the size the next attempt is fitted to, smaller each time
                     yield ev.Trimmed(int(self.budget.tokens * shrink))
+                continue
+            except ToolsRefused as err:
+                # One tool's schema must not stop the conversation: without it the request is
+                # good. A refusal that points at none of the tools sent is final, as before.
+                left = None if attempt.parts else self.refused_tools.leave_out(err, offered)
+                if left is None:
+                    yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                    return
+                yield ev.ToolLeftOut(left.name, left.server,
+                                     provider_message(err.body) or err.message)
                 continue
             except RetryableError as err:
                 retries += 1
@@ -1032,6 +1048,20 @@ class Engine(Branches):
                     attempt.finish_reason = chunk.finish_reason
         if not attempt.finished:
             raise StreamCut("the stream ended before the reply was complete")
+        if not attempt.parts and not attempt.calls:
+            await self._overflow_behind_empty(fitted, budget, defs)
+
+    async def _overflow_behind_empty(self, fitted: FittedWindow, budget: Budget,
+                                     defs: list[dict] | None) -> None:
+        """An empty reply to a request that may be over the real window is asked again once,
+        unstreamed, whoever the server is: a proxy's silence is raised as the overflow it is."""
+        estimated = int(fitted.estimated_raw * self.counter.factor) + budget.response_reserve
+        if not may_be_over(self.limit.source in SERVERS_WORD, estimated, self.context_window):
+            return
+        hidden = await overflow_behind(self.provider, fitted.wire, model=self.settings.model,
+                                       context_window=self.context_window, tools=defs)
+        if hidden is not None:
+            raise hidden
 
     def _record_usage(self, reply: Message) -> None:
         """Keep what the answered request cost with its reply. Like what is learned, a database

@@ -224,6 +224,17 @@ class ToolOutputsPruned:
 
 
 @dataclass(frozen=True)
+class ToolLeftOut:
+    """The provider refused the definition of tool `name` (of `server`): the request goes
+    again without it, and it is not offered while its server describes it the same way.
+    `why` is the provider's own words."""
+
+    name: str
+    server: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
@@ -237,5 +248,5 @@ Event = (
     | Trimmed | Recalled
     | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed
     | ToolCallsMade | ToolApproval | ToolStarted | ToolFinished | ToolStepLimit
-    | ToolOutputsPruned
+    | ToolOutputsPruned | ToolLeftOut
 )

@@ -31,10 +31,12 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from jarvis_tui.core.known_secrets import HIDDEN, Scrubber
 from jarvis_tui.core.mcp_config import McpServerConfig
 from jarvis_tui.core.mcp_content import clean, result_text
+from jarvis_tui.core.mcp_listing import CheckedListing, validation_line
 from jarvis_tui.core.redact import redact
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
@@ -68,6 +70,8 @@ class ServerStatus:
     tools: tuple[ToolSpec, ...]
     detail: str  # the command line or the address (without credentials)
     started_s: float | None
+    # The tools of its listing that were left out (the SDK refuses them): (name, why) each.
+    left_out: tuple[tuple[str, str], ...] = ()
 
 
 class _StderrTail(asyncio.Protocol):
@@ -99,6 +103,7 @@ class _Server:
     reason: str | None = None  # why it failed, without "server NAME"
     session: ClientSession | None = None
     tools: list[types.Tool] = field(default_factory=list)
+    left_out: tuple[tuple[str, str], ...] = ()  # tools of its listing left out: (name, why)
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # ready, or failed first
@@ -217,6 +222,7 @@ class McpHub:
         srv.reason = None
         srv.started_s = None
         srv.tools = []
+        srv.left_out = ()
         self._set(srv, "starting")
         srv.task = asyncio.create_task(self._serve(srv), name=f"mcp server {srv.cfg.name}")
 
@@ -257,8 +263,11 @@ class McpHub:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open(srv, stack)
+                # One tool the SDK refuses is left out, not the whole server with it.
+                listing = CheckedListing(read, write)
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, client_info=CLIENT_INFO))
+                    ClientSession(dispatcher=listing, client_info=CLIENT_INFO))
+                listing.version = lambda: session.protocol_version
                 try:
                     with anyio.fail_after(self.start_timeout):
                         await session.initialize()
@@ -266,6 +275,7 @@ class McpHub:
                 except TimeoutError:
                     raise _Failed(f"did not answer within {_seconds(self.start_timeout)}") from None
                 srv.session, srv.tools = session, tools
+                srv.left_out = tuple(listing.left_out)
                 srv.started_s = time.monotonic() - began
                 self._set(srv, "ready")
                 srv.settled.set()
@@ -384,7 +394,7 @@ class McpHub:
         error = f"server {cfg.name} {srv.reason}" if srv.state == "failed" and srv.reason \
             else None
         return ServerStatus(cfg.name, cfg.transport, srv.state, error, tools, cfg.detail,
-                            srv.started_s)
+                            srv.started_s, srv.left_out if srv.state == "ready" else ())
 
     def statuses(self) -> list[ServerStatus]:
         """Every configured server, in the order of the configuration."""
@@ -532,6 +542,8 @@ def _describe(error: BaseException) -> str:
         error = error.exceptions[0]
     if isinstance(error, MCPError):
         text = error.message
+    elif isinstance(error, ValidationError):  # an answer the SDK refused: one line, no dump
+        text = f"sent an answer that does not follow MCP ({validation_line(error)})"
     elif isinstance(error, httpx2.ConnectError):
         text = f"cannot connect ({error})"
     elif isinstance(error, httpx2.HTTPStatusError):

@@ -71,6 +71,9 @@ TEXTS = {
                       "asked to answer with what it has (tool_max_steps)",
         "tool_pruned": "✂ {n} older tool output(s) sent as one-line stubs from now on (freed "
                        "{freed} tokens); they stay whole in the session",
+        "tool_left_out": "⚠ The provider refused the definition of the tool {tool}{server}: "
+                         "{why}. Asking again without it; it stays left out while its server "
+                         "describes it the same way",
         "tools_heavy": "⚠ The definitions of {n} tools take {tokens} of the {budget}-token "
                        "budget, and go with every request: little is left for the conversation. "
                        "Turn off servers you do not need (enabled = false) or use a larger "
@@ -123,6 +126,8 @@ TEXTS = {
                       "（tool_max_steps）",
         "tool_pruned": "✂ {n} 个较早的工具输出此后以一行摘要发送（腾出 {freed} 个 token）；"
                        "会话中仍完整保存",
+        "tool_left_out": "⚠ 服务商拒绝了工具 {tool}{server} 的定义：{why}。已去掉它重新请求；"
+                         "在其服务器给出同样的定义期间，它不再提供给模型",
         "tools_heavy": "⚠ {n} 个工具的定义占用了 {budget} token 预算中的 {tokens} 个，"
                        "且每次请求都要发送，留给对话的空间很少。请关闭不需要的服务器"
                        "（enabled = false），或使用更大的上下文窗口",
@@ -252,6 +257,9 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t[key].format(tool=call.name, why=why)
         case ev.ToolStepLimit(steps=n):
             return t["tool_limit"].format(n=n)
+        case ev.ToolLeftOut(name=name, server=server, why=why):
+            where = (f" ({server})" if language != "zh" else f"（{server}）") if server else ""
+            return t["tool_left_out"].format(tool=name, server=where, why=why.rstrip("."))
         case ev.ToolOutputsPruned(count=n, freed=freed):
             return t["tool_pruned"].format(n=n, freed=f"{freed:,}")
         case ev.Finished(finish_reason="length"):

@@ -19,6 +19,8 @@ META_SUSPECT = "context_limit_suspect"  # a limit that looked wrong, seen once
 # another window, not each time the same one is given again.
 META_UNDER = "context_limit_configured"
 LEARNED = "learned from the server"
+DETECTED = "detected from the server"
+SERVERS_WORD = (LEARNED, DETECTED)  # sources where the server itself named the window
 # A learned limit this small, or this many times below the configured window, is more likely a
 # misbehaving proxy's error than the model's window: it is kept only once seen twice.
 SANE_LIMIT = 1024
@@ -102,5 +104,5 @@ class WindowLimit:
             return None
         if self.source in (LEARNED, "configured") and self.size <= size:
             return None
-        self.size, self.source = size, "detected from the server"
+        self.size, self.source = size, DETECTED
         return ev.WindowDetected(size)

@@ -122,6 +122,10 @@ class ToolOutputsPruned(EngineEvent):
     event: ev.ToolOutputsPruned
 
 
+class ToolLeftOut(EngineEvent):
+    event: ev.ToolLeftOut
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -167,6 +171,7 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.ToolFinished: ToolFinished,
     ev.ToolStepLimit: ToolStepLimit,
     ev.ToolOutputsPruned: ToolOutputsPruned,
+    ev.ToolLeftOut: ToolLeftOut,
 }
 
 

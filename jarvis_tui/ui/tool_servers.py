@@ -36,6 +36,8 @@ T = Texts(
         "hub_failed": "✗ the tool servers could not be started: {error}",
         "no_error": "no reason given",
         "from_file": "⚙ Tool servers from {file} (mcp_servers_file): {names}",
+        "left_out": "⚠ tool server {name}: tool {tool} left out, the server describes it "
+                    "wrongly ({why}); its other tools are offered",
     },
     zh={
         "starting": "⚙ 正在启动 {n} 个工具服务器…",
@@ -48,6 +50,8 @@ T = Texts(
         "hub_failed": "✗ 无法启动工具服务器：{error}",
         "no_error": "未说明原因",
         "from_file": "⚙ 来自 {file}（mcp_servers_file）的工具服务器：{names}",
+        "left_out": "⚠ 工具服务器 {name}：工具 {tool} 的描述有误，已略去（{why}）；"
+                    "其他工具照常提供",
     },
 )
 
@@ -125,6 +129,9 @@ class ToolServers:
             self._said[status.name] = status.state
             if status.state == "ready":
                 ready.append(status)
+                for tool, why in getattr(status, "left_out", ()):
+                    await self._say(T(lang, "left_out", name=_line(status.name), tool=_line(tool),
+                                      why=_line(why)), "warning")
             elif status.state in ("failed", "stopped"):
                 await self._say(self._failure(status), "error")
         if ready:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +38,22 @@ def local_extra_missing() -> bool:
         return importlib.util.find_spec("llama_cpp") is None
     except ImportError:
         return True
+
+
+def litellm_python() -> str | None:
+    """A Python that can import litellm (for the proxy e2e test): JARVIS_LITELLM_PYTHON (a venv
+    of its own: litellm[proxy] is about 750 MB), or the one running the tests if it can."""
+    named = os.environ.get("JARVIS_LITELLM_PYTHON")
+    if named:
+        return named if Path(named).is_file() and os.access(named, os.X_OK) else None
+    try:
+        return sys.executable if importlib.util.find_spec("litellm") is not None else None
+    except ImportError:
+        return None
+
+
+# Not collected without litellm: an optional tool, not a failure, and nothing shows as skipped.
+collect_ignore = [] if litellm_python() else ["test_litellm_proxy_e2e.py"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

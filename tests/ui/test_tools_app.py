@@ -49,6 +49,7 @@ class Status:
     tools: tuple[ToolSpec, ...] = ()
     detail: str = ""
     started_s: float | None = None
+    left_out: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -362,6 +363,25 @@ async def test_servers_start_at_mount_and_the_screen_lists_them(fake_server, tmp
         assert sum("git failed" in n for n in notices(app)) == 1
         await pilot.press("escape")
     assert hub.closed
+
+
+async def test_a_tool_left_out_is_one_warning_naming_it(fake_server, tmp_path):
+    """At start, for a tool the server described wrongly; mid-round, for one the provider
+    refused (the round goes on without it)."""
+    hub = two_servers()
+    hub.servers[0].left_out = (("'bad'", "inputSchema.type: Input should be 'object'"),)
+    app = make_app(fake_server, tmp_path)
+    app.hub_factory = lambda settings: hub
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: any("Tools:" in n for n in notices(app)), "ready")
+        (said,) = [n for n in notices(app) if "left out" in n]
+        assert said.startswith("⚠ tool server git: tool 'bad' left out")
+        assert "inputSchema.type" in said and "its other tools are offered" in said
+        post(app, ev.ToolLeftOut("git_log", "git", "Invalid schema for function 'git_log'."))
+        await wait_for(pilot, lambda: any("refused the definition" in n for n in notices(app)),
+                       "the notice")
+        (said,) = [n for n in notices(app) if "refused the definition" in n]
+        assert "git_log (git)" in said and "Asking again without it" in said
 
 
 async def test_no_servers_change_nothing(fake_server, tmp_path):

@@ -9,6 +9,7 @@ Anthropic, Gemini); tests/test_errors.py holds a copy of each.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -110,6 +111,21 @@ class RequestError(ProviderError):
     """Any other 4xx: retrying the same request will not help."""
 
 
+class ToolsRefused(RequestError):
+    """The server refused the request for one tool's definition (its schema): the same request
+    without that tool is good. Servers point at it in different ways, so whichever they give is
+    kept: `tool` its name (OpenAI), `index` its place in the request's list (Anthropic, OpenAI's
+    param), `schema` the part of its schema they quote (llama.cpp)."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "",
+                 tool: str | None = None, index: int | None = None,
+                 schema: object = None) -> None:
+        super().__init__(message, status=status, body=body)
+        self.tool = tool
+        self.index = index
+        self.schema = schema
+
+
 # --- recognising an overflow -------------------------------------------------------------------
 
 _OVERFLOW = re.compile(
@@ -196,6 +212,39 @@ def requested_from_text(text: str) -> tuple[int | None, int | None]:
         if m:
             return pick(m)
     return None, None
+
+
+# --- recognising a refused tool definition ----------------------------------------------------
+
+# OpenAI: "Invalid schema for function 'NAME': ...", param "tools[3].function.parameters".
+_TOOL_NAMED = re.compile(r"Invalid schema for function '([^']{1,128})'")
+_TOOL_PARAM = re.compile(r"^tools\[(\d+)\]")
+# Anthropic: "tools.3.custom.input_schema: JSON schema is invalid. It must match ...".
+_TOOL_AT = re.compile(r"\btools\.(\d+)\.(?:custom\.)?input_schema\b")
+# llama.cpp: "JSON schema conversion failed:\nUnrecognized schema: {...}" (400, 500 before).
+_SCHEMA_FAILED = re.compile(r"JSON schema conversion failed")
+_SCHEMA_QUOTED = re.compile(r"Unrecognized schema: ")
+
+
+def tool_refusal(body: str) -> tuple[str | None, int | None, object] | None:
+    """(tool name, index, quoted schema) when the body refuses a tool's definition, any of them
+    None where the server does not say; None when it is not such a refusal."""
+    err = _error_object(body) or {}
+    message = err.get("message") if isinstance(err.get("message"), str) else body
+    named = _TOOL_NAMED.search(message)
+    param = err.get("param")
+    at = _TOOL_PARAM.match(param) if isinstance(param, str) else None
+    at = at or _TOOL_AT.search(message)
+    if named or at:
+        return (named[1] if named else None), (int(at[1]) if at else None), None
+    if _SCHEMA_FAILED.search(message):
+        quoted = _SCHEMA_QUOTED.search(message)
+        schema = None
+        if quoted:
+            with contextlib.suppress(ValueError):
+                schema = json.JSONDecoder().raw_decode(message, quoted.end())[0]
+        return None, None, schema
+    return None
 
 
 # --- reading the body --------------------------------------------------------------------------
@@ -323,6 +372,11 @@ def classify(status: int | None, body: str, headers: Mapping[str, str] | None = 
             f"The request does not fit the model's context window{_label(status)}: {said}",
             status=status, body=body, limit=context_limit_from_text(body),
             requested=prompt if prompt is not None else total, total_requested=total)
+    refused = tool_refusal(body) if status is None or status >= 400 else None
+    if refused is not None:
+        tool, index, schema = refused
+        return ToolsRefused(f"The server refused a tool's definition{_label(status)}: {said}",
+                            status=status, body=body, tool=tool, index=index, schema=schema)
     if status == 408:
         return NetworkError(f"The server timed out waiting for the request (408): {said}",
                             status=status, body=body, retry_after=parse_retry_after(headers))

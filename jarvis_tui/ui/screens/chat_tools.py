@@ -150,7 +150,8 @@ class ChatTools(ChatCommands):
     # -- notices ------------------------------------------------------------------------------
 
     @on(ue.ToolStepLimit)
-    async def _tool_step_limit(self, message: ue.ToolStepLimit) -> None:
+    @on(ue.ToolLeftOut)
+    async def _tool_warning(self, message: ue.ToolStepLimit | ue.ToolLeftOut) -> None:
         if message.conversation_id == self.cid:
             await self.say(self._tool_line(message.event), "warning")
 
