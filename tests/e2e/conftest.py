@@ -45,7 +45,9 @@ def litellm_python() -> str | None:
     of its own: litellm[proxy] is about 750 MB), or the one running the tests if it can."""
     named = os.environ.get("JARVIS_LITELLM_PYTHON")
     if named:
-        return named if Path(named).is_file() and os.access(named, os.X_OK) else None
+        # Absolute: the proxy starts in a folder of its own, where a relative path means nothing.
+        path = Path(named).absolute()
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
     try:
         return sys.executable if importlib.util.find_spec("litellm") is not None else None
     except ImportError:
