@@ -75,3 +75,10 @@ async def test_each_trim_after_an_overflow_names_the_smaller_window_it_retries_w
     assert said[0] == ("✂ Nothing left to compact; retrying with a smaller window "
                        f"({sizes[0]} tokens)")
     assert isinstance(events[-1], ev.Failed)
+    # The last line says "does not fit" once, then the server's own words: it said
+    # "…even after compacting: The request does not fit the model's context window (400): …".
+    error = events[-1].error
+    assert error.count("does not fit") == 1, error
+    assert error.startswith("the conversation does not fit the model's context window even "
+                            "after compacting; the server said: ")
+    assert error.endswith("(400)"), error

@@ -905,8 +905,8 @@ class Engine(Branches):
                 overflows += 1
                 if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
                     yield self._fail(user, attempt.parts, f"the conversation does not fit the "
-                                     f"model's context window even after compacting: "
-                                     f"{err.message}", answered=steps > 0)
+                                     f"model's context window even after compacting; the "
+                                     f"server said: {err.said}", answered=steps > 0)
                     return
                 relieved = False  # a summary or stubbed tool outputs made room
                 async for event in self._recover_overflow(err, fitted):

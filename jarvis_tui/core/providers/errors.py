@@ -63,8 +63,9 @@ class ContextOverflow(ProviderError):
 
     def __init__(self, message: str, *, status: int | None = None, body: str = "",
                  limit: int | None = None, requested: int | None = None,
-                 total_requested: int | None = None) -> None:
+                 total_requested: int | None = None, said: str = "") -> None:
         super().__init__(message, status=status, body=body)
+        self.said = said or message  # the server's own words, for a line that has said the rest
         self.limit = limit
         self.requested = requested
         self.total_requested = total_requested
@@ -371,7 +372,8 @@ def classify(status: int | None, body: str, headers: Mapping[str, str] | None = 
         return ContextOverflow(
             f"The request does not fit the model's context window{_label(status)}: {said}",
             status=status, body=body, limit=context_limit_from_text(body),
-            requested=prompt if prompt is not None else total, total_requested=total)
+            requested=prompt if prompt is not None else total, total_requested=total,
+            said=f"{said}{_label(status)}")
     refused = tool_refusal(body) if status is None or status >= 400 else None
     if refused is not None:
         tool, index, schema = refused
