@@ -46,36 +46,72 @@ def huge_reply_text() -> str:
     return (FLOOD_LINE * (REPLY // len(FLOOD_LINE) + 1))[:REPLY]
 
 
-def store_huge_session(db: Path) -> None:
-    """The session the user reopens: the question and the hostile server's 10 MB reply."""
+def prose_text() -> str:
+    """10 MB of Markdown as a model writes it: headings, paragraphs of short lines, lists and
+    code, so many blocks where the flood's reply is one paragraph."""
+    parts: list[str] = []
+    size = n = 0
+    while size < REPLY:
+        block = (f"## Part {n}\n\n" if n % 40 == 0 else "") + (
+            f"Paragraph {n} says what the step does and why, in a line of about eighty chars.\n"
+            "A second line goes on with the reasons, the numbers and the names it uses.\n\n")
+        if n % 10 == 5:
+            block += f"- item {n}a\n- item {n}b\n\n```python\nvalue_{n} = compute({n})\n```\n\n"
+        parts.append(block)
+        size += len(block)
+        n += 1
+    return "".join(parts)[:REPLY]
+
+
+def store_huge_session(db: Path, text: str | None = None) -> None:
+    """The session the user reopens: the question and a 10 MB reply (the hostile server's
+    flood unless `text`)."""
     db.parent.mkdir(parents=True, exist_ok=True)
     with Store(db) as store:
         conv = store.create_conversation()
         store.add_message(conv.id, Message("user", QUESTION))
-        store.add_message(conv.id, Message("assistant", huge_reply_text()))
+        store.add_message(conv.id, Message("assistant", text or huge_reply_text()))
 
 
 def run_app(mode: str, env: dict[str, str], *, whole: bool = False,
             timeout: float = 900) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     """This module in a process of its own, against the hostile server's 10 MB flood; `load`
-    opens the stored session (store_huge_session first). Its JSON line, {} if none."""
+    opens the stored session (store_huge_session first). Its JSON line; when it printed none
+    (killed, or stuck past `timeout`), the peak memory seen from outside as `peak_mb`."""
     root = Path(__file__).resolve().parent.parent.parent
+    peak = 0.0
     with HostileServer(flood(REPLY)) as server:
         argv = [sys.executable, "-m", "tests.faults.huge_reply_tui", mode, "--limit",
                 str(timeout), *(["--whole"] if whole else []), "--base-url", server.base_url,
                 "--model", "m", "--context-window", "20000000", "--response-reserve", "10000000"]
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True,
-                                  timeout=timeout + 60, cwd=root)
-        except subprocess.TimeoutExpired as late:
-            done = subprocess.CompletedProcess(argv, -9, _text(late.stdout),
-                                               _text(late.stderr) + f"\nkilled after {timeout}s")
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    return done, (json.loads(lines[-1]) if lines else {})
+        child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, cwd=root)
+        deadline = time.monotonic() + timeout + 30
+        while True:
+            try:
+                out, err = child.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                peak = max(peak, _peak_mb(child.pid))
+                if time.monotonic() > deadline:
+                    child.kill()
+                    out, err = child.communicate()
+                    err += f"\nkilled after {timeout:g}s"
+                    break
+    done = subprocess.CompletedProcess(argv, child.returncode, out, err)
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    return done, (json.loads(lines[-1]) if lines else {"peak_mb": round(peak)})
 
 
-def _text(data: bytes | str | None) -> str:
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data or ""
+def _peak_mb(pid: int) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def memory_mb() -> dict[str, float]:
