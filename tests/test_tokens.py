@@ -235,6 +235,26 @@ def test_message_count_is_cached_and_invalidated() -> None:
     assert (counter.hits, counter.misses) == (3, 2)
 
 
+def test_a_large_message_that_grew_at_its_end_is_counted_by_the_new_end() -> None:
+    # A streaming reply stored twice a second: a planted count proves the old part is not
+    # counted again; a changed (not grown) message, or a small one, is counted whole.
+    counter = TokenCounter("llama3", exact=False)
+    start = ENGLISH * (tokens.GROWN_FROM // len(ENGLISH) + 1)
+    msg = Message("assistant", start)
+    whole = counter.raw_message(msg)
+    msg._tokens = (start, 1_000_000)
+    msg.content = start + CHINESE
+    assert counter.raw_message(msg) == 1_000_000 + estimate(CHINESE)
+    assert abs(whole + estimate(CHINESE) - MESSAGE_OVERHEAD - estimate(msg.content)) <= 2
+    msg.content = "x" + msg.content
+    assert counter.raw_message(msg) == MESSAGE_OVERHEAD + estimate(msg.content)
+    small = Message("assistant", ENGLISH)
+    counter.raw_message(small)
+    small._tokens = (ENGLISH, 7)
+    small.content = ENGLISH + CHINESE
+    assert counter.raw_message(small) == MESSAGE_OVERHEAD + estimate(small.content)
+
+
 def test_a_surcharged_counter_adds_tokens_a_character_and_keeps_raw_counts() -> None:
     counter = TokenCounter("llama3", exact=False, factor=1.2)
     msg = Message("user", ENGLISH)

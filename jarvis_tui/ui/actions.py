@@ -216,6 +216,15 @@ ACTIONS: tuple[Action, ...] = (
                          "({key} on a selected message)",
                          "复制选中消息的代码块，没有选中时取最后一条回复（选中消息时按 {key}）"),
            scope="message"),
+    # Not in the Footer, which is full: a message shown cut says this key on its cut line.
+    Action("view_whole", "v", ("View all of it", "查看全文"), slash="view", scope="message",
+           show=False,
+           slash_text=("The whole last reply as plain text that scrolls",
+                       "以可滚动的纯文本显示最后一条回复的全文"),
+           palette=("View the whole last reply", "查看最后一条回复的全文"),
+           palette_help=("All of it as plain text that scrolls, however large ({key} on a "
+                         "selected message)",
+                         "以可滚动的纯文本显示全文，无论多大（选中消息时按 {key}）")),
 )
 
 BY_ID = {a.id: a for a in ACTIONS}

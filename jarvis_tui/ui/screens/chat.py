@@ -198,7 +198,7 @@ class ChatScreen(ChatBranches):
         """The streaming reply's text that the engine has not stored (and counted) yet."""
         if self.reply_view is None:
             return 0
-        return self.session.unstored_reply_tokens(self.reply_view.message.content)
+        return self.session.unstored_reply_tokens(self.reply_view.text)
 
     @on(PromptInput.Changed)
     def _typed(self) -> None:

@@ -208,6 +208,15 @@ class ChatCommands(Screen[None]):
 
             self.app.push_screen(CodePicker(blocks), picked)
 
+    async def action_view_whole(self) -> None:
+        from jarvis_tui.ui.screens.full_text import FullTextScreen
+
+        message = self.chosen_message(lambda m: m.role == "assistant" and bool(m.content))
+        if message is None:
+            await self.say(T(self.lang, "nothing_to_view"))
+            return
+        self.app.push_screen(FullTextScreen(message))
+
     async def copy_block(self, block: CodeBlock) -> None:
         size = T(self.lang, "one_line") if block.lines == 1 else T(self.lang, "n_lines",
                                                                       n=block.lines)

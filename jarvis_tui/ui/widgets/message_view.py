@@ -1,5 +1,7 @@
 """One message in the conversation: a label line and the text. Replies are Markdown, streamed
-through Markdown.get_stream so a long reply is never re-rendered whole for every chunk."""
+through Markdown.get_stream so a long reply is never re-rendered whole for every chunk. A message
+past huge_text.CUT_AT characters is shown cut: its head, a line saying what is not shown and how
+to read it (V), and its end."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.i18n import Texts, ui_language
-from jarvis_tui.ui.widgets import settled
+from jarvis_tui.ui.widgets import huge_text, settled
 from jarvis_tui.ui.widgets.tool_block import (
     ToolBlock,
     ToolInfo,
@@ -73,6 +75,7 @@ class MessageView(Vertical):
     MessageView.-excluded { opacity: 40%; }
     MessageView.-tool { border-left: tall $panel; }
     MessageView .calls { color: $text-muted; }
+    MessageView .cut { color: $warning; text-style: italic; margin: 1 0; }
     MessageView.-partial { border-left: tall $warning; }
     MessageView.-failed { border-left: tall $error; }
     MessageView Markdown { margin: 0; padding: 0; background: transparent; }
@@ -92,6 +95,11 @@ class MessageView(Vertical):
         self._safe = SafeStream()
         self.streaming = False
         self._unsent: list[str] = []  # streamed text the Markdown widget has not been given yet
+        # Streamed text not yet in message.content: appending each chunk to it would copy the
+        # whole reply per chunk (quadratic); it is joined in once per flush instead.
+        self._received: list[str] = []
+        self._fed = 0  # characters of the reply the Markdown document was given
+        self._cut = False  # the reply passed huge_text.CUT_AT: the rest is not given to it
         self._sent_at = 0.0  # when it was last given some
         self._flush_timer: Timer | None = None
         self._typed_at = -TYPING_IDLE_S  # when the user last typed in the prompt
@@ -108,19 +116,40 @@ class MessageView(Vertical):
         label = Static(self._label_text(), markup=False, classes="label")
         label.display = self._label_shown()
         yield label
-        text = terminal_safe(self.message.content)
         if self.message.role == "tool":
-            yield self._tool_block()
-        elif self.message.role == "assistant":
+            yield self._tool_block()  # its output is shown cut already (tool_block.py)
+            return
+        part = huge_text.cut(self.message.content)
+        text = terminal_safe(part.head if part is not None else self.message.content)
+        if self.message.role == "assistant":
             # A link in a reply can hide where it goes: a click shows and copies the address
             # instead of opening it.
             yield Markdown(text, classes="body", open_links=False)
-            if self.message.tool_calls:
-                yield Static(calls_line(self.message, ui_language(self.app)), markup=False,
-                             classes="calls")
         else:
             # What the user typed is shown exactly as typed: not Markdown, not markup.
             yield Static(text, markup=False, classes="body")
+        if part is not None:
+            self._fed, self._cut = len(part.head), True
+            yield from self._cut_widgets(part)
+        if self.message.role == "assistant" and self.message.tool_calls:
+            yield Static(calls_line(self.message, ui_language(self.app)), markup=False,
+                         classes="calls")
+
+    def _cut_widgets(self, part: huge_text.Cut) -> ComposeResult:
+        lang = ui_language(self.app) if self.is_attached else "en"
+        yield Static(huge_text.marker(lang, part), markup=False, classes="cut")
+        yield Static(terminal_safe(part.tail), markup=False, classes="tail")
+
+    @property
+    def text(self) -> str:
+        """The message's text so far (a streaming reply's, every chunk received)."""
+        self._take_received()
+        return self.message.content
+
+    def _take_received(self) -> None:
+        if self._received:
+            self.message.content += "".join(self._received)
+            self._received.clear()
 
     def _tool_block(self) -> ToolBlock:
         msg = self.message
@@ -214,9 +243,12 @@ class MessageView(Vertical):
 
     async def write(self, chunk: str) -> None:
         text = self._safe.feed(chunk)
-        self.message.content += text
-        if self._stream is None or not text:
+        if self._stream is None and not self._cut:  # not streaming into this view
+            self.message.content += text
             return
+        if not text:
+            return
+        self._received.append(text)
         self._unsent.append(text)
         if self._flush_timer is None and not self._flush_queued:
             self._arm_flush()
@@ -246,14 +278,48 @@ class MessageView(Vertical):
             self._flush_timer.stop()
             self._flush_timer = None
         async with self._flushing:
-            if self._stream is None or not self._unsent:
+            self._take_received()
+            if not self._unsent or (self._stream is None and not self._cut):
                 return
             text = "".join(self._unsent)
             self._unsent.clear()
             self._sent_at = time.monotonic()
-            await self._settle()
-            await self._stream.write(text)
+            if self._cut or self._fed + len(text) > huge_text.CUT_AT:
+                await self._write_cut()
+            else:
+                await self._settle()
+                await self._stream.write(text)
+                self._fed += len(text)
         self.post_message(self.Flushed(self))
+
+    async def _write_cut(self) -> None:
+        """Past CUT_AT characters: the document is swapped for the head a stored message of
+        this size shows, and the stream stops; from then on only the line saying how much is
+        not shown, and the end, change."""
+        whole = self.message.content
+        if not self._cut:
+            part = huge_text.cut(whole)
+            if part is None:
+                return
+            self._cut, self._fed = True, len(part.head)
+            stream, self._stream = self._stream, None
+            if stream is not None:
+                await stream.stop()
+                await settled.unsettle(stream.markdown_widget)
+                await stream.markdown_widget.update(terminal_safe(part.head))
+        part = huge_text.cut(whole, head=self._fed)
+        if part is None:
+            return
+        lang = ui_language(self.app)
+        line = huge_text.streaming_marker(lang, part.hidden) if self.streaming \
+            else huge_text.marker(lang, part)
+        shown = self.query_children(".cut")
+        if shown:
+            shown.first(Static).update(line)
+            self.query_one(".tail", Static).update(terminal_safe(part.tail))
+        else:
+            await self.mount(Static(line, markup=False, classes="cut"),
+                             Static(terminal_safe(part.tail), markup=False, classes="tail"))
 
     def on_resize(self) -> None:
         md = self._stream.markdown_widget if self._stream is not None else None
@@ -288,18 +354,23 @@ class MessageView(Vertical):
             self._flush_timer.stop()
             self._flush_timer = None
         tail = self._safe.flush()
-        if self._stream is not None:
+        if self._stream is not None or self._cut:
             if tail:
                 self._unsent.append(tail)
             await self._flush()
+        if self._stream is not None:
             async with self._flushing:
                 stream, self._stream = self._stream, None
                 await stream.stop()
                 await settled.unsettle(stream.markdown_widget)
         self._unsent.clear()
+        self._take_received()
         self.streaming = False
         if final is not None:
             self.message = final
+        if self._cut:
+            await self._write_cut()  # the line now says how to read it all
+        if final is not None:
             if final.tool_calls and not self.query_children(".calls"):
                 await self.mount(Static(calls_line(final, ui_language(self.app)), markup=False,
                                         classes="calls"))
