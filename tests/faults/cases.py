@@ -7,6 +7,7 @@ from tests.faults import (
     consent,
     crashes,
     leaks,
+    memory,
     pipes,
     proxy,
     secrets,
@@ -20,5 +21,6 @@ from tests.faults import limits as limits_
 
 CASES: list[ProcCase] = sorted(
     [*secrets.CASES, *text.CASES, *limits_.CASES, *sessions.CASES, *store.CASES, *pipes.CASES,
-     *tokens.CASES, *consent.CASES, *leaks.CASES, *turns.CASES, *proxy.CASES, *crashes.CASES],
+     *tokens.CASES, *consent.CASES, *leaks.CASES, *turns.CASES, *proxy.CASES, *crashes.CASES,
+     *memory.CASES],
     key=lambda case: (case.issue, case.item))
