@@ -1,4 +1,4 @@
-"""Fault-matrix cases from issue 25's hostile run, items 12, 13, 15, 18, 19 and 20: crashes,
+"""Fault-matrix cases from issue 25's hostile run, items 12, 13, 15, 18 and 20: crashes,
 leaked processes, limits, wording."""
 
 from __future__ import annotations
