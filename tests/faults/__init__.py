@@ -194,6 +194,16 @@ class Trial:
                            leaked, time.monotonic() - self._start, shown, self.issue)
 
 
+def wait_for(check: Callable[[], object], limit_s: float = 20.0) -> bool:
+    """Whether `check` came true within `limit_s` (another process storing, a file appearing)."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def one_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:120] if lines else ""

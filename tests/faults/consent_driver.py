@@ -17,32 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
-
-from textual.pilot import Pilot
 
 from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
+from tests.faults.tui_driver import NotOffered, until
 
 STEPS = 600  # pauses of 0.05 s at most per wait: a stuck app ends the run, not the test
 SENTENCE = "my next message about a banana"
 # What the user types: the sentence, a breath, then it again and Enter, so a dialog that only
 # ignored keys for a moment would be answered by the second half.
 TYPED = f"{SENTENCE} {SENTENCE}"
-
-
-class NeverSeen(Exception):
-    pass
-
-
-async def until(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
-    for _ in range(STEPS):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise NeverSeen(what)
 
 
 def tools_ready(app: JarvisApp) -> bool:
@@ -52,11 +38,11 @@ def tools_ready(app: JarvisApp) -> bool:
 
 async def meet_the_dialog(app: JarvisApp, scenario: str, message: str) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: tools_ready(app), "the tool servers ready")
+        await until(pilot, lambda: tools_ready(app), "the tool servers ready", STEPS)
         prompt = app.chat.query_one(PromptInput)
         prompt.load_text(message)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
+        await until(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog", STEPS)
         if scenario == "quit":
             await pilot.press("ctrl+q")
             return
@@ -69,7 +55,7 @@ async def meet_the_dialog(app: JarvisApp, scenario: str, message: str) -> None:
         print(f"dialog: {'open' if shown else 'gone'}", file=sys.stderr)
         if shown:
             await pilot.press("escape")
-        await until(pilot, lambda: app.chat.sending is None, "the round's end")
+        await until(pilot, lambda: app.chat.sending is None, "the round's end", STEPS)
         await pilot.pause(0.2)
         print(f"draft: {app.chat.query_one(PromptInput).text!r}", file=sys.stderr)
         await pilot.press("ctrl+q")
@@ -84,7 +70,7 @@ def main(argv: list[str]) -> int:
     JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
     try:
         return cli.main(args)
-    except NeverSeen as gone:
+    except NotOffered as gone:
         print(f"consent_driver: never saw {gone}", file=sys.stderr)
         return 3
 

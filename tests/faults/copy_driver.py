@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from textual.drivers.headless_driver import HeadlessDriver
@@ -24,23 +23,11 @@ from textual.pilot import Pilot
 
 from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
+from tests.faults.tui_driver import NotOffered, until
 
-STEPS = 400  # pauses of 0.05 s at most per wait
 OSC52 = re.compile(r"\x1b\]52;[^\x07\x1b]*(?:\x07|\x1b\\)")
 
 written: list[str] = []  # what the app wrote to its (headless) terminal
-
-
-class NeverArrived(Exception):
-    pass
-
-
-async def until(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
-    for _ in range(STEPS):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise NeverArrived(what)
 
 
 async def copy_with(pilot: Pilot, app: JarvisApp, out: Path, name: str, *keys: str) -> None:
@@ -83,7 +70,7 @@ def main(argv: list[str]) -> int:
     JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
     try:
         return cli.main(args)
-    except NeverArrived as gone:
+    except NotOffered as gone:
         print(f"copy_driver: never saw {gone}", file=sys.stderr)
         return 3
 

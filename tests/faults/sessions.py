@@ -9,17 +9,8 @@ import time
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider, overflow_answer
-from tests.faults import ProcCase, ProcOutcome, Trial
+from tests.faults import ProcCase, ProcOutcome, Trial, wait_for
 from tests.hostile_server import HostileServer, flood
-
-
-def _until(check, limit_s: float = 20.0) -> bool:
-    end = time.monotonic() + limit_s
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def two_writers_on_one_session(tmp: Path) -> ProcOutcome:
@@ -30,7 +21,7 @@ def two_writers_on_one_session(tmp: Path) -> ProcOutcome:
         fake.reply_fn = lambda body: "slow answer " * 150
         fake.chunk_delay = 0.005  # about 2 s a reply
         a = t.start(*flags, "ask", "--session", "1", "question A")
-        t.expect(_until(lambda: len(t.messages()) >= 3), "A never stored its question")
+        t.expect(wait_for(lambda: len(t.messages()) >= 3), "A never stored its question")
         b = t.run(*flags, "ask", "--session", "1", "question B")
         a_done = t.finish(a)
         requests = [r.body["messages"] for r in fake.chat_requests]
@@ -57,7 +48,7 @@ def write_lock_held_mid_reply(tmp: Path) -> ProcOutcome:
         fake.reply_fn = lambda body: reply
         fake.chunk_delay = 0.003  # about 3.5 s of streaming
         child = t.start("--base-url", fake.base_url, "--model", "m", "ask", "lock test")
-        t.expect(_until(lambda: any(m.role == "assistant" for m in t.messages())),
+        t.expect(wait_for(lambda: any(m.role == "assistant" for m in t.messages())),
                  "the reply never reached the store")
         with sqlite3.connect(t.db, timeout=10) as other:
             other.execute("BEGIN IMMEDIATE")  # what another program's long write does

@@ -23,11 +23,12 @@ STEPS = 400  # pauses of 0.05 s at most per wait: a stuck palette ends the run, 
 
 
 class NotOffered(Exception):
-    pass
+    """What a driver waited for never came (the palette's entry, a dialog, a copy)."""
 
 
-async def until(pilot: Pilot, condition: Callable[[], object], what: str) -> None:
-    for _ in range(STEPS):
+async def until(pilot: Pilot, condition: Callable[[], object], what: str,
+                steps: int = STEPS) -> None:
+    for _ in range(steps):
         if condition():
             return
         await pilot.pause(0.05)

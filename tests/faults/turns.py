@@ -14,21 +14,12 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store import Store
 from tests.fake_anthropic import FakeAnthropic
 from tests.fakeserver import FakeProvider
-from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line, wait_for
 
 PRESSED = "TURNS_DRIVER_PRESSED"  # where tests.faults.turns_driver says it pressed `r`
 WAITS = "is answering in this session"  # what the app says while another process answers
 REFUSED = ("status", 400, {}, {"error": {"message": "bad request",
                                          "type": "invalid_request_error"}})
-
-
-def _until(check, limit_s: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + limit_s
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _driver(question: str, *flags: str) -> list[str]:
@@ -83,11 +74,11 @@ def retry_while_another_process_answers(tmp: Path) -> ProcOutcome:
         t.run(*flags, "ask", "first question")
         fake.faults.append(("hold", gate))
         other = t.start(*flags, "ask", "--session", "1", "the other process asks")
-        t.expect(_until(lambda: len(t.messages()) >= 3), "the other never stored its question")
+        t.expect(wait_for(lambda: len(t.messages()) >= 3), "the other never stored its question")
         start = time.monotonic()
         app = subprocess.Popen(_driver("first question", *flags), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env={**t.env, PRESSED: str(pressed)})
-        t.expect(_until(pressed.exists, 60), "the app never pressed r")
+        t.expect(wait_for(pressed.exists, 60), "the app never pressed r")
         gate.set()
         t.finish(other)
         try:
