@@ -15,14 +15,12 @@ app never reached the step it waited for.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
-from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
-from tests.faults.tui_driver import NotOffered, until
+from tests.faults.tui_driver import run_cli_under_pilot, until
 
 STEPS = 600  # pauses of 0.05 s at most per wait: a stuck app ends the run, not the test
 SENTENCE = "my next message about a banana"
@@ -63,16 +61,8 @@ async def meet_the_dialog(app: JarvisApp, scenario: str, message: str) -> None:
 
 def main(argv: list[str]) -> int:
     scenario, message, *args = argv
-
-    def run_under_pilot(app: JarvisApp, *_args: object, **_kwargs: object) -> None:
-        asyncio.run(meet_the_dialog(app, scenario, message))
-
-    JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
-    try:
-        return cli.main(args)
-    except NotOffered as gone:
-        print(f"consent_driver: never saw {gone}", file=sys.stderr)
-        return 3
+    return run_cli_under_pilot("consent_driver", args,
+                               lambda app: meet_the_dialog(app, scenario, message))
 
 
 if __name__ == "__main__":

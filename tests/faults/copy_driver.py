@@ -13,7 +13,6 @@ Exit status: cli.main's, or 3 if a copy never arrived.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
 from pathlib import Path
@@ -21,9 +20,8 @@ from pathlib import Path
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.pilot import Pilot
 
-from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
-from tests.faults.tui_driver import NotOffered, until
+from tests.faults.tui_driver import run_cli_under_pilot, until
 
 OSC52 = re.compile(r"\x1b\]52;[^\x07\x1b]*(?:\x07|\x1b\\)")
 
@@ -63,16 +61,8 @@ def main(argv: list[str]) -> int:
         written.append(data)
         record(self, data)
 
-    def run_under_pilot(app: JarvisApp, *_args: object, **_kwargs: object) -> None:
-        asyncio.run(copy_everything(app, Path(out)))
-
     HeadlessDriver.write = write  # type: ignore[method-assign]
-    JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
-    try:
-        return cli.main(args)
-    except NotOffered as gone:
-        print(f"copy_driver: never saw {gone}", file=sys.stderr)
-        return 3
+    return run_cli_under_pilot("copy_driver", args, lambda app: copy_everything(app, Path(out)))
 
 
 if __name__ == "__main__":

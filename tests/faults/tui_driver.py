@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from textual.command import CommandList
 from textual.pilot import Pilot
@@ -59,18 +60,25 @@ async def change_theme(app: JarvisApp, theme: str) -> None:
         await pilot.press("ctrl+q")
 
 
-def main(argv: list[str]) -> int:
-    theme, *args = argv
-
+def run_cli_under_pilot(name: str, args: list[str],
+                        scenario: Callable[[JarvisApp], Coroutine[Any, Any, None]]) -> int:
+    """cli.main(args) as the user starts it, with the full-screen app driven by `scenario`
+    under Pilot instead of a terminal: cli.main's exit status, or 3 (and a line naming the
+    driver) when something the scenario waited for never came."""
     def run_under_pilot(app: JarvisApp, *_args: object, **_kwargs: object) -> None:
-        asyncio.run(change_theme(app, theme))
+        asyncio.run(scenario(app))
 
     JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
     try:
         return cli.main(args)
     except NotOffered as gone:
-        print(f"tui_driver: never saw {gone}", file=sys.stderr)
+        print(f"{name}: never saw {gone}", file=sys.stderr)
         return 3
+
+
+def main(argv: list[str]) -> int:
+    theme, *args = argv
+    return run_cli_under_pilot("tui_driver", args, lambda app: change_theme(app, theme))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ said it waits for another process answering in the session.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable
@@ -21,10 +20,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from jarvis_tui import cli
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
-from tests.faults.tui_driver import NotOffered, until
+from tests.faults.tui_driver import NotOffered, run_cli_under_pilot, until
 from tests.faults.turns import PRESSED, WAITS
 
 
@@ -95,16 +93,7 @@ async def answer_again(app: JarvisApp, question: str) -> None:
 
 def main(argv: list[str]) -> int:
     question, *args = argv
-
-    def run_under_pilot(app: JarvisApp, *_args: object, **_kwargs: object) -> None:
-        asyncio.run(answer_again(app, question))
-
-    JarvisApp.run = run_under_pilot  # type: ignore[method-assign]
-    try:
-        return cli.main(args)
-    except NotOffered as gone:
-        print(f"turns_driver: never saw {gone}", file=sys.stderr)
-        return 3
+    return run_cli_under_pilot("turns_driver", args, lambda app: answer_again(app, question))
 
 
 if __name__ == "__main__":
