@@ -11,10 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
+from jarvis_tui.core.details_blocks import digest, errors_in, language, spans
 from jarvis_tui.core.messages import Message, call_commands
 
-KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision")
+KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision", "paste", "tool")
+# Where a detail was said, most salient first: what the user wrote in their own words is what
+# they will ask for; a pasted block or a tool's output is kept as one digest line and its errors.
+SOURCES = ("user", "assistant", "summary", "paste", "tool")
+SALIENCE = {"user": 0, "assistant": 1, "summary": 1, "paste": 2, "tool": 2}
 CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
 
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`，。；）)\]]+")
@@ -80,6 +86,12 @@ class Detail:
     text: str  # the detail itself, as written
     context: str  # a few words around it (what a number measures)
     message_id: int | None = None
+    source: str = "user"  # one of SOURCES
+
+    @property
+    def salience(self) -> int:
+        """0 for the most salient (the user's own prose); eviction takes the highest first."""
+        return SALIENCE.get(self.source, 1)
 
 
 def _clean(text: str) -> str:
@@ -106,7 +118,7 @@ def _around(text: str, start: int, end: int, ends: str) -> tuple[int, int]:
     return (before + 1 if before >= 0 else low), (min(after) if after else high)
 
 
-def extract(text: str, message_id: int | None = None) -> list[Detail]:
+def extract(text: str, message_id: int | None = None, source: str = "user") -> list[Detail]:
     """The salient details of one text, in the order they appear. Layers that may nest in one
     another (a path inside a command line, a number inside an error message) but not overlap
     within one: what is written as code, the short details, error lines, and decisions."""
@@ -125,7 +137,7 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
             return  # a part of a command line: the command is the detail
         taken[layer].append((start, end))
         context = " ".join(text[_context_span(text, start, end)].split())
-        found.append((start, Detail(kind, value, context, message_id)))
+        found.append((start, Detail(kind, value, context, message_id, source)))
 
     for m in _FENCE.finditer(text):
         at = m.start(1)
@@ -168,27 +180,68 @@ def extract(text: str, message_id: int | None = None) -> list[Detail]:
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 
-TOOL_OUTPUT_READ = 2000  # characters of a tool result its details are taken from
-
-
-def _readable(message: Message) -> str:
-    """What of a message holds details worth keeping: the text, the tools a reply called with
-    their arguments (the paths and commands they touched), and the start of a tool's output:
-    a whole git log would fill the ledger with hashes and crowd out what people said."""
+def details_in(message: Message, calls: dict[str, str] | None = None) -> list[Detail]:
+    """The details of one message by where they were said: its prose read whole, each pasted
+    block (code, log, JSON, trace, diff) as one digest line and the errors that happened in it,
+    a tool's output as its call and size and its errors. `calls` maps a call id to the call as
+    a command line (from the reply that made it)."""
     if message.role == "tool":
-        return message.content[:TOOL_OUTPUT_READ]
-    if message.tool_calls:
-        calls = "\n".join(f"`{line}`" for line in call_commands(message.tool_calls))
-        return f"{message.content}\n{calls}".strip()
-    return message.content
+        call = (calls or {}).get(message.tool_call_id or "") or message.name or "tool"
+        return _block_details(message.content, call, "", message.id, "tool")
+    out: list[Detail] = []
+    prose_before = ""
+    for span in spans(message.content):
+        text = message.content[span.start:span.end]
+        if span.block:
+            out += _block_details(text, _named_in(prose_before), span.fence, message.id,
+                                  "paste")
+        else:
+            out += extract(text, message.id, message.role if message.role == "assistant"
+                           else "user")
+            prose_before = text
+    return out
+
+
+def _block_details(block: str, name: str, fence: str, message_id: int | None,
+                   source: str) -> list[Detail]:
+    kind = language(block, fence)
+    digest_kind = "tool" if source == "tool" else "paste"
+    out = [Detail(digest_kind, digest(block, kind, name), "", message_id, source)]
+    out += [Detail("error", line, "", message_id, source) for line in errors_in(block, kind)]
+    if source == "tool" and block.startswith("Error: "):  # a call that failed
+        out.append(Detail("error", block.splitlines()[0][:200], "", message_id, source))
+    return out
+
+
+_FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|"
+                        r"cs|swift|sql|sh|bash|yaml|yml|toml|json|ini|cfg|conf|log|txt|md|xml|"
+                        r"html|css|env|lock|gradle|tf)\b")
+
+
+def _named_in(prose: str) -> str:
+    """The file a paste is, as the words before it name it ("here's src/app/locks.py:")."""
+    tail = " ".join(prose.strip().splitlines()[-2:])
+    names = _FILE_NAME.findall(tail)
+    return names[-1] if names else ""
+
+
+@lru_cache(maxsize=2048)
+def prose_of(content: str) -> str:
+    """What of `content` is prose, pasted blocks left out: where a user-stated detail lives."""
+    return "\n".join(content[s.start:s.end] for s in spans(content) if not s.block)
 
 
 def details_of(messages: Iterable[Message]) -> list[Detail]:
     """Every message's details, oldest first, each distinct text once (its first mention)."""
     seen: set[tuple[str, str]] = set()
+    calls: dict[str, str] = {}
     out = []
     for message in messages:
-        for detail in extract(_readable(message), message.id):
+        for call, line in zip(message.tool_calls or [], call_commands(message.tool_calls),
+                              strict=False):
+            if isinstance(call, dict) and call.get("id"):
+                calls[str(call["id"])] = line
+        for detail in details_in(message, calls):
             key = (detail.kind, _normal(detail.text))
             if key not in seen:
                 seen.add(key)

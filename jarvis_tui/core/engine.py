@@ -41,7 +41,7 @@ from jarvis_tui.core.engine_branches import (
     Branches,
 )
 from jarvis_tui.core.history import History
-from jarvis_tui.core.ledger import ledger_for, left_out
+from jarvis_tui.core.ledger import ledger_for, left_out, split
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
@@ -95,6 +95,7 @@ from jarvis_tui.core.window_limit import SERVERS_WORD, WindowLimit
 # Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
 # request was large enough for the window to be the reason (a small reading of a small request
 # is the server's prompt cache, not a cut).
+DETAILS_FLOOR = 256  # the ledger's room on a small window: ten facts said in one line each
 TRUNCATED_BELOW = 0.85
 TRUNCATION_POSSIBLE_FROM = 0.5
 # A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
@@ -259,8 +260,14 @@ class Engine(Branches):
 
     @property
     def details_max_tokens(self) -> int:
-        """The ledger's cap: the setting, but never more than an eighth of the budget."""
-        return min(self.settings.details_max_tokens, self.budget.tokens // 8)
+        """The ledger's room: a share of the budget, so that a long working session at a large
+        window keeps every detail the user said, with a floor for small windows (but never
+        more than a quarter of the budget), within the setting's cap."""
+        s, budget = self.settings, self.budget.tokens
+        if s.details_share <= 0 or s.details_max_tokens <= 0:
+            return 0
+        room = max(min(DETAILS_FLOOR, budget // 8), int(budget * s.details_share))
+        return min(room, s.details_max_tokens, budget // 4)
 
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, and covered ones the
@@ -291,8 +298,9 @@ class Engine(Branches):
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
+        ledger = split(self.summary.content)[1] if self.summary else []
         return recall(self.store, self.conversation.id, self._history, text, self.counter,
-                      budget, self.sent.carried_by_others(user))
+                      budget, self.sent.carried_by_others(user), ledger)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)

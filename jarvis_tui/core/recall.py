@@ -35,10 +35,18 @@ from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from jarvis_tui.core.details import Detail, prose_of
 from jarvis_tui.core.history import History
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
 from jarvis_tui.core.recall_index import is_cjk, query_terms
-from jarvis_tui.core.recall_shapes import SHAPE_WEIGHT, Cues, cues_of, shape_term, shapes_of
+from jarvis_tui.core.recall_shapes import (
+    SHAPE_WEIGHT,
+    Cues,
+    asks_what,
+    cues_of,
+    shape_term,
+    shapes_of,
+)
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
 
@@ -141,10 +149,12 @@ def _own_id(history: History, query: str) -> int | None:
 
 
 def recall(store: Store, conversation_id: int, history: History, query: str,
-           counter: TokenCounter, budget: int, present: Set[int] = frozenset()) -> Recalled:
+           counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
+           ledger: Sequence[Detail] = ()) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
     `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
-    request carries them already) is not sent twice."""
+    request carries them already) is not sent twice. `ledger` is the details ledger the
+    request carries: a shape asked for that it holds is answered there already."""
     if budget <= 0:
         return Recalled()
     wanted, back = _content_terms(query)
@@ -152,8 +162,12 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     least = COVERAGE_BACK_REFERENCE if back else COVERAGE
     chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
     found = list(_evidence(store, conversation_id, history, query, wanted, least, cues))
-    if not found and cues.kinds and (back or cues.pointing) and all(
-            t in cues.terms for t in wanted):
+    # Nothing said in these words, in this language: the question still names what it wants
+    # ("那个服务的端口是多少来着？" of "the service listens on 8443"). The ledger is the first
+    # place it is; else the newest turn that said one in its own words.
+    if (not found and cues.kinds and (back or cues.pointing)
+            and (asks_what(query) or all(t in cues.terms for t in wanted))
+            and not _in_ledger(ledger, cues.kinds)):
         found = _newest_of_shape(history, cues.kinds)
     for position in found:
         start, stop = turn_span(history.all, position)
@@ -177,15 +191,28 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     return Recalled([chosen[start] for start in sorted(picked)], used)
 
 
+def _asked(kinds: frozenset[str]) -> frozenset[str]:
+    """A port asked for is a port, not any number ("how much" asks for one too in
+    "端口是多少")."""
+    return frozenset({"port"}) if "port" in kinds else kinds
+
+
+def _in_ledger(ledger: Sequence[Detail], kinds: frozenset[str]) -> bool:
+    """Whether the ledger holds something the user or the assistant said of one of `kinds`."""
+    kinds = _asked(kinds)
+    return any(d.salience < 2 and kinds & shapes_of(f"{d.text} — {d.context}")
+               for d in ledger)
+
+
 def _newest_of_shape(history: History, kinds: frozenset[str]) -> list[int]:
-    """The newest recallable message holding a detail of one of `kinds`, among the last
-    SHAPE_SCAN: "that port?" means the one said last. A port asked for is a port, not any
-    number ("how much" asks for one too in "端口是多少")."""
-    if "port" in kinds:
-        kinds = frozenset({"port"})
+    """The newest recallable message holding a detail of one of `kinds` in its own words (a
+    port in a pasted log is not the one meant), among the last SHAPE_SCAN: "that port?" means
+    the one said last."""
+    kinds = _asked(kinds)
     for position in range(len(history.all) - 1, max(-1, len(history.all) - 1 - SHAPE_SCAN), -1):
         msg = history.all[position]
-        if _recallable(msg) and kinds & shapes_of(msg.content):
+        if (_recallable(msg) and msg.role in ("user", "assistant")
+                and kinds & shapes_of(prose_of(msg.content))):
             return [position]
     return []
 

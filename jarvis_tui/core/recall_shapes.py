@@ -101,6 +101,17 @@ def cues_of(query: str) -> Cues:
     return Cues(frozenset(kinds), {t: frozenset(k) for t, k in terms.items()}, pointing)
 
 
+_WH = frozenset("what which where when who whom how remind".split())
+_WH_ZH = ("什么", "哪", "多少", "几", "谁", "啥", "来着")
+
+
+def asks_what(query: str) -> bool:
+    """Whether `query` asks what something was ("what was the port", "端口是多少"), not for
+    something to be done with it ("can you open that file?")."""
+    return bool(_WH.intersection(re.findall(r"[a-z]+", query.lower()))) or any(
+        z in query for z in _WH_ZH)
+
+
 def _asks(query: str, words: list[str]) -> bool:
     return ("?" in query or "？" in query or (bool(words) and words[0] in _ASKING)
             or any(p in query for p in _ASKING_ZH))

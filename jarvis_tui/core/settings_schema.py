@@ -190,11 +190,16 @@ SCHEMA: tuple[Setting, ...] = (
                               "最近的这些轮对话永远不会被摘要"))),
     Setting("summary_max_tokens", int, 512, Range(32, 1_000_000),
             Words("a whole number >= 32"), "the longest summary a compaction asks for"),
-    Setting("details_max_tokens", int, 256, Range(0, 1_000_000),
+    Setting("details_share", float, 0.06, Range(0.0, 0.25),
+            Words("a number between 0 and 0.25 (6% is written 0.06; 0 = no details ledger)",
+                  "0 到 0.25 之间的数（6% 写作 0.06；0 = 不保留细节清单）"),
+            "room for details a summary left out (paths, numbers, commands, what was pasted), "
+            "kept word for word below it, as a share of the budget (at least 256 tokens on "
+            "small windows); 0 = off"),
+    Setting("details_max_tokens", int, 16384, Range(0, 1_000_000),
             Words("a whole number >= 0 (0 = no details ledger)",
                   "大于或等于 0 的整数（0 = 不保留细节清单）"),
-            "room for details a summary left out (paths, numbers, commands), kept word for "
-            "word below it; 0 = off"),
+            "the most tokens the details ledger may use, whatever the window; 0 = off"),
     # Off: it pays only with a summariser that obeys and keeps what it was told (bench/repair.py).
     Setting("summary_repair", bool, False, anything,
             Words("true or false", "true 或 false"),
