@@ -165,9 +165,8 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     # Nothing said in these words, in this language: the question still names what it wants
     # ("那个服务的端口是多少来着？" of "the service listens on 8443"). The ledger is the first
     # place it is; else the newest turn that said one in its own words.
-    if (not found and cues.kinds and (back or cues.pointing)
-            and (asks_what(query) or all(t in cues.terms for t in wanted))
-            and not _in_ledger(ledger, cues.kinds)):
+    if not found and cues.kinds and _asks_back(query, wanted, cues, back) and not _in_ledger(
+            ledger, cues.kinds):
         found = _newest_of_shape(history, cues.kinds)
     for position in found:
         start, stop = turn_span(history.all, position)
@@ -189,6 +188,22 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     if not picked:
         return Recalled()
     return Recalled([chosen[start] for start in sorted(picked)], used)
+
+
+MAX_OTHER_WORDS = 3  # beside the cue: more is a question about something else
+
+
+def _asks_back(query: str, wanted: list[str], cues: Cues, back: bool) -> bool:
+    """Whether `query` asks what an earlier detail of its shape was: the shape alone pointed at
+    ("that port?"), or asked about with a few words of its own and a back-reference ("那个服务
+    的端口是多少来着？", "what was the service's port again?"), not a request to do something
+    with one ("can you open that file?")."""
+    if not (back or cues.pointing):
+        return False
+    other = frozenset(t for t in wanted if t not in cues.terms)
+    if not other:
+        return True
+    return back and asks_what(query) and _words_in(other) <= MAX_OTHER_WORDS
 
 
 def _asked(kinds: frozenset[str]) -> frozenset[str]:
