@@ -118,3 +118,21 @@ async def test_after_three_compactions_the_file_asked_for_comes_back_into_the_re
     block = recalled_block(fake_server.chat_requests[-1])
     assert "6380" in block and "retry_policy" not in block
     await engine.provider.aclose()
+
+
+ACROSS = [
+    "我们决定把会话数据放在 PostgreSQL 里，不用 MongoDB 了。",
+    "The nightly backup job writes to the bucket s3://acme-backups/nightly, keep it.",
+]
+
+
+@pytest.mark.parametrize(("question", "fact"), [
+    ("Remind me, which database did we pick for the sessions again?", ACROSS[0]),
+    ("之前那个备份任务写到哪里来着？", ACROSS[1]),
+])
+def test_a_question_in_the_other_language_recalls_the_turn(tmp_path, question, fact):
+    """No word in common but what the glossary says in the other language ("sessions" 会话,
+    备份 backup), and a pointer back."""
+    with Store(tmp_path / "s.db") as store:
+        cid, history = session(store, ACROSS + RELEASE_TALK * 4 + LATER)
+        assert recalled(store, cid, history, question) == [fact]

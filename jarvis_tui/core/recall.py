@@ -47,6 +47,7 @@ from jarvis_tui.core.recall_shapes import (
     shape_term,
     shapes_of,
 )
+from jarvis_tui.core.recall_words import other_language
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tokens import TokenCounter
 
@@ -243,11 +244,18 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
     n = len(history.all) - (own is not None)
     held: dict[str, set[int]] = {}
     weight: dict[str, float] = {}
-    for term, ids in store.postings(conversation_id, wanted,
-                                    cap=max(3, n // COMMON_SHARE)).items():
-        if ids is None:
+    # Words in the other language count only for a question that points back: "what port
+    # should a new service use?" is about no turn, in either language.
+    aliases = _aliases(wanted) if cues.pointing or least < COVERAGE else {}
+    # As many look-ups as the terms alone allow: a long paste's aliases are not worth more.
+    lookups = list(dict.fromkeys([*wanted, *(a for al in aliases.values() for a in al)]))
+    found = store.postings(conversation_id, lookups[:max(MAX_TERMS, len(wanted))],
+                           cap=max(3, n // COMMON_SHARE))
+    for term in wanted:
+        ids = [found[t] for t in (term, *aliases.get(term, ())) if t in found]
+        if any(i is None for i in ids):
             continue  # common: no weight, and not read
-        held[term] = set(ids) - {own}
+        held[term] = set().union(*ids) - {own}
         # One no other message has weighs as much as one said once: it is something the new
         # message is about that no turn is, so it counts against every match.
         weight[term] = math.log((n + 1) / max(1, len(held[term])))
@@ -281,6 +289,20 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
             specific[shares] = _specific(history, [held[t] for t in shares])
         if specific[shares]:
             yield position
+
+
+def _aliases(wanted: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each term's other-language terms (recall_words); a Chinese word's own characters take
+    its translation too, so "服务" in the question is one word an English turn answers whole."""
+    out: dict[str, tuple[str, ...]] = {}
+    for term in wanted:
+        if others := other_language(term):
+            out[term] = others
+            if is_cjk(term):
+                for ch in term:
+                    if ch in wanted:
+                        out[ch] = tuple(dict.fromkeys([*out.get(ch, ()), *others]))
+    return out
 
 
 def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int]],
