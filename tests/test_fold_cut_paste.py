@@ -6,9 +6,10 @@ and the instruction; the stored original stays whole."""
 from __future__ import annotations
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.compaction import PREFIX_SUMMARY_SHARE, SUMMARY_SYSTEM_PROMPT
 from tests.engine_helpers import (
     final,
+    is_prefix_summary,
     is_summary_request,
     make_engine,
     send,
@@ -53,6 +54,37 @@ def sent_cut(fake: FakeProvider, text: str) -> str:
     cut = firsts.pop()
     assert cut != text and "tokens omitted" in cut
     return cut
+
+
+async def test_a_paste_3x_the_window_is_folded_at_the_chat_prefix_in_one_request(
+        make_fake_server, tmp_path):
+    fake = make_fake_server(limit=LIMIT)
+    summarising_replies(fake)
+    engine = make_engine(fake, tmp_path)
+    text, summaries = await fold_the_paste(fake, engine)
+    stored = engine.store.messages(engine.conversation.id)
+    assert stored[0].content == text and stored[0].covered  # folded in, and kept whole
+    folding = [r for r in summaries if HEAD in summary_material(r.body)]
+    assert len(folding) == 1 and folding[0].status == 200
+    rec = folding[0]
+    assert is_prefix_summary(rec.body)
+    material = summary_material(rec.body)
+    cut = sent_cut(fake, text)
+    assert cut in material  # what the model saw, byte for byte
+    assert "row 450: value=3150" not in material  # not the middle the request left out
+    # It begins with the chat request that sent the cut paste: the server's cache served all
+    # of that (but its 3 priming tokens), so it read the reply and the instruction only.
+    chat = [r for r in fake.chat_requests[:fake.chat_requests.index(rec)]
+            if not is_summary_request(r.body)][-1]
+    assert chat.body["messages"][1]["content"] == cut
+    assert rec.cached_tokens >= chat.prompt_tokens - 3
+    assert rec.prompt_tokens - rec.cached_tokens < 600
+    # The cut paste fills most of the window: the summary gets the room left after it, never
+    # less than its share of the cap, and the server took the request as it was.
+    cap = engine.summary_max_tokens
+    assert cap * PREFIX_SUMMARY_SHARE <= rec.body["max_tokens"] <= cap
+    assert rec.prompt_tokens + rec.body["max_tokens"] <= LIMIT
+    assert count_tokens(engine.summary.content.split("\n\n")[0]) <= rec.body["max_tokens"]
 
 
 async def test_another_summary_model_reads_the_paste_as_sent_in_one_request(

@@ -22,10 +22,12 @@ from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
 from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
     PREFIX_INSTRUCTION,
+    PREFIX_SUMMARY_SHARE,
     PROMPT_SLACK,
     CalledATool,
     Summarizer,
     SummaryError,
+    SummaryPrefix,
     plan_compaction,
 )
 from jarvis_tui.core.compaction_guard import CompactionGuard
@@ -515,8 +517,9 @@ class Engine(Branches):
                 # Too big for the server after all: the small prompt goes in chunks. Any other
                 # failure is the summariser's, and asking again another way would not help.
                 with contextlib.suppress(ContextOverflow, CalledATool):
-                    text = await summarizer.summarize_prefix(prefix, focus,
-                                                             self._definitions())
+                    text = await summarizer.summarize_prefix(prefix.wire, focus,
+                                                             self._definitions(),
+                                                             max_tokens=prefix.room)
             if text is None:
                 prefix = None
                 text = await summarizer.summarize(previous, self._as_sent(plan.evict), focus)
@@ -641,11 +644,11 @@ class Engine(Branches):
         with contextlib.suppress(StoreError):
             self._add_summary_usage(proposal, None, None)
 
-    def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
+    def _summary_prefix(self, evict: list[Message]) -> SummaryPrefix | None:
         """The chat request's own front up to the last message to fold in (system message with
         the summary so far, then the turns as they were sent, a paste cut to fit as cut), when
-        the summary model is the chat model and that front fits its window with the summary's
-        room: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
+        the summary model is the chat model and that front leaves the summary room in its
+        window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
         summary request costs the instruction only, and the cache stays warm. None: use the
         small summary prompt."""
         s = self.settings
@@ -662,9 +665,15 @@ class Engine(Branches):
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
             return None  # a message left out, or no reply to end on: not the chat front
         system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
-        need = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
-                + self.summary_max_tokens + PROMPT_SLACK + self.definitions_tokens())
-        return wire if need <= self.context_window else None
+        front = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
+                 + PROMPT_SLACK + self.definitions_tokens())
+        # A front that fills the window (a paste cut to the whole budget) leaves the summary
+        # less than its cap: a shorter summary, once, costs less than the small prompt reading
+        # that front again from its first token.
+        room = min(self.context_window - front, self.summary_max_tokens)
+        if room < self.summary_max_tokens * PREFIX_SUMMARY_SHARE:
+            return None
+        return SummaryPrefix(wire, room)
 
     def edit_summary(self, text: str) -> Summary:
         if self.summary is None:
