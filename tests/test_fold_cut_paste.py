@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction import PREFIX_SUMMARY_SHARE, SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.ledger import split
 from tests.engine_helpers import (
     final,
     is_prefix_summary,
@@ -59,8 +60,13 @@ def sent_cut(fake: FakeProvider, text: str) -> str:
 async def test_a_paste_3x_the_window_is_folded_at_the_chat_prefix_in_one_request(
         make_fake_server, tmp_path):
     fake = make_fake_server(limit=LIMIT)
-    summarising_replies(fake)
-    engine = make_engine(fake, tmp_path)
+    summarising_replies(fake, chat_words=400)  # a long answer about the paste
+    chat_reply = fake.reply_fn
+    # A summariser that writes past max_tokens, from a server that does not stop it.
+    fake.reply_fn = lambda body: (" ".join(["Summary:", *summary_material(body).split()[:900]])
+                                  if is_summary_request(body) else chat_reply(body))
+    fake.ignore_max_tokens = True
+    engine = make_engine(fake, tmp_path, summary_max_tokens=512, system_reserve=64)
     text, summaries = await fold_the_paste(fake, engine)
     stored = engine.store.messages(engine.conversation.id)
     assert stored[0].content == text and stored[0].covered  # folded in, and kept whole
@@ -78,13 +84,14 @@ async def test_a_paste_3x_the_window_is_folded_at_the_chat_prefix_in_one_request
             if not is_summary_request(r.body)][-1]
     assert chat.body["messages"][1]["content"] == cut
     assert rec.cached_tokens >= chat.prompt_tokens - 3
-    assert rec.prompt_tokens - rec.cached_tokens < 600
-    # The cut paste fills most of the window: the summary gets the room left after it, never
-    # less than its share of the cap, and the server took the request as it was.
+    assert rec.prompt_tokens - rec.cached_tokens < 800
+    # The cut paste and the answer fill most of the window: the summary gets the room left
+    # after them, less than its cap but not less than its share of it, and it is held to it.
     cap = engine.summary_max_tokens
-    assert cap * PREFIX_SUMMARY_SHARE <= rec.body["max_tokens"] <= cap
+    assert cap * PREFIX_SUMMARY_SHARE <= rec.body["max_tokens"] < cap
     assert rec.prompt_tokens + rec.body["max_tokens"] <= LIMIT
-    assert count_tokens(engine.summary.content.split("\n\n")[0]) <= rec.body["max_tokens"]
+    assert count_tokens(rec.reply) > rec.body["max_tokens"]
+    assert count_tokens(split(engine.summary.content)[0]) <= rec.body["max_tokens"]
 
 
 async def test_another_summary_model_reads_the_paste_as_sent_in_one_request(

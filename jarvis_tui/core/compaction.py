@@ -50,6 +50,10 @@ remarks."""
 # A summary asked at the chat prefix may be held to this share of its cap when the front leaves
 # the window no more room; below it, the small prompt writes the whole summary.
 PREFIX_SUMMARY_SHARE = 0.5
+# How far our count of that front may fall short of the server's (a calibrated estimate, the
+# chat template's framing): the summary's room is kept clear of it, as a refused request costs
+# a round trip and then the small prompt anyway.
+PREFIX_COUNT_MARGIN = 0.05
 MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 PROMPT_SLACK = 64  # wrapper text and chat-template tokens around the material

@@ -21,6 +21,7 @@ from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
 from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
+    PREFIX_COUNT_MARGIN,
     PREFIX_INSTRUCTION,
     PREFIX_SUMMARY_SHARE,
     PROMPT_SLACK,
@@ -670,7 +671,8 @@ class Engine(Branches):
         # A front that fills the window (a paste cut to the whole budget) leaves the summary
         # less than its cap: a shorter summary, once, costs less than the small prompt reading
         # that front again from its first token.
-        room = min(self.context_window - front, self.summary_max_tokens)
+        room = min(self.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
+                   self.summary_max_tokens)
         if room < self.summary_max_tokens * PREFIX_SUMMARY_SHARE:
             return None
         return SummaryPrefix(wire, room)
