@@ -10,7 +10,9 @@ against a strict fake server that logs every request whole, one after another in
   last 20 messages   system + the last 20 messages (bench/conversation.py's baseline)
   jarvis-tui engine  the real Engine, OpenAIProvider over loopback HTTP, a SQLite store
 
-Fresh tokens, reuse and breaks are computed here from the logged bodies (bench/cache_metrics.py).
+Fresh tokens, reuse and breaks are computed here from the logged bodies (bench/cache_metrics.py),
+and (issue 26) the tokens evaluated anew, chat and summary requests alike, over the new content:
+each turn's message as sent and its reply.
 
     python bench/cache.py                          both scenarios below
     python bench/cache.py --window 4096 --turns 40
