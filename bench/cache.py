@@ -10,7 +10,9 @@ against a strict fake server that logs every request whole, one after another in
   last 20 messages   system + the last 20 messages (bench/conversation.py's baseline)
   jarvis-tui engine  the real Engine, OpenAIProvider over loopback HTTP, a SQLite store
 
-Fresh tokens, reuse and breaks are computed here from the logged bodies (bench/cache_metrics.py).
+Fresh tokens, reuse and breaks are computed here from the logged bodies (bench/cache_metrics.py),
+and (issue 26) the tokens evaluated anew, chat and summary requests alike, over the new content:
+each turn's message as sent and its reply.
 
     python bench/cache.py                          both scenarios below
     python bench/cache.py --window 4096 --turns 40
@@ -62,6 +64,19 @@ def mean_fresh(stats: Stats, turns: list[int]) -> float:
     return sum(stats.fresh[t] for t in turns) / len(turns) if turns else 0.0
 
 
+LABELS = (("chat", "chat"), ("prefix", "summary at the chat prefix"),
+          ("small prompt", "summary, small prompt"), ("chunk", "chunks"), ("merge", "merges"),
+          ("repair", "repairs"), ("probe", "probes"))
+
+
+def by_request(stats: Stats) -> str:
+    """Where the evaluated tokens go, as multiples of the new content."""
+    totals = stats.by_label()
+    new = max(stats.new_turns, 1)
+    return ", ".join(f"{name} {totals[label]:,} ({totals[label] / new:.2f})"
+                     for label, name in LABELS if totals.get(label))
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -79,13 +94,14 @@ async def scenario(window: int, turns: int) -> None:
           f"{sum(replies) / len(replies):.0f}), max_tokens {RESERVE}")
     print(f"\n{'client':18} {'answered':>8} {'400s':>4} {'errors':>6} {'sum req':>7} "
           f"{'fresh/turn':>10} {'reuse':>6} {'vs chat':>7} {'breaks':>6} {'unexpl':>6} "
-          f"{'sent tokens':>11}")
+          f"{'sent tokens':>11} {'eval/new':>8}")
     for name, (run, st, _) in results.items():
         answered = sum(run.answered)
         print(f"{name:18} {f'{answered}/{turns}':>8} {st.refused:>4} {run.errors:>6} "
               f"{st.summaries:>7} {sum(st.fresh) / max(answered, 1):>10,.0f} "
               f"{st.pct(st.reuse_any):>5.1f}% {st.pct(st.reuse_chat):>6.1f}% "
-              f"{len(st.broke):>6} {len(st.unexplained):>6} {st.sent:>11,}")
+              f"{len(st.broke):>6} {len(st.unexplained):>6} {st.sent:>11,} "
+              f"{st.evaluated_per_new:>8.2f}")
 
     run, st, _ = results["jarvis-tui engine"]
     base_run, base, _ = results["append-only"]
@@ -106,6 +122,9 @@ async def scenario(window: int, turns: int) -> None:
           f"fresh/turn {mean_fresh(st, both):,.0f} vs append-only's {mean_fresh(base, both):,.0f}"
           f";\n  the new messages and replies alone are {st.pct(st.new_content):.1f}% of the chat "
           f"tokens: no client could reuse more than {100 - st.pct(st.new_content):.1f}% of them")
+    print(f"  evaluated anew {sum(st.fresh):,} tokens = {st.evaluated_per_new:.2f}x the new "
+          f"content ({st.new_turns:,}: each turn's message as sent and its reply); by request:"
+          f"\n    {by_request(st)}")
     if compactions and not st.summaries:
         print("  WARNING: compactions but no summary request recognised (not unstreamed any more?)")
     targets = [(f"every turn answered, 0 errors, {expected} messages stored",
@@ -117,12 +136,16 @@ async def scenario(window: int, turns: int) -> None:
                      st.pct(st.reuse_any) >= 85),
                     ("prefix breaks only at compactions", f"{len(st.unexplained)} others",
                      not st.unexplained),
-                    ("fresh/turn <= 1.3x append-only's", f"{ratio:.2f}x", ratio <= 1.3)]
+                    ("fresh/turn <= 1.3x append-only's", f"{ratio:.2f}x", ratio <= 1.3),
+                    ("evaluated anew / new content near 1.1", f"{st.evaluated_per_new:.2f}",
+                     st.evaluated_per_new <= 1.2)]
     else:
         targets += [("summary fresh <= 25% of chat fresh", f"{summary_share:.1f}%",
                      summary_share <= 25),
                     ("compactions <= one per 4 prose turns",
-                     f"{compactions} for {prose} prose turns", compactions * 4 <= prose)]
+                     f"{compactions} for {prose} prose turns", compactions * 4 <= prose),
+                    ("evaluated anew / new content <= 1.5", f"{st.evaluated_per_new:.2f}",
+                     st.evaluated_per_new <= 1.5)]
     print(f"\ntargets at {window:,}:")
     for what, figure, ok in targets:
         print(f"  {what:44} {figure:>28}  {verdict(ok)}")
@@ -134,7 +157,10 @@ fresh = prompt tokens minus the longest common prefix with the request just befo
 cache; a refused request is not evaluated and leaves the slot as it was); reuse = sum of the chat
 requests' common prefixes / their tokens, vs the request just before of any kind (vs chat: the
 chat request before); breaks = turns whose request does not start with the whole chat request
-before; unexpl = breaks with no summary request between; sum req = summary requests"""
+before; unexpl = breaks with no summary request between; sum req = summary requests;
+eval/new = fresh tokens of every request evaluated (chat and summary) / the new content: each
+answered turn's user message as sent (a paste cut to fit as cut) plus its reply (1.0: a cache
+that never reads anything twice)"""
 
 
 def main() -> None:

@@ -16,8 +16,9 @@ from os.path import commonprefix
 
 from cache_clients import request_kind  # bench/ is on sys.path
 
-from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT
-from tests.fakeserver import ENCODING, RecordedRequest
+from jarvis_tui.core.compaction import MERGE_NOTE, REPAIR_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.window import NEW_MESSAGE_HEADER
+from tests.fakeserver import ENCODING, RecordedRequest, count_tokens
 
 # Stand-ins for the template tokens around each message: negative, so no text token matches
 # them, and the same before every message and before the reply, which is how chatml's
@@ -75,9 +76,66 @@ class Stats:
     broke: set[int] = field(default_factory=set)  # turns whose chat request broke the prefix
     unexplained: set[int] = field(default_factory=set)  # ... with no summary request between
     fresh: list[int] = field(default_factory=list)  # per turn, chat and summary requests
+    # Each evaluated request's fresh tokens, in order, by what it was (request_label).
+    evaluated: list[tuple[str, int]] = field(default_factory=list)
+    # Per answered turn, the user's message as its last chat request sent it (a cut paste as
+    # cut, without turns recall put in front) plus the reply: what even a perfect cache has
+    # to evaluate once.
+    new_turns: int = 0
 
     def pct(self, part: int) -> float:
         return 100.0 * part / self.chat_tokens if self.chat_tokens else 0.0
+
+    def by_label(self) -> dict[str, int]:
+        """Fresh tokens per request label; small-prompt requests whose parts a merge request
+        then joined are the chunks of one summary."""
+        totals: dict[str, int] = {}
+        pending: list[int] = []  # fresh tokens of small-prompt requests since the last chat
+        for label, fresh in self.evaluated:
+            if label == "small prompt":
+                pending.append(fresh)
+                continue
+            if label == "merge":
+                totals["chunk"] = totals.get("chunk", 0) + sum(pending)
+                pending.clear()
+            elif label == "chat" and pending:
+                totals["small prompt"] = totals.get("small prompt", 0) + sum(pending)
+                pending.clear()
+            totals[label] = totals.get(label, 0) + fresh
+        if pending:
+            totals["small prompt"] = totals.get("small prompt", 0) + sum(pending)
+        return totals
+
+    @property
+    def evaluated_per_new(self) -> float:
+        """Tokens evaluated anew over the new content: 1.0 is a cache that never re-reads."""
+        return sum(f for _, f in self.evaluated) / self.new_turns if self.new_turns else 0.0
+
+
+def request_label(body: dict) -> str:
+    """"chat", "probe", or which summary request: at the end of the chat prefix ("prefix"),
+    or with the small prompt: a merge of parts, a repair, or a transcript ("small prompt",
+    which by_label tells from a chunk by the merge after it)."""
+    kind = request_kind(body)
+    if kind != "summary":
+        return kind
+    messages = body["messages"]
+    if messages[0].get("content") != SUMMARY_SYSTEM_PROMPT:
+        return "prefix"
+    material = messages[-1].get("content") or ""
+    if MERGE_NOTE in material.split("\n\n", 2)[:2]:  # a focus line may come first
+        return "merge"
+    return "repair" if material.startswith(REPAIR_INSTRUCTION) else "small prompt"
+
+
+def turn_content(rec: RecordedRequest) -> int:
+    """The user's message as `rec` (a turn's last answered chat request) sent it, and the
+    reply to it, in tokens."""
+    users = [m for m in rec.body["messages"] if m.get("role") == "user"]
+    text = users[-1].get("content") if users else ""
+    text = text if isinstance(text, str) else ""
+    _, header, own = text.rpartition(NEW_MESSAGE_HEADER + "\n")
+    return count_tokens(own if header else text) + rec.completion_tokens
 
 
 def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> Stats:
@@ -85,6 +143,7 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
     stats = Stats(turns, fresh=[0] * turns)
     previous = previous_chat = None
     summary_since = False
+    last_answered: dict[int, RecordedRequest] = {}  # turn -> its last answered chat request
     for index, rec in enumerate(requests):
         if not rec.path.endswith("/chat/completions"):
             continue
@@ -97,6 +156,7 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
         assert len(tokens) == rec.prompt_tokens, "the bench must count as the fake counts"
         fresh = len(tokens) - lcp(tokens, previous)
         stats.fresh[turn] += fresh
+        stats.evaluated.append((request_label(rec.body), fresh))
         kind = request_kind(rec.body)
         if kind == "probe":
             pass  # evaluated, so it holds the cache slot, but it is neither chat nor summary
@@ -122,5 +182,7 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
                     if not summary_since:
                         stats.unexplained.add(turn)
             previous_chat, summary_since = tokens, False
+            last_answered[turn] = rec
         previous = tokens
+    stats.new_turns = sum(turn_content(rec) for rec in last_answered.values())
     return stats

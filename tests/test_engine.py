@@ -20,6 +20,7 @@ from tests.engine_helpers import (
     make_engine,
     send,
     summarising_replies,
+    summary_material,
 )
 
 
@@ -73,20 +74,33 @@ async def test_threshold_compaction_folds_old_turns_into_a_summary(fake_server, 
 
 
 async def test_chunked_summary_when_the_material_exceeds_the_window(make_fake_server, tmp_path):
-    fake = make_fake_server(limit=4096)
+    """The user moves a long conversation to a model with a quarter of the window: what is to
+    be folded in is more than one summary request can hold, and goes in chunks, then a merge.
+    (A single paste larger than the window does not: it is folded as it was sent, cut.)"""
+    fake = make_fake_server(limit=16384)
     summarising_replies(fake)
-    engine = make_engine(fake, tmp_path)
-    pasted = "\n".join(f"row {i}: value={i * 7} status=ok note=测试数据" for i in range(1500))
-    await send(engine, "Here is a big table:\n" + pasted)
-    for i in range(4):
-        events = await send(engine, f"question {i} about the table")
-        assert isinstance(final(events), ev.Finished)
-    summary_requests = [r for r in fake.chat_requests if is_summary_request(r.body)]
+    engine = make_engine(fake, tmp_path, context_window=16384)
+    turns = [f"part {i}: " + f"第{i}部分的设计说明 and the reasons behind it. " * 110
+             for i in range(6)]
+    for text in turns:
+        assert isinstance(final(await send(engine, text)), ev.Finished)
+    assert not engine.store.summaries(engine.conversation.id)
+    fake.limit = 4096
+    engine.apply_settings(replace(engine.settings, context_window=4096))
+    before = len(fake.chat_requests)
+    events = await send(engine, "now on the small model: what did we decide?")
+    assert isinstance(final(events), ev.Finished) and "CompactionFinished" in kinds(events)
+    summary_requests = [r for r in fake.chat_requests[before:] if is_summary_request(r.body)]
     assert len(summary_requests) >= 3  # several chunks, then a merge
     assert all(r.status == 200 and not r.overflowed for r in summary_requests)
+    assert all(r.prompt_tokens + r.body["max_tokens"] <= 4096 for r in summary_requests)
     merge = summary_requests[-1].body["messages"][-1]["content"]
     assert "summaries of consecutive parts" in merge
-    assert engine.store.messages(engine.conversation.id)[0].content.endswith(pasted[-40:])
+    chunks = [summary_material(r.body) for r in summary_requests[:-1]]
+    folded = [m for m in engine.store.messages(engine.conversation.id) if m.covered]
+    assert folded and all(any(m.content[:40] in c for c in chunks) for m in folded)
+    assert [m.content for m in engine.store.messages(engine.conversation.id)
+            if m.role == "user"][:6] == turns
 
 
 async def test_summariser_failure_still_sends_the_turn_with_history_intact(

@@ -47,6 +47,13 @@ keeping what it already says. Stay as short as it is: shorten other wording if y
 the details. Write in the summary's language. Only the revised summary, no preamble, no closing \
 remarks."""
 
+# A summary asked at the chat prefix may be held to this share of its cap when the front leaves
+# the window no more room; below it, the small prompt writes the whole summary.
+PREFIX_SUMMARY_SHARE = 0.5
+# How far our count of that front may fall short of the server's (a calibrated estimate, the
+# chat template's framing): the summary's room is kept clear of it, as a refused request costs
+# a round trip and then the small prompt anyway.
+PREFIX_COUNT_MARGIN = 0.05
 MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 PROMPT_SLACK = 64  # wrapper text and chat-template tokens around the material
@@ -60,6 +67,12 @@ class SummaryError(Exception):
 class CompactionPlan:
     evict: list[Message]  # folded into the summary
     keep: list[Message]  # stays verbatim
+
+
+@dataclass(frozen=True)
+class SummaryPrefix:
+    wire: list[dict]  # the chat request's front as last sent, ending on a reply
+    room: int  # the summary's max_tokens: what the window leaves after the front, the cap at most
 
 
 def plan_compaction(history: list[Message], keep_recent_turns: int) -> CompactionPlan:
@@ -230,17 +243,20 @@ class Summarizer:
                 if len(pair) > 1 else pair[0] for pair in pairs]
 
     async def summarize_prefix(self, prefix: list[dict], focus: str | None = None,
-                               tools: list[dict] | None = None) -> str:
+                               tools: list[dict] | None = None,
+                               max_tokens: int | None = None) -> str:
         """The summary asked at the end of the chat request's own prefix (system message,
         summary, the turns to fold in, as last sent): the provider's prompt cache has all of it,
         so only the instruction is new. `tools`: the definitions the chat requests carry,
         which servers put before the messages, so without them nothing of the front matches
-        the cache. A ContextOverflow, or a tool call for an answer, is the caller's cue to
+        the cache. `max_tokens`: the room the window leaves after the front, when that is less
+        than the cap. A ContextOverflow, or a tool call for an answer, is the caller's cue to
         fall back to the small prompt."""
         instruction = PREFIX_INSTRUCTION
         if focus:
             instruction = f"{instruction}\n\nPay special attention to: {focus}"
-        return await self._request([*prefix, {"role": "user", "content": instruction}], tools)
+        return await self._request([*prefix, {"role": "user", "content": instruction}], tools,
+                                   max_tokens=max_tokens)
 
     async def repair(self, summary: str, omitted_details: Sequence[Detail]) -> str:
         """`summary` revised by one more request to state `omitted_details` word for word,
@@ -273,15 +289,17 @@ class Summarizer:
                                  + self.counter.text(SUMMARY_SYSTEM_PROMPT))
             raise
 
-    async def _request(self, messages: list[dict], tools: list[dict] | None = None) -> str:
+    async def _request(self, messages: list[dict], tools: list[dict] | None = None,
+                       max_tokens: int | None = None) -> str:
         attempt = 0
         more = {"tools": tools} if tools else {}
+        cap = min(max_tokens or self.max_tokens, self.max_tokens)
         while True:
             self.calls += 1
             try:
                 # The window goes along for servers that need to be told it (Ollama's num_ctx).
                 result = await self.provider.complete(messages, model=self.model,
-                                                      max_tokens=self.max_tokens,
+                                                      max_tokens=cap,
                                                       context_window=self.window, **more)
                 break
             except ContextOverflow:
@@ -305,4 +323,4 @@ class Summarizer:
             raise CalledATool("the summariser asked for a tool instead of summarising")
         if not text:
             raise SummaryError("the summariser returned an empty summary")
-        return fit_summary(text, self.max_tokens, self.counter)
+        return fit_summary(text, cap, self.counter)

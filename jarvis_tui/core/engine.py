@@ -21,11 +21,14 @@ from jarvis_tui.core.anchor import Anchor
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
 from jarvis_tui.core.calibration import Calibration
 from jarvis_tui.core.compaction import (
+    PREFIX_COUNT_MARGIN,
     PREFIX_INSTRUCTION,
+    PREFIX_SUMMARY_SHARE,
     PROMPT_SLACK,
     CalledATool,
     Summarizer,
     SummaryError,
+    SummaryPrefix,
     plan_compaction,
 )
 from jarvis_tui.core.compaction_guard import CompactionGuard
@@ -393,11 +396,15 @@ class Engine(Branches):
             async for event in compaction:
                 yield event
 
-    def _tools_as_sent(self, messages: list[Message]) -> list[Message]:
-        """Tool results as the requests sent them (cut or stubbed), for the summariser: a
-        20,000-token git log summarised whole would cost a dozen chunked requests."""
+    def _as_sent(self, messages: list[Message]) -> list[Message]:
+        """Messages as the requests sent them, for the summariser: tool results cut or stubbed,
+        and anything cut to fit as its head and tail. Read whole, a 20,000-token git log or a
+        paste three times the window would cost a dozen chunked requests, and chunks cut it in
+        the middle anyway. The stored originals stay whole; the ledger reads them for details.
+        A message that only carried recalled turns is summarised as itself."""
         return [replace(m, content=self.sent.texts[m.id])
-                if m.role == "tool" and m.id in self.sent.texts else m for m in messages]
+                if m.id in self.sent.texts and (m.role == "tool" or self.sent.cut(m)) else m
+                for m in messages]
 
     def _restore_stubs(self) -> None:
         """The stubs earlier runs sent in place of tool results still in the request."""
@@ -519,12 +526,12 @@ class Engine(Branches):
                 # Too big for the server after all: the small prompt goes in chunks. Any other
                 # failure is the summariser's, and asking again another way would not help.
                 with contextlib.suppress(ContextOverflow, CalledATool):
-                    text = await summarizer.summarize_prefix(prefix, focus,
-                                                             self._definitions())
+                    text = await summarizer.summarize_prefix(prefix.wire, focus,
+                                                             self._definitions(),
+                                                             max_tokens=prefix.room)
             if text is None:
                 prefix = None
-                text = await summarizer.summarize(previous, self._tools_as_sent(plan.evict),
-                                                  focus)
+                text = await summarizer.summarize(previous, self._as_sent(plan.evict), focus)
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
@@ -646,19 +653,15 @@ class Engine(Branches):
         with contextlib.suppress(StoreError):
             self._add_summary_usage(proposal, None, None)
 
-    def _summary_prefix(self, evict: list[Message]) -> list[dict] | None:
+    def _summary_prefix(self, evict: list[Message]) -> SummaryPrefix | None:
         """The chat request's own front up to the last message to fold in (system message with
-        the summary so far, then the turns as they were sent), when the summary model is the
-        chat model and that front fits its window with the summary's room: the provider's
-        prompt cache (llama.cpp's KV cache) already holds it, so the summary request costs the
-        instruction only, and the cache stays warm. None: use the small summary prompt."""
+        the summary so far, then the turns as they were sent, a paste cut to fit as cut), when
+        the summary model is the chat model and that front leaves the summary room in its
+        window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
+        summary request costs the instruction only, and the cache stays warm. None: use the
+        small summary prompt."""
         s = self.settings
         if s.summary_model not in ("", s.model) or not evict:
-            return None
-        if any(self.sent.cut(m) for m in evict if m.role != "tool"):
-            # Sent cut to fit: the summary is made from the stored original. A tool output
-            # is summarised as it was sent (its head and tail, or its stub): the ledger reads
-            # its original for the details.
             return None
         active = self.history()
         ids = {m.id for m in evict}
@@ -669,11 +672,18 @@ class Engine(Branches):
                             summary=summary, sent_as=self.sent.texts)
         wire = fitted.wire
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
-            return None  # a message cut or left out, or no reply to end on: not the chat front
+            return None  # a message left out, or no reply to end on: not the chat front
         system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
-        need = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
-                + self.summary_max_tokens + PROMPT_SLACK + self.definitions_tokens())
-        return wire if need <= self.context_window else None
+        front = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
+                 + PROMPT_SLACK + self.definitions_tokens())
+        # A front that fills the window (a paste cut to the whole budget) leaves the summary
+        # less than its cap: a shorter summary, once, costs less than the small prompt reading
+        # that front again from its first token.
+        room = min(self.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
+                   self.summary_max_tokens)
+        if room < self.summary_max_tokens * PREFIX_SUMMARY_SHARE:
+            return None
+        return SummaryPrefix(wire, room)
 
     def edit_summary(self, text: str) -> Summary:
         if self.summary is None:
