@@ -119,11 +119,12 @@ class WorkFake(FakeProvider):
 
 # ---- the turns ---------------------------------------------------------------------------------
 
-def planting_turns(facts: list[dict], language: str, rng: Random, window: int,
-                   repo: Path) -> list[str]:
+def planting_turns(facts: list[dict], language: str, rng: Random, window: int, repo: Path,
+                   values: list[str]) -> list[str]:
     """The first turns: every fact said once, two to a turn; those said with a paste or a tool
     call ("with") in a turn that has one, and every other turn of the rest with a paste too.
-    Pastes here are at most a fifth of the window, so no fact is cut from its own turn."""
+    Pastes here are at most a fifth of the window, so no fact is cut from its own turn; none
+    says any fact's value."""
     groups: dict[str | None, list[dict]] = defaultdict(list)
     for f in facts:
         groups[f.get("with")].append(f)
@@ -138,9 +139,12 @@ def planting_turns(facts: list[dict], language: str, rng: Random, window: int,
     turns = []
     for chunk, kind in plan:
         prose = ("" if language == "zh" else " ").join(f["statement"] for f in chunk)
-        if kind is not None:
+        while kind is not None:
             tokens = min(paste_tokens(rng, window), window // 5)
-            prose += "\n" + paste(kind, language, rng, tokens, repo)
+            pasted = paste(kind, language, rng, tokens, repo)
+            if not any(v in pasted for v in values):
+                prose += "\n" + pasted
+                break
         turns.append(prose)
     return turns
 
@@ -250,7 +254,7 @@ async def session(b: Bench, window: int, config: str, facts: list[dict], languag
     with Store(db) as store:
         engine = Engine(s, store, b.provider, sleep=_no_wait, tools=box)
         out.ledger_budget = engine.details_max_tokens
-        turns = planting_turns(facts, language, rng, window, b.repo)
+        turns = planting_turns(facts, language, rng, window, b.repo, every_value)
         # Counted from the last fact said: at 4,096 tokens a session compacts several times
         # while the facts are still being said, and "after 1" must mean every fact went through
         # at least one.

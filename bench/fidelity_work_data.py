@@ -296,4 +296,8 @@ def problems(facts: list[dict]) -> list[str]:
             out.append(f"fact {i}: value in a question")
         if len(f["questions"]) != 2:
             out.append(f"fact {i}: {len(f['questions'])} questions, not 2")
+        if f["language"] not in ("en", "zh"):
+            out.append(f"fact {i}: language not en or zh (no session would say it)")
+        if f.get("with") not in (None, *PASTES):
+            out.append(f"fact {i}: said with something the session never pastes")
     return out

@@ -76,6 +76,7 @@ def report(window: int, results: dict[tuple[str, str], Outcome], sets: dict[str,
         lines = [f"{a} from facts / {b} other" for a, b in out.ledger_lines]
         print(f"  {config} / {name}: ledger per request mean "
               f"{sum(per) / len(per) if per else 0:.0f}, max {max(per, default=0)} of budget "
-              f"{out.ledger_budget} ({len(per)} requests with a summary); over budget in "
+              f"{out.ledger_budget} ({len(per)} requests with a summary, "
+              f"{sum(t > out.ledger_budget for t in per)} over it); over budget in "
               f"{over_summary} (summary) and {over_ledger} (ledger) of {len(out.sizes)} "
               f"compactions; ledger lines at the end: {', '.join(lines) or 'none'}")
