@@ -16,7 +16,8 @@ from functools import lru_cache
 from jarvis_tui.core.details_blocks import digest, errors_in, language, spans
 from jarvis_tui.core.messages import Message, call_commands
 
-KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision", "paste", "tool")
+KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision", "id", "paste",
+         "tool")
 # Where a detail was said, most salient first: what the user wrote in their own words is what
 # they will ask for; a pasted block or a tool's output is kept as one digest line and its errors.
 SOURCES = ("user", "assistant", "summary", "paste", "tool")
@@ -29,8 +30,14 @@ _PATH = re.compile(
     r"|~/[^\s\"'`<>，。；]*"  # ~/x
     r"|\.{1,2}/[^\s\"'`<>，。；]+"  # ./x, ../x
     r"|/(?:[\w.@+-]+/)*[\w.@+-]+"  # /etc/collector.yaml
+    r"|(?:[A-Za-z][\w.-]*/)+[\w.-]*\d[\w.-]*(?![\w.-])"  # release/2.14-hotfix
     r"|(?:[\w.-]+/)+[\w.-]+\.\w{1,8})"  # src/app/main.py
 )
+# What names one thing of many: a ticket, a request id, a tenant ("JIRA-4821",
+# "trace-5d2a9c7e81", "acme-logistics-eu"); a word with a hyphen or two is no such thing.
+_ID = re.compile(r"(?<![\w/.-])(?:[A-Za-z]+-(?=[A-Za-z0-9]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+                 r"|[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})(?![\w/-])")
+_PROSE_PARTS = frozenset("a an the of to in on for by and or with up out off per".split())
 _TICKS = re.compile(r"`([^`\n]{2,200})`")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _COMMAND = re.compile(
@@ -65,7 +72,8 @@ _PHONE_OR_CODE = re.compile(r"(?<![\w-])(?:\+?\d[\d -]{7,}\d|[A-Z]{2}\s?\d{3,4})
 # that one re-read a long line once per position in it (9 s on a 7 KB line of JSON).
 _ERROR = re.compile(
     r"\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
-    r"错误|报错|异常|失败", re.I)
+    r"\bdeadlock\b|\btimed out\b|\bconnection refused\b|\bpermission denied\b|"
+    r"错误|报错|异常|失败|根因|超时了", re.I)
 _DECISION = re.compile(
     r"\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
     r"\blet'?s (?:use|go with|keep|switch to)\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
@@ -77,7 +85,10 @@ _NAME = re.compile(
     r"(?:\b(?:named|called|Mr\.|Ms\.|Dr\.|contact|ask)\s+)([A-Z][a-z]+(?: [A-Z][a-z]+)?)"
     # "our rep is Diego Alvarez": a first and a last name said as what someone is.
     r"|(?:\b(?:is|was)\s+)([A-Z][a-z]+ [A-Z][a-z]+)(?=[\s,.;!?]|$)"
-    r"|(?:叫|名叫|联系人|负责人是?|找)([\u4e00-\u9fff]{2,3})(?=[，。、；\s]|$)")
+    r"|(?:叫|名叫|联系人|负责人是?|找)([\u4e00-\u9fff]{2,4})(?=[，。、；\s]|$)"
+    # A company or an institution: "杭州云栖贸易有限公司".
+    r"|(?:(?<=[是找和跟给由，。、；：\s])|^)"
+    r"(?![我你他她它这那咱])([\u4e00-\u9fff]{2,12}?(?:有限公司|公司|集团|银行|大学|医院|研究院))")
 
 
 @dataclass(frozen=True)
@@ -169,8 +180,11 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
         if len(digits) >= 2 or not m.group().strip().isdigit():
             add("short", "number", m.start(), m.end())
     for m in _NAME.finditer(text):
-        group = next(i for i in (1, 2, 3) if m.group(i))
+        group = next(i for i in (1, 2, 3, 4) if m.group(i))
         add("short", "name", m.start(group), m.end(group))
+    for m in _ID.finditer(text):
+        if not _PROSE_PARTS.intersection(m.group().lower().split("-")):
+            add("short", "id", m.start(), m.end())
     for m in _IDENT.finditer(text):
         add("short", "command", m.start(), m.end())
     for m in _ERROR.finditer(text):

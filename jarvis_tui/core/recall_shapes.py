@@ -36,6 +36,7 @@ _CUE_WORDS = {
     "name": "who whom name named called person contact owner owns owned talk ask reach",
     "decision": "decide decided decision decisions chose chosen choose choosing pick picked "
                 "settle settled agree agreed select selected approach option",
+    "id": "id ids ticket tickets branch branches tenant tenants identifier",
 }
 _CUE_PAIRS = {("how", w): "number" for w in "many much long big large fast slow often old".split()}
 _CUE_PAIRS.update({("what", "time"): "time", ("which", "day"): "time"})
@@ -49,6 +50,7 @@ _CUE_ZH = {
     "error": "报错 错误 异常 崩溃 出错 什么错 啥错",
     "name": "谁 哪位 同事 名字 叫什么 负责人 联系人",
     "decision": "决定 拍板 选了 定了 定的 选用 采用 选的 方案",
+    "id": "工单 分支 租户 单号 请求号",
 }
 WORD_KIND = {word: kind for kind, words in _CUE_WORDS.items() for word in words.split()}
 ZH_KIND = [(phrase, kind) for kind, words in _CUE_ZH.items() for phrase in words.split()]
