@@ -111,6 +111,9 @@ class FakeOllama(FakeServer):
         # Where a streamed reply's calls go: a line of their own before the last ("line"),
         # the last line itself ("final"), or a line for each call ("each").
         self.tool_calls_in = "line"
+        # Models without the "tools" capability (gemma3, for one): a chat offering tools is
+        # refused, in Ollama's words, and /api/show does not list the capability.
+        self.without_tools: set[str] = set()
 
     @property
     def base_url(self) -> str:
@@ -220,7 +223,11 @@ class _Handler(BaseHTTPRequestHandler):
                                "general.parameter_count": 3_212_749_888,
                                "llama.context_length": fake.context_length,
                                "llama.embedding_length": 3072},
-                "capabilities": ["completion", "tools"]})
+                "capabilities": ["completion"] if self._no_tools(name) else ["completion",
+                                                                             "tools"]})
+
+    def _no_tools(self, model: str) -> bool:
+        return model.removesuffix(":latest") in self.fake.without_tools
 
     def _chat(self, rec: OllamaRequest, body: dict) -> None:
         fake = self.fake
@@ -232,6 +239,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake.has_model(model):
             rec.status = 404
             self._send(404, {"error": f'model "{model}" not found, try pulling it first'})
+            return
+        if body.get("tools") and self._no_tools(model):
+            rec.status = 400
+            name = model if ":" in model else f"{model}:latest"
+            self._send(400, {"error": f"registry.ollama.ai/library/{name} does not support "
+                                      "tools"})
             return
         messages = body.get("messages", [])
         bad = _bad_shape(messages)

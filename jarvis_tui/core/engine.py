@@ -44,6 +44,16 @@ from jarvis_tui.core.engine_branches import (
     Branches,
 )
 from jarvis_tui.core.history import History
+from jarvis_tui.core.history_search import HistorySearch, result_cap
+from jarvis_tui.core.history_tool import (
+    HISTORY_SPEC,
+    SEARCH_REFUSED_KEY,
+    SUMMARY_NOTE,
+    WithHistorySearch,
+    definition_overflow,
+    refused_alone,
+    refusing_models,
+)
 from jarvis_tui.core.ledger import ledger_for, left_out, split
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
@@ -52,6 +62,7 @@ from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
     ReadTimedOut,
+    RequestError,
     RetryableError,
     StreamCut,
     ToolsRefused,
@@ -188,6 +199,7 @@ class Engine(Branches):
         self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._meta = meta
         self._restore_stubs()
+        self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -283,7 +295,7 @@ class Engine(Branches):
         c = self.counter
         summary = self.summary.content if self.summary else None
         sys_tokens = c.text(self.settings.system_prompt)
-        sys_text = system_text(self.settings.system_prompt, summary)
+        sys_text = system_text(self.settings.system_prompt, summary, self._summary_note())
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
         sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
@@ -311,7 +323,32 @@ class Engine(Branches):
     # ---- tools ---------------------------------------------------------------------------
 
     def _tool_specs(self) -> list[ToolSpec]:
-        return self.refused_tools.offered(self.tools.specs()) if self.tools is not None else []
+        box = self._toolbox()
+        return self.refused_tools.offered(box.specs()) if box is not None else []
+
+    def _searches_history(self) -> bool:
+        """Whether the model is offered search_history: while a summary covers turns (so the
+        definitions change with the summary only), unless it is off or the server refused it."""
+        return self.summary is not None and self._may_search_history()
+
+    def _may_search_history(self) -> bool:
+        return (self.settings.history_search_tool
+                and self.settings.model not in self._search_refused_by
+                and bool(self.refused_tools.offered([HISTORY_SPEC])))
+
+    def _toolbox(self) -> ToolBox | None:
+        """The tools a round offers and runs: the MCP tools, and search_history beside them."""
+        if not self._searches_history():
+            return self.tools
+        s = self.settings
+        cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
+                         s.tool_output_share)
+        search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
+                               cap)
+        return WithHistorySearch(search, self.tools)
+
+    def _summary_note(self) -> str:
+        return SUMMARY_NOTE if self._searches_history() else ""
 
     def _definitions(self) -> list[dict]:
         return tool_definitions(self._tool_specs())
@@ -605,8 +642,18 @@ class Engine(Branches):
         """What the request would need once `proposal` is stored with `text` (an estimate:
         the gauge's count of the rest, plus the summary as the system message carries it)."""
         prompt = self.settings.system_prompt
-        summary = self.counter.text(system_text(prompt, text)) - self.counter.text(prompt)
-        return proposal.rest + (summary if text.strip() else 0)
+        # Stored, it brings search_history along: the note under its header, the definition.
+        note = SUMMARY_NOTE if self._may_search_history() else ""
+        summary = self.counter.text(system_text(prompt, text, note)) - self.counter.text(prompt)
+        return proposal.rest + (summary + self._search_definition_adds() if text.strip() else 0)
+
+    def _search_definition_adds(self) -> int:
+        """Tokens over the system reserve search_history's definition adds to the request once
+        a first summary is stored (0 when it is offered already, or will not be)."""
+        if self.summary is not None or not self._may_search_history():
+            return 0
+        return definition_overflow(self.counter, self.settings.system_prompt,
+                                   self.budget.system_reserve, self._tool_specs())
 
     async def commit_compaction(self, proposal: CompactionProposal,
                                 text: str) -> AsyncIterator[ev.Event]:
@@ -669,7 +716,8 @@ class Engine(Branches):
         summary = self.summary.content if self.summary else None
         fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
                             counter=self.counter, system_prompt=s.system_prompt,
-                            summary=summary, sent_as=self.sent.texts)
+                            summary=summary, sent_as=self.sent.texts,
+                            summary_note=self._summary_note())
         wire = fitted.wire
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
             return None  # a message left out, or no reply to end on: not the chat front
@@ -911,7 +959,8 @@ class Engine(Branches):
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
                                 system_prompt=self.settings.system_prompt, summary=summary,
-                                pinned=self._history.pinned, sent_as=self.sent.texts)
+                                pinned=self._history.pinned, sent_as=self.sent.texts,
+                                summary_note=self._summary_note())
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
             attempt = _Attempt()
@@ -937,13 +986,19 @@ class Engine(Branches):
                 if not relieved:  # the size the next attempt is fitted to, smaller each time
                     yield ev.Trimmed(int(self.budget.tokens * shrink))
                 continue
-            except ToolsRefused as err:
+            except RequestError as err:
                 # One tool's schema must not stop the conversation: without it the request is
                 # good. A refusal that points at none of the tools sent is final, as before.
-                left = None if attempt.parts else self.refused_tools.leave_out(err, offered)
+                # A server without tools refuses search_history offered alone: left out alike.
+                refused = err if isinstance(err, ToolsRefused) else refused_alone(err, offered)
+                left = (None if attempt.parts or refused is None
+                        else self.refused_tools.leave_out(refused, offered))
                 if left is None:
                     yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
                     return
+                if left == HISTORY_SPEC:  # kept with the session: not asked again next run
+                    self._search_refused_by.append(self.settings.model)
+                    self._meta.remember(SEARCH_REFUSED_KEY, self._search_refused_by)
                 yield ev.ToolLeftOut(left.name, left.server,
                                      provider_message(err.body) or err.message)
                 continue
@@ -1004,7 +1059,7 @@ class Engine(Branches):
             # A step: run what the reply asks for, then ask the model again with the results.
             yield ev.ToolCallsMade(reply)
             async with aclosing(run_calls(
-                    calls_of(reply), box=self.tools, policy=self.tool_policy,
+                    calls_of(reply), box=self._toolbox(), policy=self.tool_policy,
                     approve=self.approve, timeout=self._tool_timeout,
                     save=self._store_tool_result, save_now=self._save_tool_result)) as running:
                 async for event in running:

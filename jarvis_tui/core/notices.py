@@ -9,6 +9,8 @@ import re
 
 from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.history_tool import is_history_search, shown_query
+from jarvis_tui.core.tools import ToolCall
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -63,6 +65,7 @@ TEXTS = {
         "usage_compaction": "compaction: {n} requests, prompt {prompt} · completion {completion}",
         "usage_partly": " (a model has no price; its part is not counted)",
         "tool_started": "⚙ {tool} {args}",
+        "history_searched": "↺ searched earlier turns: {query}",
         "tool_done": "✓ {tool}: {chars} characters in {seconds:.1f}s",
         "tool_error": "✗ {tool} failed: {why}",
         "tool_denied": "⊘ {tool} was not run: {why}",
@@ -118,6 +121,7 @@ TEXTS = {
         "usage_compaction": "压缩：{n} 次请求，提示 {prompt} · 输出 {completion}",
         "usage_partly": "（有模型未设价格，未计入）",
         "tool_started": "⚙ {tool} {args}",
+        "history_searched": "↺ 搜索了较早的对话：{query}",
         "tool_done": "✓ {tool}：{chars} 个字符，用时 {seconds:.1f} 秒",
         "tool_error": "✗ {tool} 失败：{why}",
         "tool_denied": "⊘ {tool} 未运行：{why}",
@@ -198,6 +202,11 @@ def pick_language(setting: str, sample: str = "") -> str:
     return "zh" if _CJK.search(sample) else "en"
 
 
+def searched_line(call: ToolCall, language: str = "en") -> str:
+    """The one line a call of the built-in search_history is shown as, here and in the TUI."""
+    return TEXTS.get(language, TEXTS["en"])["history_searched"].format(query=shown_query(call))
+
+
 def describe(event: ev.Event, language: str = "en") -> str | None:
     """One line for an event the user should hear about, or None for the quiet ones."""
     t = TEXTS.get(language, TEXTS["en"])
@@ -240,6 +249,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["recalled"].format(n=n, tokens=tokens)
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
+        case ev.ToolStarted(call=call) if is_history_search(call.name):
+            return searched_line(call, language)
         case ev.ToolStarted(call=call):
             args = " ".join(call.arguments.split())
             return t["tool_started"].format(

@@ -213,6 +213,12 @@ SCHEMA: tuple[Setting, ...] = (
                               "them; {range} (0 = off)",
                               "新消息提到早期内容时，为找回的原始对话留出的空间；"
                               "{range}（0 = 关闭）"))),
+    # Its definition (about 150 tokens) and a line under the summary go with every request once
+    # a summary exists.
+    Setting("history_search_tool", bool, True, anything,
+            Words("true or false", "true 或 false"),
+            "once turns are folded into a summary, offer the model a tool that searches them "
+            "(search_history); false = off"),
     Setting("tool_max_steps", int, 10, Range(1, 100),
             Words("a whole number between 1 and 100", "1 到 100 之间的整数"),
             "tool calls the model may make in a row for one message; then it must answer"),

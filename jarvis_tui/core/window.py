@@ -33,12 +33,14 @@ def with_recalled(block: str, text: str) -> str:
     return f"{block}\n\n{NEW_MESSAGE_HEADER}\n{text}" if block else text
 
 
-def system_text(system_prompt: str, summary: str | None) -> str:
+def system_text(system_prompt: str, summary: str | None, note: str = "") -> str:
     """The system message: the prompt, then the summary. One message, because strict chat
-    templates (Gemma, Mistral) reject a second system message or one in the middle."""
+    templates (Gemma, Mistral) reject a second system message or one in the middle. `note`:
+    a line under the header (how to search what the summary folded in)."""
     if not summary:
         return system_prompt
-    return f"{system_prompt}\n\n{SUMMARY_HEADER}\n{summary}".strip()
+    header = f"{SUMMARY_HEADER}\n{note}" if note else SUMMARY_HEADER
+    return f"{system_prompt}\n\n{header}\n{summary}".strip()
 
 
 @dataclass
@@ -127,7 +129,8 @@ def _fit_mandatory(group: list[Message], room: int, sizing: _Sizes,
 def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
                system_prompt: str, summary: str | None = None,
                pinned: Sequence[int] | None = None,
-               sent_as: Mapping[int, str] | None = None) -> FittedWindow:
+               sent_as: Mapping[int, str] | None = None,
+               summary_note: str = "") -> FittedWindow:
     """Choose what of `history` (the messages no summary covers) goes into the request.
 
     `budget` is the room for summary + history. The groups from the newest user message on are
@@ -136,10 +139,11 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     of the pinned messages, ascending, when the caller keeps them) spares the one scan of the
     older history for pinned flags: the cost follows the window, not the length of the history.
     `sent_as` (message id -> text) is how earlier requests sent a message that was cut or
-    carried recalled turns: it is sent, and counted, that way again.
+    carried recalled turns: it is sent, and counted, that way again. `summary_note`: a line
+    under the summary's header (system_text).
     """
     sizing = _Sizes(counter, sent_as or {})
-    sys_text = system_text(system_prompt, summary)
+    sys_text = system_text(system_prompt, summary, summary_note)
     summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
     room = budget - summary_tokens
     truncations: dict[int, str] = {}

@@ -22,7 +22,9 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
+from jarvis_tui.core.history_tool import is_history_search
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.notices import searched_line
 from jarvis_tui.core.textsafe import visible
 from jarvis_tui.core.tool_round import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.core.tools import ToolCall
@@ -168,8 +170,16 @@ class ToolBlock(Vertical):
     def lang(self) -> str:
         return ui_language(self.app)
 
+    @property
+    def searches_history(self) -> bool:
+        """A call of the built-in search_history: one line, "↺ searched earlier turns: …"."""
+        name = self.info.call.name if self.info.call is not None else self.message.name or ""
+        return is_history_search(name)
+
     def title(self) -> Content:
         info, msg = self.info, self.message
+        if self.searches_history and info.call is not None:
+            return Content(visible(searched_line(info.call, self.lang)))
         name = info.call.name if info.call is not None else (msg.name or "?")
         where = f"{info.server} · {name}" if info.server else name
         args = one_line(info.call.arguments) if info.call is not None else ""
@@ -178,7 +188,8 @@ class ToolBlock(Vertical):
     def compose(self) -> ComposeResult:
         output = visible(self.message.content)
         lines = output.count("\n") + 1
-        collapsed = self.info.state != "done" or lines > COLLAPSE_LINES
+        collapsed = (self.info.state != "done" or lines > COLLAPSE_LINES
+                     or self.searches_history)  # what it found is the model's to read
         with Collapsible(title=self.title(), collapsed=collapsed):  # type: ignore[arg-type]
             if self.info.call is not None:
                 yield Static(pretty(self.info.call.arguments), markup=False, classes="args")
@@ -216,6 +227,9 @@ class ToolBlock(Vertical):
         state = self.info.state
         for name in ("approval", "running", "error", "denied", "cancelled"):
             self.set_class(name in (state, self._outcome_class()), f"-{name}")
+        # A search that went well is its title alone; one that failed says how.
+        quiet = self.searches_history and state == "done" and self.info.outcome in ("", "ok")
+        self.query_one(".status", Static).display = not quiet
         if state == "running" and self._timer is None:
             self._timer = self.set_interval(0.1, self._tick)
         elif state != "running":
