@@ -30,10 +30,10 @@ def test_paths_and_urls(text, expected):
     ("The service listens on port 8443", ("number", "8443")),
     ("服务端口是 9090", ("number", "9090")),
     ("超时设为 300毫秒", ("number", "300毫秒")),
-    ("预算 3万元，别超", ("number", "3万")),
+    ("预算 3万元，别超", ("number", "3万元")),
+    ("这个季度的云资源预算是 9万6千元，别超了", ("number", "9万6千元")),
     ("The budget is €4,200 for the launch", ("number", "€4,200")),
     ("call +86 138 0013 8000 if it breaks", ("number", "+86 138 0013 8000")),
-    ("Flight CA1234 leaves tomorrow", ("number", "CA1234")),
     ("缓存命中率 85%", ("number", "85%")),
 ])
 def test_numbers_with_what_they_measure(text, expected):
@@ -126,3 +126,15 @@ def test_a_numbers_context_is_whole_words():
     [latency] = [d for d in extract("压测时报表接口的延迟是80毫秒，比上周快了不少。")
                  if d.kind == "number"]
     assert "延迟是80毫秒" in latency.context  # no spaces: characters, as before
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Flight CA1234 leaves tomorrow", "CA1234"),
+    ("我周四坐 CA1502 去北京", "CA1502"),
+    ("see JIRA-4821 and the request trace-5d2a9c7e81", "JIRA-4821"),
+    ("see JIRA-4821 and the request trace-5d2a9c7e81", "trace-5d2a9c7e81"),
+    ("The tenant with the problem is acme-logistics-eu.", "acme-logistics-eu"),
+])
+def test_ids_one_thing_of_many_is_named_by(text, expected):
+    assert ("id", expected) in found(text)
+    assert not any(kind == "id" for kind, _ in found("a state-of-the-art, up-to-date design"))

@@ -21,9 +21,13 @@ KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision"
 # Where a detail was said, most salient first: what the user wrote in their own words is what
 # they will ask for; a pasted block or a tool's output is kept as one digest line and its errors.
 SOURCES = ("user", "assistant", "summary", "paste", "tool")
-SALIENCE = {"user": 0, "assistant": 1, "summary": 1, "paste": 2, "tool": 2}
+# What a summary stated is as salient as where it was said first (the ledger looks for it in
+# the conversation's prose); found in no one's prose, it came from a paste or a tool.
+SALIENCE = {"user": 0, "assistant": 1, "summary": 2, "paste": 2, "tool": 2}
 CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
 
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s)|[。！？\n]")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`，。；）)\]]+")
 _PATH = re.compile(
     r"(?<![\w/.~-])(?:[A-Za-z]:\\[^\s\"'`<>|，。；]+"  # C:\Users\x\file.txt
@@ -54,7 +58,7 @@ _UNITS_ZH = (r"毫秒|微秒|秒|分钟|小时|天|周|个月|月|年|万|亿|�
              r"条|行|次|台|核|倍|字节|兆|度|公里|米|％|%")
 _NUMBER = re.compile(
     r"(?:(?<=[\s(（:：,，=])|^|(?<=[\u4e00-\u9fff]))"
-    r"(?:[$€¥£]\s?)?\d[\d,]*(?:\.\d+)?"
+    r"(?:[$€¥£]\s?)?(?:\d+(?:[万千百亿]\d*)+(?=[万千百亿元块人个]|\D|$)|\d[\d,]*(?:\.\d+)?)"
     rf"(?:\s?(?:{_UNITS_EN})\b|\s?(?:{_UNITS_ZH}))?")
 _PORT = re.compile(r"(?:port|端口)\s*(?:is|是|为|:|：|=)?\s*(\d{2,5})", re.I)
 _DAYPART = r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
@@ -66,12 +70,13 @@ _TIME = re.compile(
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?"
     r"(?:,? \d{4})?\b"
     rf"|{_DAYPART}\d{{1,2}}[点时](?:\d{{1,2}}分|半)?|\d{{1,2}}[点时](?:\d{{1,2}}分|半)")
-_PHONE_OR_CODE = re.compile(r"(?<![\w-])(?:\+?\d[\d -]{7,}\d|[A-Z]{2}\s?\d{3,4})(?![\w-])")
+_PHONE = re.compile(r"(?<![\w-])\+?\d[\d -]{7,}\d(?![\w-])")
+_CODE = re.compile(r"(?<![\w-])[A-Z]{2}\s?\d{3,4}(?![\w-])")  # a flight, a gate, a model
 # The words that make a line an error message or a sentence a decision. The line or sentence
 # around each is found by looking for its ends (_around), not by a pattern that scans to them:
 # that one re-read a long line once per position in it (9 s on a 7 KB line of JSON).
 _ERROR = re.compile(
-    r"\b\w*(?:Error|Exception)\b|\bTraceback\b|\berror:|\bfailed\b|\bpanic:|"
+    r"\b\w*(?:Error|Exception)\b|\berror:|\bfailed\b|\bpanic:|"
     r"\bdeadlock\b|\btimed out\b|\bconnection refused\b|\bpermission denied\b|"
     r"错误|报错|异常|失败|根因|超时了", re.I)
 _DECISION = re.compile(
@@ -102,6 +107,8 @@ class Detail:
     @property
     def salience(self) -> int:
         """0 for the most salient (the user's own prose); eviction takes the highest first."""
+        if self.source == "summary" and self.kind == "decision":
+            return 1  # said by someone: a paste decides nothing
         return SALIENCE.get(self.source, 1)
 
 
@@ -112,7 +119,17 @@ def _clean(text: str) -> str:
 def _context_span(text: str, start: int, end: int) -> slice:
     """CONTEXT_CHARS either side, in whole words where the text has spaces: "…aml and listens
     on port 8443" reads worse than "and listens on port 8443"."""
-    low, high = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+    # A Chinese character says about as much as an English word: half as many of them.
+    near = text[max(0, start - CONTEXT_CHARS):end + CONTEXT_CHARS]
+    cjk = len(_CJK_CHAR.findall(near)) * 3 > len(near)
+    chars = CONTEXT_CHARS // 2 if cjk else CONTEXT_CHARS
+    low, high = max(0, start - chars), min(len(text), end + chars)
+    # Within its sentence: the next one is about something else, and costs tokens.
+    low = max([low, *(m.end() for m in _SENTENCE_STOP.finditer(text, low, start))])
+    if after := _SENTENCE_STOP.search(text, end, high):
+        high = after.start()
+    if cjk:  # no spaces between its words to cut at
+        return slice(low, high)
     if low > 0 and not text[low - 1].isspace() and (cut := text.find(" ", low, start)) >= 0:
         low = cut + 1
     if high < len(text) and not text[high].isspace() and (cut := text.rfind(" ", end, high)) >= 0:
@@ -127,6 +144,20 @@ def _around(text: str, start: int, end: int, ends: str) -> tuple[int, int]:
     before = max(text.rfind(c, low, start) for c in ends)
     after = [i for c in ends if (i := text.find(c, end, high)) >= 0]
     return (before + 1 if before >= 0 else low), (min(after) if after else high)
+
+
+ERROR_CHARS = 160  # either side of the word: an error message, not the paragraph it is in
+
+
+def _error_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The error message around its word: to the ends of its line, or of its sentence where a
+    full stop is followed by a space ("…before headers. The runbook is at…"); a dot inside a
+    name ("db.pool: timeout") is no end."""
+    low, high = _around(text, start, end, LINE_ENDS)
+    stops = [m.end() for m in _SENTENCE_STOP.finditer(text, low, start)]
+    low = max([low, *stops, start - ERROR_CHARS])
+    after = _SENTENCE_STOP.search(text, end, high)
+    return low, min(after.start() if after else high, end + ERROR_CHARS)
 
 
 def extract(text: str, message_id: int | None = None, source: str = "user") -> list[Detail]:
@@ -171,8 +202,10 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
             add("short", "path", m.start(), m.end())
     for m in _TIME.finditer(text):
         add("short", "time", m.start(), m.end())
-    for m in _PHONE_OR_CODE.finditer(text):
+    for m in _PHONE.finditer(text):
         add("short", "number", m.start(), m.end())
+    for m in _CODE.finditer(text):
+        add("short", "id", m.start(), m.end())
     for m in _PORT.finditer(text):
         add("short", "number", m.start(1), m.end(1))
     for m in _NUMBER.finditer(text):
@@ -188,7 +221,7 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
     for m in _IDENT.finditer(text):
         add("short", "command", m.start(), m.end())
     for m in _ERROR.finditer(text):
-        add("error", "error", *_around(text, m.start(), m.end(), LINE_ENDS))
+        add("error", "error", *_error_around(text, m.start(), m.end()))
     for m in _DECISION.finditer(text):
         add("decision", "decision", *_around(text, m.start(), m.end(), SENTENCE_ENDS))
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
@@ -216,12 +249,20 @@ def details_in(message: Message, calls: dict[str, str] | None = None) -> list[De
     return out
 
 
+SMALL_BLOCK_LINES = 8
+SMALL_BLOCK_CHARS = 600
+SMALL_BLOCK_KINDS = ("path", "url", "number", "time", "name", "id")
+
+
 def _block_details(block: str, name: str, fence: str, message_id: int | None,
                    source: str) -> list[Detail]:
     kind = language(block, fence)
     digest_kind = "tool" if source == "tool" else "paste"
     out = [Detail(digest_kind, digest(block, kind, name), "", message_id, source)]
     out += [Detail("error", line, "", message_id, source) for line in errors_in(block, kind)]
+    if block.count("\n") < SMALL_BLOCK_LINES and len(block) <= SMALL_BLOCK_CHARS:
+        # A few lines a tool found (a config's port) say what they are as well as prose does.
+        out += [d for d in extract(block, message_id, source) if d.kind in SMALL_BLOCK_KINDS]
     if source == "tool" and block.startswith("Error: "):  # a call that failed
         out.append(Detail("error", block.splitlines()[0][:200], "", message_id, source))
     return out

@@ -37,8 +37,13 @@ _SHAPES = re.compile(
     r"|^(?:diff --git|index [0-9a-f]+\.\.|@@ |\+\+\+ |--- |[+-](?![+ -])|[+-]  |"
     r"commit [0-9a-f]{7,}|Author: |Date: |Merge: )"  # diffs and git logs
     r"|^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|^\s*\[?\d{1,2}:\d{2}:\d{2}"  # log timestamps
+    r"|^\s*\d{1,3}(?:\.\d{1,3}){3} \S+ \S+ \["  # an access log's line
     r"|^\s*\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\b"  # log levels
     r"|[{;(\[]\s*$|^\w[\w.\[\]'\"]*\s*[-+*/|&]?=\s*\S")  # line ends, assignments
+# A line that is a block by itself: a JSON record, an access log's or a log's line.
+_RECORD = re.compile(r"^\s*[{\[]\s*\"[\w$@.-]+\"\s*:|^\s*\d{1,3}(?:\.\d{1,3}){3} \S+ \S+ \[|"
+                     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}")
+RECORD_CHARS = 60  # a record that short is said in a sentence as easily as pasted
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*$|[\u4e00-\u9fff]")
 _QUOTES = re.compile(r'"""|\'\'\'')
 
@@ -105,6 +110,16 @@ def _absorb(lines: list[str], kinds: list[str]) -> None:
                     kinds[j] = "code"
 
 
+SHELLS = ("", "sh", "bash", "shell", "console", "zsh", "powershell", "ps1", "cmd")
+
+
+def _records(lines: list[str]) -> bool:
+    """Whether a few fenced lines are pasted records (a JSON log line, an access log), not a
+    command or two said as such."""
+    return any(len(line) >= LONG_LINE or (len(line) >= RECORD_CHARS and _RECORD.match(line))
+               for line in lines)
+
+
 def _join(text: str, lines: list[str], kinds: list[str],
           fences: list[tuple[int, int, str]]) -> list[Span]:
     offsets = [0]
@@ -118,8 +133,7 @@ def _join(text: str, lines: list[str], kinds: list[str],
         if i in fence_of:
             last, lang = fence_of[i]
             body = last - i - 1 if kinds[last] == "fence" and last > i else last - i
-            if body > SMALL_FENCE or lang.lower() not in ("", "sh", "bash", "shell", "console",
-                                                        "zsh", "powershell", "ps1", "cmd"):
+            if body > SMALL_FENCE or lang.lower() not in SHELLS or _records(lines[i + 1:last]):
                 out.append(Span(offsets[prose_from], offsets[i], False))
                 out.append(Span(offsets[i], offsets[last + 1], True, lang, True))
                 prose_from = last + 1
@@ -134,7 +148,8 @@ def _join(text: str, lines: list[str], kinds: list[str],
         while kinds[j] == "blank":
             j -= 1
         codey = sum(k == "code" for k in kinds[i:j + 1])
-        if codey >= MIN_BLOCK_LINES or offsets[j + 1] - offsets[i] >= LONG_LINE:
+        record = any(len(line) >= RECORD_CHARS and _RECORD.match(line) for line in lines[i:j + 1])
+        if codey >= MIN_BLOCK_LINES or record or offsets[j + 1] - offsets[i] >= LONG_LINE:
             out.append(Span(offsets[prose_from], offsets[i], False))
             out.append(Span(offsets[i], offsets[j + 1], True))
             prose_from = j + 1
@@ -151,6 +166,7 @@ _LANGUAGES = (  # (name, evidence); the most evidence wins
     ("diff", re.compile(r"^(?:diff --git|@@ .* @@|\+\+\+ |--- a/)", re.M)),
     ("git log", re.compile(r"^(?:commit [0-9a-f]{7,}|Author: |Date: )", re.M)),
     ("log", re.compile(r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2})|"
+                       r"^\s*\d{1,3}(?:\.\d{1,3}){3} \S+ \S+ \[|"
                        r"\b(?:INFO|WARN|ERROR|DEBUG)\b", re.M)),
     ("json", re.compile(r"^\s*[{\[]\s*$|^\s*\"[\w$@.-]+\"\s*:|^\s*[{\[]\"", re.M)),
     ("python", re.compile(r"^\s*(?:def |class \w+[(:]|import |from \S+ import |@\w|"

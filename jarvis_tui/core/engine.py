@@ -109,7 +109,8 @@ from jarvis_tui.core.window_limit import SERVERS_WORD, WindowLimit
 # Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
 # request was large enough for the window to be the reason (a small reading of a small request
 # is the server's prompt cache, not a cut).
-DETAILS_FLOOR = 256  # the ledger's room on a small window: ten facts said in one line each
+DETAILS_FLOOR = 512  # the ledger's room on a small window: twenty facts said in a line each
+DETAILS_FLOOR_SHARE = 0.2  # but never more of a small budget than this
 TRUNCATED_BELOW = 0.85
 TRUNCATION_POSSIBLE_FROM = 0.5
 # A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
@@ -281,7 +282,8 @@ class Engine(Branches):
         s, budget = self.settings, self.budget.tokens
         if s.details_share <= 0 or s.details_max_tokens <= 0:
             return 0
-        room = max(min(DETAILS_FLOOR, budget // 8), int(budget * s.details_share))
+        room = max(min(DETAILS_FLOOR, int(budget * DETAILS_FLOOR_SHARE)),
+                   int(budget * s.details_share))
         return min(room, s.details_max_tokens, budget // 4)
 
     def history(self) -> list[Message]:

@@ -73,9 +73,11 @@ def left_out(summary: str, previous: str | None, folded: Sequence[Message]) -> l
             seen.add(key)
             candidates.append(detail)
     left = omitted(candidates, body)
-    # A number inside a decision or an error kept whole is said there already.
+    # A number inside a decision or an error kept whole is said there already; not when the
+    # whole is less salient (a path the user said, in the digest of a paste named after it).
     return [d for d in left if not any(d is not o and d.text in o.text and len(d.text)
-                                       < len(o.text) for o in left)]
+                                       < len(o.text) and o.salience <= d.salience
+                                       for o in left)]
 
 
 def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],

@@ -194,7 +194,7 @@ SCHEMA: tuple[Setting, ...] = (
             Words("a number between 0 and 0.25 (6% is written 0.06; 0 = no details ledger)",
                   "0 到 0.25 之间的数（6% 写作 0.06；0 = 不保留细节清单）"),
             "room for details a summary left out (paths, numbers, commands, what was pasted), "
-            "kept word for word below it, as a share of the budget (at least 256 tokens on "
+            "kept word for word below it, as a share of the budget (at least 512 tokens on "
             "small windows); 0 = off"),
     Setting("details_max_tokens", int, 16384, Range(0, 1_000_000),
             Words("a whole number >= 0 (0 = no details ledger)",
