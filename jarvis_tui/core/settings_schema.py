@@ -195,7 +195,12 @@ SCHEMA: tuple[Setting, ...] = (
                   "0 到 0.25 之间的数（6% 写作 0.06；0 = 不保留细节清单）"),
             "room for details a summary left out (paths, numbers, commands, what was pasted), "
             "kept word for word below it, as a share of the budget (at least 512 tokens on "
-            "small windows); 0 = off"),
+            "small windows); 0 = off",
+            shown=Shown("percent", 72, Words("Details ledger (%)", "细节清单（%）"),
+                        Words("room for details a summary left out, kept word for word; "
+                              "{range} of the budget, at least 512 tokens (0 = off)",
+                              "为摘要遗漏的细节原样保留的空间；占预算的 {range}，"
+                              "至少 512 个 token（0 = 关闭）"))),
     Setting("details_max_tokens", int, 16384, Range(0, 1_000_000),
             Words("a whole number >= 0 (0 = no details ledger)",
                   "大于或等于 0 的整数（0 = 不保留细节清单）"),
