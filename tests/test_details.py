@@ -138,3 +138,23 @@ def test_a_numbers_context_is_whole_words():
 def test_ids_one_thing_of_many_is_named_by(text, expected):
     assert ("id", expected) in found(text)
     assert not any(kind == "id" for kind, _ in found("a state-of-the-art, up-to-date design"))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Ping Priya Raman before you merge.", "Priya Raman"),
+    ("Tomás owns the importer now.", "Tomás"),
+    ("The importer is owned by Kenji Sato.", "Kenji Sato"),
+    ("找王磊确认一下。", "王磊"),
+    ("李娜负责这块，有问题问她。", "李娜"),
+    ("出问题的商户是杭州云栖贸易有限公司。", "杭州云栖贸易有限公司"),
+])
+def test_who_someone_is_by_what_they_do(text, expected):
+    assert ("name", expected) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Monday will be busy.", "This is handled by the infra team.", "这个方案是我们定的。",
+    "近期有不法分子冒充我公司，要求您提供银行账号。", "住宿费按照公司标准报销。",
+])
+def test_days_pronouns_and_ordinary_chinese_are_no_names(text):
+    assert not [t for kind, t in found(text) if kind == "name"]

@@ -50,8 +50,10 @@ def recalled_block(request) -> str:
 
 async def test_facts_come_back_after_three_compactions(fake_server, tmp_path):
     lossy(fake_server)
+    # No ledger: recall alone must bring the facts back (the ledger would hold them now).
     engine = make_engine(fake_server, tmp_path, context_window=2048, response_reserve=256,
-                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
+                         system_reserve=128, keep_recent_turns=1, summary_max_tokens=120,
+                         details_share=0.0)
     await send(engine, FACT_EN)
     await send(engine, FACT_ZH)
     await compact_times(engine, 3)

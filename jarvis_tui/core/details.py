@@ -92,8 +92,28 @@ _NAME = re.compile(
     r"|(?:\b(?:is|was)\s+)([A-Z][a-z]+ [A-Z][a-z]+)(?=[\s,.;!?]|$)"
     r"|(?:叫|名叫|联系人|负责人是?|找)([\u4e00-\u9fff]{2,4})(?=[，。、；\s]|$)"
     # A company or an institution: "杭州云栖贸易有限公司".
-    r"|(?:(?<=[是找和跟给由，。、；：\s])|^)"
-    r"(?![我你他她它这那咱])([\u4e00-\u9fff]{2,12}?(?:有限公司|公司|集团|银行|大学|医院|研究院))")
+    # after what names one ("商户是…", "找…"), without a "的" or a pronoun in it.
+    r"|(?:(?:商户|客户|供应商|合作方|厂商|甲方|乙方|对方)是?|找|联系)"
+    r"(?![我你他她它这那咱])([^\W\d_的我在为由按到]{2,12}?(?:有限公司|公司|集团|银行|大学|医院|研究院))")
+# Who someone is by what they do: "ping Priya Raman", "Tomás owns the importer", "找王磊",
+# "李娜负责这块". A Chinese name starts with a surname; an English one is capitalised and is
+# not a day, a month or a word that starts a sentence.
+_SURNAMES = ("欧阳|司马|诸葛|上官|东方|慕容|[王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗郑梁谢宋唐许韩冯"
+             "邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范石廖贾夏韦付邹孟熊"
+             "秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵钱严覃武戴莫孔汤]")
+_NOT_NAMES = frozenset("""The This That These Those We It I He She They You Our Your Their His Her
+Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June
+July August September October November December Today Tomorrow Yesterday Also Then And But So
+""".split())
+_WHO = re.compile(
+    r"\b(?i:ask|ping|contact|cc|tell|email|call|loop in|reach out to|check with|talk to|"
+    r"assigned to|owned by|handed to|escalate to)\s+@?([A-Z][a-zà-ÿ]+(?: [A-Z][a-zà-ÿ]+)?)"
+    r"|\b([A-Z][a-zà-ÿ]+(?: [A-Z][a-zà-ÿ]+)?)(?:'s)?\s+(?:owns|is on[ -]call|leads|maintains|"
+    r"approved|signed off|is handling|handles|is the owner|runs the|from the \w+ team|"
+    r"on the \w+ team|will review|reviews)\b"
+    rf"|(?:找|问|让|请|跟|和|联系|交给|抄送|@)\s?((?:{_SURNAMES})[\u4e00-\u9fff]{{1,2}}?)"
+    r"(?=[，。、；\s]|$|负责|值班|确认|审|批|说|那边|看|处理|来)"
+    rf"|((?:{_SURNAMES})[\u4e00-\u9fff]{{1,2}}?)(?=负责|在值班|值班|审核|审批|拍板|说过|确认过)")
 
 
 @dataclass(frozen=True)
@@ -215,6 +235,10 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
     for m in _NAME.finditer(text):
         group = next(i for i in (1, 2, 3, 4) if m.group(i))
         add("short", "name", m.start(group), m.end(group))
+    for m in _WHO.finditer(text):
+        group = next(i for i in (1, 2, 3, 4) if m.group(i))
+        if m.group(group).split()[0] not in _NOT_NAMES:
+            add("short", "name", m.start(group), m.end(group))
     for m in _ID.finditer(text):
         if not _PROSE_PARTS.intersection(m.group().lower().split("-")):
             add("short", "id", m.start(), m.end())
