@@ -33,8 +33,10 @@ def _encode(text: str) -> tuple[int, ...]:
     return tuple(ENCODING.encode(text, disallowed_special=()))
 
 
-def request_tokens(messages: list[dict]) -> tuple[int, ...]:
-    out: list[int] = []
+def request_tokens(messages: list[dict], tools: list | None = None) -> tuple[int, ...]:
+    # Tool definitions go ahead of the messages, as the server renders them (the built-in
+    # search_history is offered once a summary exists).
+    out: list[int] = list(_encode(json.dumps(tools, ensure_ascii=False))) if tools else []
     for message in messages:
         out += FRAME
         for key, value in message.items():
@@ -152,7 +154,7 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
         if rec.status != 200:
             stats.refused += 1
             continue  # a refused request is not evaluated and leaves the cache as it was
-        tokens = request_tokens(rec.body["messages"])
+        tokens = request_tokens(rec.body["messages"], rec.body.get("tools"))
         assert len(tokens) == rec.prompt_tokens, "the bench must count as the fake counts"
         fresh = len(tokens) - lcp(tokens, previous)
         stats.fresh[turn] += fresh
@@ -172,7 +174,8 @@ def measure(requests: list[RecordedRequest], starts: list[int], turns: int) -> S
             stats.chat_fresh += fresh
             messages = rec.body["messages"]
             newest = 2 if len(messages) > 2 and messages[-2]["role"] == "assistant" else 1
-            stats.new_content += len(tokens) - len(request_tokens(messages[:-newest]))
+            before = request_tokens(messages[:-newest], rec.body.get("tools"))
+            stats.new_content += len(tokens) - len(before)
             stats.reuse_any += len(tokens) - fresh
             if previous_chat is not None:
                 common = lcp(tokens, previous_chat)

@@ -22,7 +22,7 @@ DECODER = (STDLIB / "json" / "decoder.py").read_text(encoding="utf-8")
 LOG = """\
 2026-11-30 09:14:02,118 INFO  worker-3 picked job 88213 (export_csv)
 2026-11-30 09:14:02,740 WARN  worker-3 slow query 1,840 ms on orders_by_day
-2026-11-30 09:14:03,002 ERROR worker-3 job 88213 failed: psycopg.OperationalError: connection refused
+2026-11-30 09:14:03,002 ERROR worker-3 job 88213 failed: psycopg.OperationalError: refused
 2026-11-30 09:14:03,004 INFO  worker-3 retry 1/3 in 2 s
 Traceback (most recent call last):
   File "/srv/jobs/export.py", line 41, in run
@@ -52,7 +52,8 @@ def test_a_pasted_source_file_is_one_digest_line_not_its_identifiers():
 
 
 def test_a_log_and_a_traceback_give_the_errors_that_happened():
-    found = details_in(Message("user", "日志如下：\n" + LOG + "\n我们决定先把连接池调到 40。", id=2))
+    text = "日志如下：\n" + LOG + "\n我们决定先把连接池调到 40。"
+    found = details_in(Message("user", text, id=2))
     errors = [d.text for d in found if d.kind == "error"]
     assert len(errors) == 2  # the first and the last, not every line naming one
     assert "ERROR worker-3 job 88213 failed" in errors[0]
