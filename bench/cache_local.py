@@ -22,9 +22,9 @@ from cache_clients import Run, engine, plain, workload
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
     LocalServer,
-    demo_model_path,
     free_port,
     llama_cpp_command,
+    local_model_path,
 )
 
 REPLY_TOKENS = 96  # max_tokens / response_reserve: 2 cores write ~20 tokens a second
@@ -43,7 +43,7 @@ class TurnLog:
 async def _serve(name: str, window: int, turns: int, tmp: Path) -> tuple[Run, list[TurnLog]]:
     port = free_port()
     log = tmp / f"{name.split()[0]}.log"
-    server = LocalServer(llama_cpp_command(demo_model_path(), window, "127.0.0.1", port),
+    server = LocalServer(llama_cpp_command(local_model_path(), window, "127.0.0.1", port),
                          port=port, log_path=log)
     await server.start()
     marks: list[tuple[int, float]] = []

@@ -18,9 +18,9 @@ import httpx
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
     LocalServer,
-    demo_model_path,
     free_port,
     llama_cpp_command,
+    local_model_path,
 )
 
 WINDOW = 4096
@@ -34,7 +34,7 @@ async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]]) -> dic
 
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(llama_cpp_command(demo_model_path(), WINDOW, "127.0.0.1", port),
+        server = LocalServer(llama_cpp_command(local_model_path(), WINDOW, "127.0.0.1", port),
                              port=port, log_path=Path(tmp) / "llama.log")
         await server.start()
         client = httpx.Client(base_url=server.base_url, timeout=SUMMARY_TIMEOUT)

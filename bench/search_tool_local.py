@@ -29,9 +29,9 @@ from jarvis_tui.core.history_search import HISTORY_TOOL
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
     LocalServer,
-    demo_model_path,
     free_port,
     llama_cpp_command,
+    local_model_path,
 )
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store import Store
@@ -120,7 +120,7 @@ async def main() -> None:
           f"folded by a manual compaction, then {n} questions about the fact in the first")
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(llama_cpp_command(demo_model_path(), WINDOW, "127.0.0.1", port),
+        server = LocalServer(llama_cpp_command(local_model_path(), WINDOW, "127.0.0.1", port),
                              port=port, log_path=Path(tmp) / "llama.log")
         await server.start()
         try:

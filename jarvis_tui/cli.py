@@ -12,7 +12,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import TextIO
@@ -38,10 +38,10 @@ from jarvis_tui.core.local_server import (
     LOCAL_N_CTX,
     LocalServer,
     LocalServerError,
-    demo_model_path,
     free_port,
     llama_cpp_command,
     local_model_installed,
+    local_model_path,
 )
 from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
@@ -74,7 +74,7 @@ def _connection_flags(p: argparse.ArgumentParser, *, sub: bool = True) -> None:
     g.add_argument("--config", type=Path, help="config file (default: the XDG config dir)")
     g.add_argument("--db", type=Path, help="session database (default: the XDG data dir)")
     g.add_argument("--local", action="store_true",
-                   help="run the bundled demo model on this machine (needs the local extra)")
+                   help="run the bundled small model on this machine (needs the local extra)")
     for setting in with_flags():
         choices = setting.check.values if isinstance(setting.check, Choices) else None
         g.add_argument(f"--{setting.name.replace('_', '-')}", dest=setting.name,
@@ -290,7 +290,7 @@ def cmd_tui(args: argparse.Namespace, warnings: Sequence[str] = ()) -> int:
 
 
 def choose_local(args: argparse.Namespace) -> str:
-    """With no provider, address or key given anywhere: the demo model when the `local` extra is
+    """With no provider, address or key given anywhere: the local model when the `local` extra is
     installed ("auto", and args.local is set), else "none" (the user must be told how to pick
     one). "chosen" when the user did pick something, --local included."""
     if getattr(args, "local", False):
@@ -305,21 +305,21 @@ def choose_local(args: argparse.Namespace) -> str:
 
 
 def load_choosing_local(args: argparse.Namespace) -> tuple[Settings, str]:
-    """The settings, and how the provider was chosen (see choose_local); the demo model is
+    """The settings, and how the provider was chosen (see choose_local); the local model is
     announced only once the rest of the settings are known to be good."""
     how = choose_local(args)
     settings = load(args)
     if how == "auto":
-        print("jarvis-tui: no provider is configured, so the local demo model runs on this "
-              "machine; `jarvis-tui --help` and README's \"Providers\" say how to connect a "
-              "real one", file=sys.stderr)
+        print(f"jarvis-tui: no provider is configured, so a small model runs on this machine "
+              f"({LOCAL_MODEL_NAME}); `jarvis-tui --help` and README's \"Providers\" say how "
+              "to connect a hosted one", file=sys.stderr)
     return settings, how
 
 
 @contextlib.contextmanager
 def local_server(args: argparse.Namespace, settings: Settings, *, start: bool = True
                  ) -> Iterator[tuple[Settings, LocalServer | None]]:
-    """With --local: the demo model's server, for the length of the command, and settings that
+    """With --local: the local model's server, for the length of the command, and settings that
     point at it; without, the settings as they are and None. `start=False` leaves starting it
     to the caller (the app shows its progress); it is stopped here in any case."""
     if not getattr(args, "local", False):
@@ -327,7 +327,8 @@ def local_server(args: argparse.Namespace, settings: Settings, *, start: bool = 
         return
     port = free_port()
     server = LocalServer(
-        llama_cpp_command(demo_model_path(), settings.context_window, "127.0.0.1", port),
+        llama_cpp_command(local_model_path(_file_progress()), settings.context_window,
+                          "127.0.0.1", port),
         port=port, log_path=default_db_path().parent / "local-server.log")
     try:
         if start:
@@ -350,10 +351,31 @@ def _start_printing_progress(server: LocalServer, settings: Settings) -> None:
         shown.append(seconds)
 
     asyncio.run(server.start(progress))
-    print(f"{chr(13) if shown and sys.stderr.isatty() else ''}jarvis-tui: the local demo "
-          f"model is ready at {server.base_url} ({LOCAL_MODEL_NAME}, "
-          f"{settings.context_window} tokens; a base model: its replies are demo quality)",
+    print(f"{chr(13) if shown and sys.stderr.isatty() else ''}jarvis-tui: the local model is "
+          f"ready at {server.base_url} ({LOCAL_MODEL_NAME}, {settings.context_window} tokens)",
           file=sys.stderr)
+
+
+def _file_progress() -> Callable[[int, int], None]:
+    """Prints the one-time assembly (or re-check) of the model's file: a line that counts up
+    on a terminal, one line and its end in a log."""
+    state = {"shown": False, "last": -1}
+
+    def progress(done: int, total: int) -> None:
+        percent = done * 100 // max(total, 1)
+        if percent == state["last"]:
+            return
+        state["last"] = percent
+        what = (f"jarvis-tui: preparing the local model's file ({total / 2**20:.0f} MB, "
+                "checked by sha256; once)")
+        if sys.stderr.isatty():
+            print(f"\r{what}… {percent}%", end="\n" if done >= total else "",
+                  file=sys.stderr, flush=True)
+        elif not state["shown"]:
+            print(f"{what}…", file=sys.stderr, flush=True)
+        state["shown"] = True
+
+    return progress
 
 
 def _read_text(text: str) -> str:
@@ -437,8 +459,8 @@ def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:
             f"no provider is configured. Pick one of three ways: set {var} (or "
             f"{others}) for a hosted model; or put provider, base_url and model in "
             f"{config_path()}; or pass --base-url/--provider for a server on this machine "
-            "(--provider ollama for Ollama). With the local extra installed, the demo model "
-            "runs by itself (README, \"Run offline\").")
+            "(--provider ollama for Ollama). With the local extra installed, a small model "
+            "runs on this machine by itself (README, \"Run offline\").")
     raise CliError(f"no API key: set {var} (or api_key in the config file), or point "
                    "--base-url at a local server (--provider ollama for Ollama)")
 

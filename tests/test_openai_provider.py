@@ -360,3 +360,24 @@ async def test_concurrent_streams(fake_server: FakeProvider):
     echoed = sorted(text_of(r).split(": ", 1)[1] for r in results)
     assert echoed == [f"question number {i}" for i in range(4)]
     assert len(fake_server.chat_requests) == 4
+
+
+async def test_the_bundled_model_is_asked_for_summaries_at_a_low_temperature(
+        fake_server: FakeProvider):
+    """Summaries (one-shot requests) to the local model carry its low temperature; its chat
+    replies and every other model's requests leave sampling to the server."""
+    from dataclasses import replace
+
+    from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LOCAL_SUMMARY_SAMPLING
+    from jarvis_tui.core.providers import make_provider
+    from tests.engine_helpers import BASE
+
+    for model in (LOCAL_MODEL_NAME, "fake-model"):
+        settings = replace(BASE, base_url=fake_server.base_url, model=model)
+        async with make_provider(settings) as provider:
+            await provider.complete(HELLO, model=model, max_tokens=8)
+            await collect(provider, HELLO)
+    local_summary, local_chat, other_summary, other_chat = (
+        r.body for r in fake_server.chat_requests)
+    assert local_summary["temperature"] == LOCAL_SUMMARY_SAMPLING["temperature"]
+    assert all("temperature" not in body for body in (local_chat, other_summary, other_chat))

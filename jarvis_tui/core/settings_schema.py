@@ -209,7 +209,7 @@ SCHEMA: tuple[Setting, ...] = (
     Setting("summary_repair", bool, False, anything,
             Words("true or false", "true 或 false"),
             "after a summary, one more request asks it to state the details it left out "
-            "(not with the local demo model)"),
+            "(not with the bundled local model)"),
     Setting("recall_budget", float, 0.15, Range(0.0, 0.5),
             Words("a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
             "room for earlier turns brought back into a request; 0 = off",

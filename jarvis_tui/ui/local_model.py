@@ -1,4 +1,4 @@
-"""The demo model's server as the app sees it: loading (with the seconds so far), ready or failed.
+"""The local model's server as the app sees it: loading (with the seconds so far), ready or failed.
 
 The app starts the server itself, in a worker, so the user watches it load on the status line
 and can type meanwhile; a message sent before it is ready waits for it instead of failing.
@@ -14,29 +14,30 @@ from jarvis_tui.ui.i18n import Texts
 
 T = Texts(
     en={
-        "status_loading": "⏳ Loading the local demo model… {seconds}s. You can type; a message "
+        "status_loading": "⏳ Loading the local model… {seconds}s. You can type; a message "
                           "sent now waits for it.",
-        "status_waiting": "⏳ Loading the local demo model… {seconds}s. Your message is sent as "
+        "status_waiting": "⏳ Loading the local model… {seconds}s. Your message is sent as "
                           "soon as it is ready. Esc stops",
-        "ready": "🖥 The local demo model is ready ({model}, {window} tokens, loaded in "
-                 "{seconds:.1f}s). It is a small base model: replies are demo quality. For a "
-                 "real assistant, set OPENAI_API_KEY or ANTHROPIC_API_KEY, or start with "
-                 "--base-url / --provider ollama (README, \"Providers\").",
-        "failed": "✖ The local demo model could not start: {why}",
-        "failed_send": "The local demo model is not running (see the notice above); connect a "
+        "ready": "🖥 The local model is ready ({model}, {window} tokens, loaded in "
+                 "{seconds:.1f}s). It runs on this machine: small and slow beside a hosted "
+                 "model, and it makes mistakes. For a stronger one, set OPENAI_API_KEY or "
+                 "ANTHROPIC_API_KEY, or start with --base-url / --provider ollama (README, "
+                 "\"Providers\").",
+        "failed": "✖ The local model could not start: {why}",
+        "failed_send": "The local model is not running (see the notice above); connect a "
                        "provider with F3 or restart with an API key.",
     },
     zh={
-        "status_loading": "⏳ 正在加载本地演示模型… {seconds} 秒。可以先输入；"
+        "status_loading": "⏳ 正在加载本地模型… {seconds} 秒。可以先输入；"
                           "现在发送的消息会等它加载完。",
-        "status_waiting": "⏳ 正在加载本地演示模型… {seconds} 秒。"
+        "status_waiting": "⏳ 正在加载本地模型… {seconds} 秒。"
                           "加载完成后立即发送你的消息。按 Esc 停止",
-        "ready": "🖥 本地演示模型已就绪（{model}，{window} 个 token，"
-                 "加载用时 {seconds:.1f} 秒）。它是一个很小的基础模型，回复只供演示。"
-                 "要使用真正的助手，请设置 OPENAI_API_KEY 或 ANTHROPIC_API_KEY，"
+        "ready": "🖥 本地模型已就绪（{model}，{window} 个 token，"
+                 "加载用时 {seconds:.1f} 秒）。它在本机运行，比托管模型小而慢，也会出错。"
+                 "要使用更强的模型，请设置 OPENAI_API_KEY 或 ANTHROPIC_API_KEY，"
                  "或用 --base-url / --provider ollama 启动（详见 README 的 “Providers” 一节）。",
-        "failed": "✖ 本地演示模型无法启动：{why}",
-        "failed_send": "本地演示模型没有运行（见上方提示）；"
+        "failed": "✖ 本地模型无法启动：{why}",
+        "failed_send": "本地模型没有运行（见上方提示）；"
                        "请按 F3 连接其他服务，或设置 API key 后重启。",
     },
 )

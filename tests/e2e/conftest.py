@@ -1,4 +1,4 @@
-"""The real thing: llama-cpp-python's server with the demo model (Gemma 3 270M) on loopback.
+"""The real thing: llama-cpp-python's server with the local model (Qwen2.5-Coder 0.5B) on loopback.
 
 One server with a 2,048-token window serves the whole e2e session: loading takes seconds, but a
 fresh one per test would add up. Each test talks to it through the same code a user runs.
@@ -20,9 +20,9 @@ from jarvis_tui.core.config import Settings
 from jarvis_tui.core.local_server import (
     LocalServer,
     LocalServerError,
-    demo_model_path,
     free_port,
     llama_cpp_command,
+    local_model_path,
 )
 
 N_CTX = 2048
@@ -73,7 +73,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     try:
-        model = demo_model_path()
+        model = local_model_path()
     except LocalServerError as err:
         pytest.fail(f"{err}. The e2e tests need the local extra (README's test command "
                     "installs it); `-m 'not e2e'` leaves them out.")

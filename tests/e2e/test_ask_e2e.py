@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from jarvis_tui.core.local_server import LocalServer
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer
 from tests.e2e.conftest import N_CTX
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +61,7 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None
 def test_25_turns_in_two_languages_with_a_6k_paste(home: dict[str, str],
                                                     llama_server: LocalServer):
     # A small reply reserve keeps the run short; the window is the server's real 2,048.
-    flags = ["--base-url", llama_server.base_url, "--model", "gemma-3-270m",
+    flags = ["--base-url", llama_server.base_url, "--model", LOCAL_MODEL_NAME,
              "--context-window", str(N_CTX), "--response-reserve", "48",
              "--system-reserve", "128"]
     notices = []

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store import Store
@@ -28,7 +29,7 @@ NEXT = "最后一个问题：how early should we book the ryokan, 还有需要�
 
 
 async def test_estimate_within_5_percent_after_3_turns(tmp_path, llama_server):
-    settings = replace(BASE, base_url=llama_server.base_url, model="gemma-3-270m",
+    settings = replace(BASE, base_url=llama_server.base_url, model=LOCAL_MODEL_NAME,
                        context_window=N_CTX, response_reserve=48, system_reserve=256)
     async with OpenAIProvider(llama_server.base_url) as provider:
         with Store(tmp_path / "sessions.db") as store:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Markdown
 
-from jarvis_tui.core.local_server import LocalServer
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer
 from jarvis_tui.core.messages import COMPLETE, FAILED
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -38,7 +38,7 @@ def refusals(server: LocalServer) -> int:
 
 
 async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_server):
-    app = make_app(llama_server.base_url, tmp_path, model="gemma-3-270m", context_window=N_CTX,
+    app = make_app(llama_server.base_url, tmp_path, model=LOCAL_MODEL_NAME, context_window=N_CTX,
                    response_reserve=64, system_reserve=128, keep_recent_turns=1,
                    summary_max_tokens=120, **REAL_TIMEOUTS)
     streamed: set[int] = set()  # replies seen on screen while they were still streaming
@@ -76,7 +76,7 @@ async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_se
 async def test_told_8192_while_the_server_has_2048(tmp_path, llama_server):
     """The server's real 400 is caught, its limit learned from the text, later requests fit,
     and the user sees no error."""
-    app = make_app(llama_server.base_url, tmp_path, model="gemma-3-270m", context_window=8192,
+    app = make_app(llama_server.base_url, tmp_path, model=LOCAL_MODEL_NAME, context_window=8192,
                    response_reserve=64, system_reserve=128, keep_recent_turns=1,
                    summary_max_tokens=120, **REAL_TIMEOUTS)
     refused_before = refusals(llama_server)

