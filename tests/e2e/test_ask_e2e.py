@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -60,10 +61,14 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None
 
 def test_25_turns_in_two_languages_with_a_6k_paste(home: dict[str, str],
                                                     llama_server: LocalServer):
-    # A small reply reserve keeps the run short; the window is the server's real 2,048.
+    # Short replies and summaries keep the run short (the test needs them to happen, not to be
+    # long); the window is the server's real 2,048.
     flags = ["--base-url", llama_server.base_url, "--model", LOCAL_MODEL_NAME,
              "--context-window", str(N_CTX), "--response-reserve", "48",
              "--system-reserve", "128"]
+    config = Path(home["XDG_CONFIG_HOME"]) / "jarvis-tui" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("summary_max_tokens = 120\n", encoding="utf-8")
     notices = []
     for i, text in enumerate(TURNS):
         stdin = pasted_file() if text is None else None
