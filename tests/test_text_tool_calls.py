@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import pytest
 
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatToolCall
 from jarvis_tui.core.providers.errors import ProviderError
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.text_calls import could_be_calls, read_calls
-from jarvis_tui.core.tools import ToolCall, ToolSpec
+from jarvis_tui.core.store import Store
+from jarvis_tui.core.tools import ONCE, ToolCall, ToolResult, ToolSpec
+from tests.engine_helpers import BASE, Sleeps, send
 from tests.fakeserver import count_tokens
 
 TZ = {"type": "object", "properties": {"timezone": {"type": "string"}},
@@ -239,6 +245,54 @@ async def test_other_servers_get_the_messages_as_they_were(make_fake_server):
     fake.script.append("It is 21:14 in Tokyo.")
     await stream(OpenAIProvider(fake.base_url, "sk-test"), messages=follow_up(None))
     assert fake.chat_requests[-1].body["messages"] == follow_up(None)
+
+
+# --- choosing it, and the round through the engine -----------------------------------------
+
+
+def test_only_the_local_model_reads_calls_from_text():
+    local = make_provider(replace(BASE, model=LOCAL_MODEL_NAME, base_url="http://127.0.0.1:9/v1"))
+    remote = make_provider(replace(BASE, base_url="http://127.0.0.1:9/v1"))
+    assert local.text_tool_calls is True and remote.text_tool_calls is False
+
+
+class Clock:
+    """get_current_time, as a tool box: what the engine runs once the user allows it."""
+
+    def __init__(self) -> None:
+        self.ran: list[dict] = []
+
+    def specs(self) -> list[ToolSpec]:
+        return [ToolSpec("get_current_time", "Get current time in a specific timezone", TZ,
+                         server="time", tool="get_current_time")]
+
+    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
+        self.ran.append(call.parsed())
+        return ToolResult('{"timezone": "Asia/Tokyo", "datetime": "2025-06-01T21:14:05+09:00"}')
+
+
+async def test_a_text_call_goes_through_the_users_consent(fake, tmp_path):
+    fake.script += [FORMS["fenced"][0], "It is 21:14 in Tokyo."]
+    settings = replace(BASE, model=LOCAL_MODEL_NAME, base_url=fake.base_url)
+    asked: list[str] = []
+
+    async def approve(call: ToolCall, spec: ToolSpec) -> str:
+        asked.append(call.name)
+        return ONCE
+
+    clock = Clock()
+    engine = Engine(settings, Store(tmp_path / "s.db"), make_provider(settings), sleep=Sleeps(),
+                    jitter=lambda: 0.5, tools=clock, approve=approve)
+    events = await send(engine, "What time is it in Tokyo?")
+    assert asked == ["get_current_time"] and clock.ran == [{"timezone": "Asia/Tokyo"}]
+    assert isinstance(events[-1], ev.Finished)
+    assert events[-1].message.content == "It is 21:14 in Tokyo."
+    assert not any(isinstance(e, ev.Delta) and "get_current_time" in e.text for e in events)
+    follow = fake.chat_requests[-1].body["messages"]
+    assert [m["role"] for m in follow[-3:]] == ["user", "assistant", "tool"]
+    assert follow[-2]["content"] == ""
+    assert json.loads(follow[-2]["tool_calls"][0]["function"]["arguments"]) == {
+        "timezone": "Asia/Tokyo"}
 
 
 # --- the reader on its own ---------------------------------------------------------------------

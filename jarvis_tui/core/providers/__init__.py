@@ -16,7 +16,13 @@ def make_provider(settings: Settings) -> Provider:
     timeouts = {"timeout": settings.request_timeout, "connect_timeout": settings.connect_timeout,
                 "first_token_timeout": settings.first_token_timeout,
                 "reply_timeout": settings.reply_timeout}
-    return PROVIDERS[settings.provider].make(settings.base_url, settings.api_key, **timeouts)
+    provider = PROVIDERS[settings.provider].make(settings.base_url, settings.api_key, **timeouts)
+    from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+
+    if settings.model == LOCAL_MODEL_NAME and hasattr(provider, "text_tool_calls"):
+        # The bundled model's server passes the calls the model writes through as text.
+        provider.text_tool_calls = True
+    return provider
 
 
 def missing_key(settings: Settings) -> str | None:
