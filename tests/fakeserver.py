@@ -413,6 +413,10 @@ class FakeProvider(FakeServer):
         self.tool_finish = "tool_calls"
         self.args_as_object = False
         self.ignore_stream = False  # answer stream=true with one JSON body, as some proxies do
+        self.chunk_chars = CHUNK_CHARS  # reply characters per streamed content event
+        # Each content event's bytes sent in two writes cut inside its first multi-byte
+        # character, as TCP may deliver them.
+        self.split_bytes = False
         self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
 
     @property
@@ -510,6 +514,10 @@ class _Handler(BaseHTTPRequestHandler):
             rec.status = 400
             self._send(400, problem)
             return
+        if fake.flavor == "llama_cpp_python" and (refusal := null_content_refusal(messages)):
+            rec.status = 500
+            self._send(500, refusal)
+            return
         schema_refused = ft.openai_schema_refusal(body.get("tools"), fake.flavor)
         if schema_refused is not None:
             rec.status = schema_refused[0]
@@ -579,7 +587,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         self._line(": keep-alive")  # servers send SSE comments; clients must skip them
         self._event(chunk({"role": "assistant", "content": ""}))
-        pieces = [reply[i:i + CHUNK_CHARS] for i in range(0, len(reply), CHUNK_CHARS)]
+        size = max(1, fake.chunk_chars)
+        pieces = [reply[i:i + size] for i in range(0, len(reply), size)]
         kind = fault[0] if fault else None
         for n, piece in enumerate(pieces):
             if kind in ("cut", "stream_error") and n == fault[1]:
@@ -589,7 +598,11 @@ class _Handler(BaseHTTPRequestHandler):
                 while not fake.resume.wait(0.05):
                     if fake._stopping.is_set():
                         return
-            self._event(chunk({"content": piece}))
+            if fake.split_bytes:
+                data = "data: " + json.dumps(chunk({"content": piece}), ensure_ascii=False)
+                ft.write_split(self.wfile, data.encode("utf-8") + b"\n\n")
+            else:
+                self._event(chunk({"content": piece}))
             if fake.chunk_delay and not fake._sleep(fake.chunk_delay):
                 return
             if kind == "malformed" and n == 0:
@@ -664,6 +677,21 @@ def fit_reply(reply: str, max_tokens: int) -> tuple[str, bool]:
     if max_tokens <= 0 or len(tokens) <= max_tokens:
         return reply, False
     return ENCODING.decode_bytes(tokens[:max_tokens]).decode("utf-8", errors="ignore"), True
+
+
+def null_content_refusal(messages: list[dict]) -> dict | None:
+    """llama-cpp-python 0.3's answer to an assistant message whose content is null: its request
+    model wants a string, and pydantic's errors come back as a 500 (the real one lists seven,
+    one per message type the message failed to be)."""
+    for i, m in enumerate(messages):
+        if isinstance(m, dict) and m.get("role") == "assistant" and m.get("content") is None:
+            error = {"type": "string_type", "loc": ("body", "messages", i,
+                                                    "ChatCompletionRequestAssistantMessage",
+                                                    "content"),
+                     "msg": "Input should be a valid string", "input": None}
+            return {"error": {"message": f"1 validation errors:\n  {error}",
+                              "type": "internal_server_error", "param": None, "code": None}}
+    return None
 
 
 def _usage(rec: RecordedRequest, flavor: str) -> dict[str, Any]:

@@ -19,6 +19,8 @@ def make_provider(settings: Settings) -> Provider:
                 "reply_timeout": settings.reply_timeout}
     provider = PROVIDERS[settings.provider].make(settings.base_url, settings.api_key, **timeouts)
     if settings.provider == "openai" and settings.model == LOCAL_MODEL_NAME:
+        # The bundled model's server passes the calls the model writes through as text.
+        provider.text_tool_calls = True  # type: ignore[attr-defined]
         provider.complete_sampling = dict(LOCAL_SUMMARY_SAMPLING)  # type: ignore[attr-defined]
     return provider
 

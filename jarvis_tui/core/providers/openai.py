@@ -20,6 +20,7 @@ from jarvis_tui.core.providers.errors import (
     StreamCut,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
+from jarvis_tui.core.providers.text_calls import TextCalls, completion_calls
 from jarvis_tui.core.providers.toolcalls import (
     OpenAICalls,
     finish_with_calls,
@@ -34,7 +35,8 @@ class OpenAIProvider(HttpProvider):
 
     def __init__(self, base_url: str, api_key: str = "", *,
                  extra_headers: dict[str, str] | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None, **timeouts: float) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 text_tool_calls: bool = False, **timeouts: float) -> None:
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         super().__init__(base_url, api_key, headers={**auth, **(extra_headers or {})},
                          transport=transport, **timeouts)
@@ -45,6 +47,10 @@ class OpenAIProvider(HttpProvider):
         self._can_count: bool | None = None
         # Sampling for one-shot requests (summaries) to the bundled model; none for others.
         self.complete_sampling: dict[str, float] = {}
+        # The bundled local model's server (llama-cpp-python with the GGUF's own template) hands
+        # back the calls the model writes as plain content: read them from the text
+        # (text_calls.py), and never send it a null content, which it answers with a 500.
+        self.text_tool_calls = text_tool_calls
 
     @property
     def _url(self) -> str:
@@ -73,6 +79,7 @@ class OpenAIProvider(HttpProvider):
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
                           context_window: int | None = None, tools: list[dict] | None = None,
                           ) -> AsyncIterator[ChatEvent]:
+        messages = self._outgoing(messages)
         payload: dict[str, Any] = {"model": model, "messages": messages,
                                    "max_tokens": max_tokens, "stream": True}
         if tools:
@@ -84,12 +91,15 @@ class OpenAIProvider(HttpProvider):
                 payload.pop("stream_options", None)
             reply: list[str] = []
             usage_seen = any_event = False
+            events = self._stream(
+                self._url, payload, "text/event-stream", self._status_error,
+                lambda resp: self._sse_or_whole(
+                    resp, self._sse_events, lambda body: self._completion(body).events()))
+            held = TextCalls(_names(tools)) if self.text_tool_calls and tools else None
+            if held is not None:
+                events = held.events(events)
             try:
-                async for event in self._stream(
-                        self._url, payload, "text/event-stream", self._status_error,
-                        lambda resp: self._sse_or_whole(
-                            resp, self._sse_events,
-                            lambda body: self._completion(body).events())):
+                async for event in events:
                     any_event = True
                     if isinstance(event, ChatDelta):
                         reply.append(event.text)
@@ -97,7 +107,9 @@ class OpenAIProvider(HttpProvider):
                         usage_seen = True
                     elif isinstance(event, ChatDone) and not usage_seen:
                         # Without usage, the gauge could never be calibrated to this model.
-                        counted = await self._server_count(messages, "".join(reply))
+                        # A call read from the text was written by the model all the same.
+                        written = held.written if held is not None else reply
+                        counted = await self._server_count(messages, "".join(written))
                         if counted is not None:
                             yield counted
                     yield event
@@ -214,12 +226,24 @@ class OpenAIProvider(HttpProvider):
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
                        context_window: int | None = None,
                        tools: list[dict] | None = None) -> Completion:
-        payload: dict[str, Any] = {"model": model, "messages": messages,
+        payload: dict[str, Any] = {"model": model, "messages": self._outgoing(messages),
                                    "max_tokens": max_tokens, "stream": False,
                                    **self.complete_sampling}
         if tools:
             payload["tools"] = openai_tools(tools)
-        return self._completion(await self._post(self._url, payload, self._classify))
+        whole = self._completion(await self._post(self._url, payload, self._classify))
+        if self.text_tool_calls and tools:
+            return completion_calls(whole, _names(tools))
+        return whole
+
+    def _outgoing(self, messages: list[dict]) -> list[dict]:
+        """The messages as this server takes them: llama-cpp-python's request model wants an
+        assistant's content to be a string, calls or not (a null is a 500 naming every message
+        type); other servers get them as they are."""
+        if not self.text_tool_calls:
+            return messages
+        return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None
+                else m for m in messages]
 
     def _completion(self, body: str) -> Completion:
         data = self._json_object(body)
@@ -235,6 +259,10 @@ class OpenAIProvider(HttpProvider):
                            openai_usage(data.get("usage"), data.get("timings")),
                            finish_with_calls(str(finish) if finish else None, calls))
         return replace(whole, tool_calls=tuple(calls)) if calls else whole
+
+
+def _names(tools: list[dict] | None) -> set[str]:
+    return {str(t.get("name")) for t in tools or [] if isinstance(t, dict) and t.get("name")}
 
 
 def chatml_prompt(messages: list[dict]) -> str:
