@@ -8,7 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction import PREFIX_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
+from jarvis_tui.core.compaction import (
+    PLAIN_PREFIX_INSTRUCTIONS,
+    PLAIN_SMALL_INSTRUCTIONS,
+    PREFIX_INSTRUCTION,
+    SUMMARY_SYSTEM_PROMPT,
+)
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
@@ -45,9 +50,21 @@ class Sleeps:
 
 
 def is_prefix_summary(body: dict) -> bool:
-    """A summary asked at the end of the chat request's own prefix (its cache reused)."""
+    """A summary asked at the end of the chat request's own prefix (its cache reused), in
+    either style (the bundled local model's "plain" or the standard one)."""
     msgs = body.get("messages", [])
-    return bool(msgs) and text_of(msgs[-1].get("content")).startswith(PREFIX_INSTRUCTION)
+    return bool(msgs) and text_of(msgs[-1].get("content")).startswith(
+        (PREFIX_INSTRUCTION, *PLAIN_PREFIX_INSTRUCTIONS.values()))
+
+
+def plain_small_instruction(body: dict) -> str | None:
+    """The instruction of a plain-style small prompt (one user turn, the material then the
+    instruction), None for any other request."""
+    msgs = body.get("messages", [])
+    if len(msgs) != 1:
+        return None
+    content = text_of(msgs[0].get("content"))
+    return next((i for i in PLAIN_SMALL_INSTRUCTIONS.values() if f"\n\n{i}" in content), None)
 
 
 def is_summary_request(body: dict) -> bool:
@@ -55,7 +72,8 @@ def is_summary_request(body: dict) -> bool:
     msgs = body.get("messages", [])
     system = text_of(body["system"]) if "system" in body else (
         text_of(msgs[0].get("content")) if msgs else "")
-    return bool(msgs) and (system == SUMMARY_SYSTEM_PROMPT or is_prefix_summary(body))
+    return bool(msgs) and (system == SUMMARY_SYSTEM_PROMPT or is_prefix_summary(body)
+                           or plain_small_instruction(body) is not None)
 
 
 def summary_material(body: dict) -> str:
@@ -64,6 +82,8 @@ def summary_material(body: dict) -> str:
     msgs = body["messages"]
     if is_prefix_summary(body):
         return "\n\n".join(text_of(m.get("content")) for m in msgs[:-1])
+    if (instruction := plain_small_instruction(body)) is not None:
+        return text_of(msgs[-1]["content"]).rpartition(f"\n\n{instruction}")[0]
     return text_of(msgs[-1]["content"])
 
 

@@ -7,7 +7,8 @@ trigger compaction again, without end.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from jarvis_tui.core.details import Detail, omitted
@@ -38,6 +39,42 @@ identifiers, commands, errors, and open questions or to-dos; drop small talk and
 Write in the language the conversation is written in (if it mixes languages, use the user's \
 main language). Plain text or short bullet points, no preamble, no closing remarks."""
 
+MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
+
+# Style "plain", for the bundled small model (a 0.5B), chosen by bench/summary_local.py: short
+# wording in the conversation's own language. Today's wording, in English whatever the
+# conversation's language, got refusals ("do not answer it"), replies in English to Chinese
+# conversations, and fewer facts kept. At the chat's prefix, as the user's next turn.
+PLAIN_PREFIX_INSTRUCTIONS = {
+    "en": ("Summarize our conversation so far in a few short lines, so that it can go on without "
+           "the turns above. Keep every name, number, date, path, id, phone number and decision "
+           "exactly as written, and say what is still open. Write in English. Only the summary."),
+    "zh": ("请用几行简短的文字总结我们到目前为止的对话，让对话不看上面的内容也能继续。"
+           "所有人名、数字、日期、路径、编号、电话和决定都要原样保留，并写出还没完成的事。"
+           "用中文写。只写总结。"),
+}
+# Its small prompt: one user turn, the material then the instruction. Told in a system message,
+# the model took the transcript for its own conversation and answered its last turn instead;
+# labelled lines keep it from copying the transcript out whole, as it did when asked for prose.
+PLAIN_SMALL_INSTRUCTIONS = {
+    "en": ("Summarize the conversation above in these four lines, so that it can go on without "
+           "it:\nGoal: what the user wants\nFacts: every name, number, date, path, id and phone "
+           "number, exactly as written\nDecisions: what was decided\nOpen: what is still to do "
+           "or to answer\nOnly these four lines. Write in English."),
+    "zh": ("请用下面四行总结上面的对话，让对话不看原文也能继续：\n目标：用户想做什么\n"
+           "事实：所有人名、数字、日期、路径、编号和电话，原样照抄\n决定：已经决定的事\n"
+           "待办：还没做完或还没回答的事\n只写这四行。用中文写。"),
+}
+PLAIN_WORDS = {
+    "en": {"labels": ROLE_LABELS, "colon": ": ", "focus": "Pay special attention to: {}",
+           "previous": "Previous summary:", "new": "New turns:", "merge": MERGE_NOTE},
+    "zh": {"labels": {"user": "用户", "assistant": "助手", "tool": "工具结果", "system": "系统"},
+           "colon": "：", "focus": "特别注意：{}", "previous": "之前的摘要：", "new": "新的对话：",
+           "merge": "下面是同一段对话中前后相连的几部分的摘要，按时间先后排列。"},
+}
+STYLES = ("standard", "plain")
+
 # The follow-up that hands a summary what it left out (summary_repair). Asked of the summary
 # alone, not the transcript: the details are given, only their place in the text is wanted.
 REPAIR_INSTRUCTION = """\
@@ -54,9 +91,25 @@ PREFIX_SUMMARY_SHARE = 0.5
 # chat template's framing): the summary's room is kept clear of it, as a refused request costs
 # a round trip and then the small prompt anyway.
 PREFIX_COUNT_MARGIN = 0.05
-MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
-ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 PROMPT_SLACK = 64  # wrapper text and chat-template tokens around the material
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
+# A Chinese character weighs about what an English word does. Chinese prose full of English terms
+# and paths stays above this share, and English that names a person in Chinese stays below it.
+ZH_SHARE = 0.4
+
+
+def language_of(texts: Iterable[str]) -> str:
+    """"zh" or "en": the language `texts` are written in, by the share of Chinese characters
+    among characters and English words. Code is left out: a Chinese user's log lines and
+    commands are English."""
+    text = _CODE.sub(" ", "\n".join(texts))
+    cjk = len(_CJK.findall(text))
+    words = len(_LATIN_WORD.findall(text))
+    return "zh" if cjk and cjk >= ZH_SHARE * (cjk + words) else "en"
 
 
 class SummaryError(Exception):
@@ -96,16 +149,17 @@ def plan_compaction(history: list[Message], keep_recent_turns: int) -> Compactio
     return CompactionPlan(evict=evict, keep=keep)
 
 
-def render_transcript(messages: list[Message]) -> str:
+def render_transcript(messages: list[Message], labels: dict[str, str] = ROLE_LABELS,
+                      colon: str = ": ") -> str:
     lines = []
     for msg in messages:
-        label = ROLE_LABELS.get(msg.role, msg.role)
+        label = labels.get(msg.role, msg.role)
         if msg.role == "tool" and msg.name:
             label = f"{label} ({msg.name})"
         text = msg.content
         if msg.tool_calls:
             text = f"{text}\n[{describe_calls(msg.tool_calls)}]".strip()
-        lines.append(f"{label}: {text}")
+        lines.append(f"{label}{colon}{text}")
     return "\n\n".join(lines)
 
 
@@ -117,6 +171,38 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
         parts.append(f"Previous summary:\n{previous}")
     parts.append(f"New turns:\n{transcript}" if previous else f"Transcript:\n{transcript}")
     return "\n\n".join(parts)
+
+
+def _plain_material(previous: str | None, transcript: str, lang: str) -> str:
+    """The material of a plain small prompt: a first transcript bare, as it was measured, and
+    the focus after it, with the instruction (the model follows what it read last)."""
+    if not previous:
+        return transcript
+    words = PLAIN_WORDS[lang]
+    return f"{words['previous']}\n{previous}\n\n{words['new']}\n{transcript}"
+
+
+def plain_small_prompt(material: str, lang: str, focus: str | None = None) -> list[dict]:
+    """The plain style's small-prompt request: one user turn, the material, then the
+    instruction in `lang`."""
+    instruction = PLAIN_SMALL_INSTRUCTIONS[lang]
+    if focus:
+        instruction += "\n" + PLAIN_WORDS[lang]["focus"].format(focus)
+    return [{"role": "user", "content": f"{material}\n\n{instruction}"}]
+
+
+def conversation_language(messages: Iterable[Message | dict], previous: str | None = None
+                          ) -> str:
+    """The user's main language in `messages` (the previous summary's when they have no words
+    of the user's, as when only tool results are folded in)."""
+    def text(m: Message | dict) -> tuple[str, str]:
+        role, content = (m.role, m.content) if isinstance(m, Message) else (
+            m.get("role", ""), m.get("content"))
+        return role, content if isinstance(content, str) else ""
+
+    said = [(role, content) for role, content in map(text, messages)]
+    users = [content for role, content in said if role == "user" and content.strip()]
+    return language_of(users or ([previous] if previous else []) + [c for _, c in said])
 
 
 SUMMARY_OVERFLOW_TRIES = 5
@@ -160,7 +246,14 @@ class Summarizer:
     def __init__(self, provider: Provider, *, model: str, max_tokens: int, window: int,
                  counter: TokenCounter, retries: int = 2,
                  backoff: Callable[[int, float | None], float] = lambda n, after: after or n,
-                 sleep: Callable[[float], Awaitable[object]] | None = None):
+                 sleep: Callable[[float], Awaitable[object]] | None = None,
+                 style: str = "standard"):
+        """`style`: "standard", or "plain" for a small model: short instructions in the
+        conversation's language (PLAIN_PREFIX_INSTRUCTIONS, PLAIN_SMALL_INSTRUCTIONS)."""
+        if style not in STYLES:
+            raise ValueError(f"unknown summary style {style!r}")
+        self.style = style
+        self.language = "en"  # the conversation's, for the plain style: set by each summary
         self.provider = provider
         self.retries = retries
         self.backoff = backoff
@@ -176,12 +269,29 @@ class Summarizer:
         self._failed_size = window  # tokens of the last summary request refused as too long
 
     @property
+    def plain(self) -> bool:
+        return self.style == "plain"
+
+    def _wrapper_tokens(self) -> int:
+        """The instruction around the material of a small prompt."""
+        if not self.plain:
+            return self.counter.text(SUMMARY_SYSTEM_PROMPT)
+        return self.counter.text(PLAIN_SMALL_INSTRUCTIONS[self.language])
+
+    @property
     def input_budget(self) -> int:
-        prompt = self.counter.text(SUMMARY_SYSTEM_PROMPT) + PROMPT_SLACK
+        prompt = self._wrapper_tokens() + PROMPT_SLACK
         return max(self.window - self.max_tokens - prompt, 128)
+
+    def _render(self, messages: list[Message]) -> str:
+        if not self.plain:
+            return render_transcript(messages)
+        words = PLAIN_WORDS[self.language]
+        return render_transcript(messages, words["labels"], words["colon"])
 
     async def summarize(self, previous: str | None, messages: list[Message],
                         focus: str | None = None) -> str:
+        self.language = conversation_language(messages, previous)
         for _ in range(SUMMARY_OVERFLOW_TRIES):
             try:
                 return await self._summarize(previous, messages, focus)
@@ -197,14 +307,18 @@ class Summarizer:
 
     async def _summarize(self, previous: str | None, messages: list[Message],
                          focus: str | None) -> str:
-        transcript = render_transcript(messages)
-        material = _material(previous, transcript, focus)
+        material = self._material(previous, self._render(messages), focus)
         if self.counter.text(material) <= self.input_budget:
-            return await self._call(material)
+            return await self._call(material, focus)
         # Too big for one request: summarise chunks on their own, then merge the parts.
-        parts = [await self._call(_material(None, chunk, focus))
+        parts = [await self._call(self._material(None, chunk, focus), focus)
                  for chunk in self._chunks(messages)]
         return await self._merge(previous, parts, focus)
+
+    def _material(self, previous: str | None, transcript: str, focus: str | None) -> str:
+        if self.plain:  # the focus goes with the instruction, after the material
+            return _plain_material(previous, transcript, self.language)
+        return _material(previous, transcript, focus)
 
     def _chunks(self, messages: list[Message]) -> list[str]:
         limit = self.input_budget - 32
@@ -212,7 +326,7 @@ class Summarizer:
         current: list[str] = []
         used = 0
         for msg in messages:
-            text = render_transcript([msg])
+            text = self._render([msg])
             size = self.counter.text(text)
             if size > limit:
                 text, _ = truncate_middle(text, limit, self.counter)
@@ -227,18 +341,20 @@ class Summarizer:
         return chunks
 
     async def _merge(self, previous: str | None, parts: list[str], focus: str | None) -> str:
-        texts = ([f"Previous summary:\n{previous}"] if previous else []) + parts
+        words = PLAIN_WORDS[self.language] if self.plain else PLAIN_WORDS["en"]
+        note = words["merge"]
+        texts = ([f"{words['previous']}\n{previous}"] if previous else []) + parts
         while True:
-            material = MERGE_NOTE + "\n\n" + "\n\n---\n\n".join(texts)
-            if focus:
+            material = note + "\n\n" + "\n\n---\n\n".join(texts)
+            if focus and not self.plain:
                 material = f"Pay special attention to: {focus}\n\n{material}"
             if self.counter.text(material) <= self.input_budget or len(texts) == 1:
                 if self.counter.text(material) > self.input_budget:
                     material, _ = truncate_middle(material, self.input_budget, self.counter)
-                return await self._call(material)
+                return await self._call(material, focus)
             # Still too big: merge neighbours pairwise, which halves the list each pass.
             pairs = [texts[i:i + 2] for i in range(0, len(texts), 2)]
-            texts = [await self._call(MERGE_NOTE + "\n\n" + "\n\n---\n\n".join(
+            texts = [await self._call(note + "\n\n" + "\n\n---\n\n".join(
                 truncate_middle(t, self.input_budget // 2, self.counter)[0] for t in pair))
                 if len(pair) > 1 else pair[0] for pair in pairs]
 
@@ -252,9 +368,15 @@ class Summarizer:
         the cache. `max_tokens`: the room the window leaves after the front, when that is less
         than the cap. A ContextOverflow, or a tool call for an answer, is the caller's cue to
         fall back to the small prompt."""
-        instruction = PREFIX_INSTRUCTION
-        if focus:
-            instruction = f"{instruction}\n\nPay special attention to: {focus}"
+        if self.plain:
+            self.language = conversation_language(prefix)
+            instruction = PLAIN_PREFIX_INSTRUCTIONS[self.language]
+            if focus:
+                instruction += "\n\n" + PLAIN_WORDS[self.language]["focus"].format(focus)
+        else:
+            instruction = PREFIX_INSTRUCTION
+            if focus:
+                instruction = f"{instruction}\n\nPay special attention to: {focus}"
         return await self._request([*prefix, {"role": "user", "content": instruction}], tools,
                                    max_tokens=max_tokens)
 
@@ -280,13 +402,17 @@ class Summarizer:
         # A model that ignored the request wrote its summary from less than the first did.
         return summary if len(omitted(listed, split(revised)[0])) == len(listed) else revised
 
-    async def _call(self, material: str) -> str:
+    async def _call(self, material: str, focus: str | None = None) -> str:
+        if self.plain:
+            messages = plain_small_prompt(material, self.language, focus)
+        else:
+            messages = [{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
+                        {"role": "user", "content": material}]
         try:
-            return await self._request([{"role": "system", "content": SUMMARY_SYSTEM_PROMPT},
-                                        {"role": "user", "content": material}])
+            return await self._request(messages)
         except ContextOverflow:
             self._failed_size = (self.counter.text(material) + self.max_tokens
-                                 + self.counter.text(SUMMARY_SYSTEM_PROMPT))
+                                 + self._wrapper_tokens())
             raise
 
     async def _request(self, messages: list[dict], tools: list[dict] | None = None,

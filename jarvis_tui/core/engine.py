@@ -552,11 +552,16 @@ class Engine(Branches):
                 yield told
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
+        model = self.settings.summary_model or self.settings.model
+        # The bundled small model follows short instructions in the conversation's language
+        # (bench/summary_local.py), not the long English ones a remote model is sent. A local
+        # chat model means the local server, which answers whatever the summary model's name.
+        local = LOCAL_MODEL_NAME in (self.settings.model, model)
         summarizer = Summarizer(
-            self.provider, model=self.settings.summary_model or self.settings.model,
-            max_tokens=self.summary_max_tokens,
+            self.provider, model=model, max_tokens=self.summary_max_tokens,
             window=self.context_window, counter=self.counter,
-            retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep)
+            retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
+            style="plain" if local else "standard")
         previous = self.summary.content if self.summary else None
         prefix = self._summary_prefix(plan.evict)
         try:
