@@ -43,9 +43,9 @@ MERGE_NOTE = "These are summaries of consecutive parts of one conversation, olde
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 
 # Style "plain", for the bundled small model (a 0.5B), chosen by bench/summary_local.py: short
-# wording in the conversation's own language. Today's wording, in English whatever the
-# conversation's language, got refusals ("do not answer it"), replies in English to Chinese
-# conversations, and fewer facts kept. At the chat's prefix, as the user's next turn.
+# wording in the conversation's own language. Sent the standard wording, in English whatever the
+# conversation's language, it refused ("do not answer it"), wrote Chinese sessions' summaries in
+# English and kept fewer of their facts. At the chat's prefix, as the user's next turn.
 PLAIN_PREFIX_INSTRUCTIONS = {
     "en": ("Summarize our conversation so far in a few short lines, so that it can go on without "
            "the turns above. Keep every name, number, date, path, id, phone number and decision "
@@ -175,8 +175,9 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
 
 
 def _plain_material(previous: str | None, transcript: str, lang: str) -> str:
-    """The material of a plain small prompt: a first transcript bare, as it was measured, and
-    the focus after it, with the instruction (the model follows what it read last)."""
+    """The material of a plain small prompt: a first transcript bare, as it was measured. The
+    focus goes after it, with the instruction (plain_small_prompt): the model follows what it
+    read last."""
     if not previous:
         return transcript
     words = PLAIN_WORDS[lang]
@@ -201,7 +202,7 @@ def conversation_language(messages: Iterable[Message | dict], previous: str | No
             m.get("role", ""), m.get("content"))
         return role, content if isinstance(content, str) else ""
 
-    said = [(role, content) for role, content in map(text, messages)]
+    said = list(map(text, messages))
     users = [content for role, content in said if role == "user" and content.strip()]
     return language_of(users or ([previous] if previous else []) + [c for _, c in said])
 
