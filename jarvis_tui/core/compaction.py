@@ -43,9 +43,9 @@ MERGE_NOTE = "These are summaries of consecutive parts of one conversation, olde
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 
 # Style "plain", for the bundled small model (a 0.5B), chosen by bench/summary_local.py: short
-# wording in the conversation's own language. Today's wording, in English whatever the
-# conversation's language, got refusals ("do not answer it"), replies in English to Chinese
-# conversations, and fewer facts kept. At the chat's prefix, as the user's next turn.
+# wording in the conversation's own language. Sent the standard wording, in English whatever the
+# conversation's language, it refused ("do not answer it"), wrote Chinese sessions' summaries in
+# English and kept fewer of their facts. At the chat's prefix, as the user's next turn.
 PLAIN_PREFIX_INSTRUCTIONS = {
     "en": ("Summarize our conversation so far in a few short lines, so that it can go on without "
            "the turns above. Keep every name, number, date, path, id, phone number and decision "
@@ -55,16 +55,17 @@ PLAIN_PREFIX_INSTRUCTIONS = {
            "用中文写。只写总结。"),
 }
 # Its small prompt: one user turn, the material then the instruction. Told in a system message,
-# the model took the transcript for its own conversation and answered its last turn instead;
-# labelled lines keep it from copying the transcript out whole, as it did when asked for prose.
+# the model took the transcript for its own conversation and answered its last turn instead.
+# Four labelled lines keep it from copying the transcript out whole, as it did in Chinese when
+# asked for prose; the labels are named, not shown as lines to fill in, which it copied back.
 PLAIN_SMALL_INSTRUCTIONS = {
-    "en": ("Summarize the conversation above in these four lines, so that it can go on without "
-           "it:\nGoal: what the user wants\nFacts: every name, number, date, path, id and phone "
-           "number, exactly as written\nDecisions: what was decided\nOpen: what is still to do "
-           "or to answer\nOnly these four lines. Write in English."),
-    "zh": ("请用下面四行总结上面的对话，让对话不看原文也能继续：\n目标：用户想做什么\n"
-           "事实：所有人名、数字、日期、路径、编号和电话，原样照抄\n决定：已经决定的事\n"
-           "待办：还没做完或还没回答的事\n只写这四行。用中文写。"),
+    "en": ("Summarize the conversation above so that it can go on without it. Write four lines "
+           "that begin with \"Goal:\", \"Facts:\", \"Decisions:\" and \"Open:\". Under Facts, "
+           "copy every name, number, date, path, id and phone number exactly as written. Write "
+           "in English."),
+    "zh": ("请总结上面的对话，让对话不看原文也能继续。"
+           "写四行，分别以“目标：”“事实：”“决定：”“待办：”开头。"
+           "“事实：”里照抄所有人名、数字、日期、路径、编号和电话。用中文写。"),
 }
 PLAIN_WORDS = {
     "en": {"labels": ROLE_LABELS, "colon": ": ", "focus": "Pay special attention to: {}",
@@ -174,8 +175,9 @@ def _material(previous: str | None, transcript: str, focus: str | None) -> str:
 
 
 def _plain_material(previous: str | None, transcript: str, lang: str) -> str:
-    """The material of a plain small prompt: a first transcript bare, as it was measured, and
-    the focus after it, with the instruction (the model follows what it read last)."""
+    """The material of a plain small prompt: a first transcript bare, as it was measured. The
+    focus goes after it, with the instruction (plain_small_prompt): the model follows what it
+    read last."""
     if not previous:
         return transcript
     words = PLAIN_WORDS[lang]
@@ -200,7 +202,7 @@ def conversation_language(messages: Iterable[Message | dict], previous: str | No
             m.get("role", ""), m.get("content"))
         return role, content if isinstance(content, str) else ""
 
-    said = [(role, content) for role, content in map(text, messages)]
+    said = list(map(text, messages))
     users = [content for role, content in said if role == "user" and content.strip()]
     return language_of(users or ([previous] if previous else []) + [c for _, c in said])
 
