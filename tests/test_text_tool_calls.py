@@ -148,7 +148,9 @@ async def test_json_that_is_no_call_shows_while_the_server_still_writes(fake):
     async with provider:
         events = provider.stream_chat(ASK, model=LOCAL_MODEL_NAME, max_tokens=300, tools=TOOLS)
         first = await asyncio.wait_for(anext(events), 10)
-        assert fake.held.is_set() and not fake.resume.is_set()
+        # The server thread marks itself held just after its last write, which may be a moment
+        # after that write reached us: wait for the mark, then the rest is surely still unsent.
+        assert await asyncio.to_thread(fake.held.wait, 10) and not fake.resume.is_set()
         # Released with the piece that brought the name's first letter.
         piece = fake.chunk_chars
         assert first == ChatDelta(reply[:(reply.index("B") // piece + 1) * piece])
