@@ -9,10 +9,13 @@ turns, ending on the assistant's reply) and one more user turn asking for the su
 Summarizer.summarize_prefix does so that the server's KV cache serves the front; before them the
 chat request is sent once (not timed), as the round that triggered the compaction would have.
 The "small" candidates send a summary prompt and the turns as a transcript, as Summarizer._call
-does. Scored per candidate and language: the share of the sessions' facts the summary keeps,
-refusals (an apology keeping at most one fact), replies that do the open request instead of
-summarising, replies in the other language, mean seconds per request (the machine is shared:
-the timings move with its load, the other figures do not).
+does. Scored per candidate and language: the share of the sessions' facts the summary keeps, and
+with the details ledger the app writes below it (what the summary leaves out, word for word, in
+a 4,096-token window's room); refusals (an apology keeping at most one fact); copies of the
+session; lines of the instruction echoed; replies that do the open request or reply to the last
+turn instead of summarising; replies in the other language; the summary's tokens and with its
+ledger (what every later request carries); mean seconds per request (the machine is shared: the
+timings move with its load, the other figures do not).
 
     .venv/bin/python bench/summary_local.py --model /tmp/qwen/q.gguf
     .venv/bin/python bench/summary_local.py --base-url http://127.0.0.1:8821/v1 [--only NAME,..]
@@ -46,18 +49,24 @@ from jarvis_tui.core.compaction import (
     PLAIN_WORDS,
     PREFIX_INSTRUCTION,
     SUMMARY_SYSTEM_PROMPT,
+    fit_summary,
     language_of,
     plain_small_prompt,
     render_transcript,
 )
-from jarvis_tui.core.local_server import LocalServer, free_port
+from jarvis_tui.core.engine import DETAILS_FLOOR
+from jarvis_tui.core.ledger import ledger_for
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer, free_port
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.tokens import TokenCounter
 
 SYSTEM_PROMPT = "You are Jarvis, a helpful assistant. Answer in the user's language."  # default
 TEMPERATURE = 0.2
 SEEDS = "7,11"  # two samples of each: one alone moves a candidate by a few facts
 MAX_TOKENS = 512  # the summary cap the app's defaults give a 4,096-token window
 N_CTX = 4096
+COUNTER = TokenCounter(LOCAL_MODEL_NAME)
+# The ledger's room is the app's at a 4,096-token window: its floor, DETAILS_FLOOR.
 REFUSAL = re.compile(r"can['’]?t (assist|help)|cannot (assist|help)|unable to (assist|help)|"
                      r"I['’]m sorry|I apologi[sz]e|"
                      r"抱歉|对不起|无法(协助|帮助|提供)|不能(协助|帮助)", re.I)
@@ -219,13 +228,30 @@ class Reply:
 class Row:
     replies: list[Reply] = field(default_factory=list)
 
-    def figures(self) -> tuple[float, int, int, int, int, int, float, float, int]:
+    def figures(self) -> tuple[float, float, int, int, int, int, int, float, float, float, int]:
         r = self.replies
-        kept = sum(len(x.kept) for x in r) / max(sum(x.facts for x in r), 1)
-        return (kept, sum(x.refused for x in r), sum(x.copied for x in r),
-                sum(x.echoed for x in r), sum(x.answered for x in r),
-                sum(x.wrong_language for x in r), statistics.mean(x.length for x in r),
+        facts = max(sum(x.facts for x in r), 1)
+        kept = sum(len(x.kept) for x in r) / facts
+        ledger = [with_ledger(x) for x in r]
+        return (kept, sum(k for k, _, _ in ledger) / facts, sum(x.refused for x in r),
+                sum(x.copied for x in r), sum(x.echoed for x in r),
+                sum(x.answered for x in r), sum(x.wrong_language for x in r),
+                statistics.mean(t for _, t, _ in ledger),
+                statistics.mean(t for _, _, t in ledger),
                 statistics.mean(x.seconds for x in r), len(r))
+
+
+def with_ledger(r: Reply) -> tuple[int, int, int]:
+    """What the app keeps of `r`: the facts in the summary (cut to its cap) and the details
+    ledger below it (core/ledger.py, which keeps word for word what the summary leaves out),
+    the summary's tokens, and the summary's and ledger's."""
+    s = next(x for x in SESSIONS if x.name == r.session)
+    messages = [Message(role=role, content=text, id=i + 1)
+                for i, (role, text) in enumerate(s.turns)]
+    summary = fit_summary(r.text, MAX_TOKENS, COUNTER)
+    full = ledger_for(summary, None, messages, messages, COUNTER, DETAILS_FLOOR)
+    kept = sum(bool(re.search(pattern, full, re.I)) for _, pattern in s.facts)
+    return kept, COUNTER.text(summary), COUNTER.text(full)
 
 
 def copies(text: str, s: Session) -> bool:
@@ -325,17 +351,20 @@ async def run(base_url: str, candidates: list[Candidate], sessions: list[Session
 
 
 def table(replies: list[Reply], candidates: list[Candidate]) -> None:
-    print(f"\n{'candidate':24}{'lang':>5}{'facts kept':>11}{'refused':>9}{'copied':>8}"
-          f"{'echoed':>8}{'answered':>10}{'wrong lang':>12}{'length':>8}{'mean s':>8}")
+    print(f"\n{'':29}{'facts kept':^18}{'':44}{'tokens':^16}")
+    print(f"{'candidate':24}{'lang':>5}{'summary':>9}{'+ledger':>9}{'refused':>8}{'copied':>8}"
+          f"{'echoed':>8}{'answered':>9}{'wrong lang':>11}{'summary':>8}{'+ledger':>8}"
+          f"{'mean s':>8}")
     for c in candidates:
         for lang in ("en", "zh"):
             row = Row([r for r in replies if r.candidate == c.name and r.lang == lang])
             if not row.replies:
                 continue
-            kept, refused, copied, echoed, answered, wrong, length, seconds, n = row.figures()
-            print(f"{c.name:24}{lang:>5}{kept:>10.0%} {refused:>5}/{n:<3}{copied:>4}/{n:<3}"
-                  f"{echoed:>4}/{n:<3}{answered:>6}/{n:<3}{wrong:>8}/{n:<3}{length:>7.0%}"
-                  f"{seconds:>8.1f}")
+            (kept, ledger, refused, copied, echoed, answered, wrong, tokens, with_ledger_tokens,
+             seconds, n) = row.figures()
+            print(f"{c.name:24}{lang:>5}{kept:>8.0%}{ledger:>9.0%} {refused:>4}/{n:<3}"
+                  f"{copied:>4}/{n:<3}{echoed:>4}/{n:<3}{answered:>5}/{n:<3}{wrong:>7}/{n:<3}"
+                  f"{tokens:>8.0f}{with_ledger_tokens:>8.0f}{seconds:>8.1f}")
     print()
     for c in candidates:
         print(f"{c.name:24} {c.about}")
