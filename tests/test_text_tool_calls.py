@@ -18,11 +18,7 @@ from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatToolCall
 from jarvis_tui.core.providers.errors import ProviderError
 from jarvis_tui.core.providers.openai import OpenAIProvider
-from jarvis_tui.core.providers.text_calls import (
-    LOCAL_TOOL_SENTENCE,
-    could_be_calls,
-    read_calls,
-)
+from jarvis_tui.core.providers.text_calls import could_be_calls, read_calls
 from jarvis_tui.core.store import Store
 from jarvis_tui.core.tools import ONCE, ToolCall, ToolResult, ToolSpec
 from tests.engine_helpers import BASE, Sleeps, send
@@ -235,18 +231,6 @@ async def test_the_follow_up_sends_an_empty_content_not_null(fake):
     assert text_in(events) == "It is 21:14 in Tokyo."
     sent = fake.chat_requests[-1].body["messages"][2]
     assert sent["content"] == "" and sent["tool_calls"][0]["id"] == "call_0"
-
-
-async def test_with_tools_the_system_message_ends_with_the_sentence(fake):
-    fake.script += ["It is 21:14.", "It is 21:14.", "Hello."]
-    await stream(local_provider(fake))
-    await stream(local_provider(fake), messages=ASK[1:])
-    await stream(local_provider(fake), tools=None)
-    with_system, without_system, no_tools = (r.body["messages"] for r in fake.chat_requests)
-    assert with_system[0]["content"] == f"{ASK[0]['content']}\n\n{LOCAL_TOOL_SENTENCE}"
-    assert without_system[0] == {"role": "system", "content": LOCAL_TOOL_SENTENCE}
-    assert with_system[1:] == without_system[1:] == ASK[1:]
-    assert no_tools == ASK  # a chat without tools is not told about them
 
 
 async def test_the_fake_refuses_null_content_as_the_real_server_does(fake):

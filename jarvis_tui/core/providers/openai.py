@@ -20,11 +20,7 @@ from jarvis_tui.core.providers.errors import (
     StreamCut,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
-from jarvis_tui.core.providers.text_calls import (
-    LOCAL_TOOL_SENTENCE,
-    TextCalls,
-    completion_calls,
-)
+from jarvis_tui.core.providers.text_calls import TextCalls, completion_calls
 from jarvis_tui.core.providers.toolcalls import (
     OpenAICalls,
     finish_with_calls,
@@ -53,10 +49,6 @@ class OpenAIProvider(HttpProvider):
         # back the calls the model writes as plain content: read them from the text
         # (text_calls.py), and never send it a null content, which it answers with a 500.
         self.text_tool_calls = text_tool_calls
-        # With tools offered, the bundled model writes a call for about 4 in 10 questions that
-        # need one with this sentence and 1 in 7 without; questions that need none stay nearly
-        # always uncalled either way (bench/tools_local.py).
-        self.tool_sentence = LOCAL_TOOL_SENTENCE
 
     @property
     def _url(self) -> str:
@@ -85,7 +77,7 @@ class OpenAIProvider(HttpProvider):
     async def stream_chat(self, messages: list[dict], *, model: str, max_tokens: int,
                           context_window: int | None = None, tools: list[dict] | None = None,
                           ) -> AsyncIterator[ChatEvent]:
-        messages = self._outgoing(messages, tools)
+        messages = self._outgoing(messages)
         payload: dict[str, Any] = {"model": model, "messages": messages,
                                    "max_tokens": max_tokens, "stream": True}
         if tools:
@@ -232,7 +224,7 @@ class OpenAIProvider(HttpProvider):
     async def complete(self, messages: list[dict], *, model: str, max_tokens: int,
                        context_window: int | None = None,
                        tools: list[dict] | None = None) -> Completion:
-        payload: dict[str, Any] = {"model": model, "messages": self._outgoing(messages, tools),
+        payload: dict[str, Any] = {"model": model, "messages": self._outgoing(messages),
                                    "max_tokens": max_tokens, "stream": False}
         if tools:
             payload["tools"] = openai_tools(tools)
@@ -241,23 +233,14 @@ class OpenAIProvider(HttpProvider):
             return completion_calls(whole, _names(tools))
         return whole
 
-    def _outgoing(self, messages: list[dict], tools: list[dict] | None) -> list[dict]:
+    def _outgoing(self, messages: list[dict]) -> list[dict]:
         """The messages as this server takes them: llama-cpp-python's request model wants an
         assistant's content to be a string, calls or not (a null is a 500 naming every message
-        type); with tools offered, the system message ends with `tool_sentence`. Other servers
-        get them as they are."""
+        type); other servers get them as they are."""
         if not self.text_tool_calls:
             return messages
-        out = [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None
-               else m for m in messages]
-        if tools and self.tool_sentence:
-            first = out[0] if out else {}
-            if first.get("role") == "system" and isinstance(first.get("content"), str):
-                text = first["content"].rstrip()
-                out[0] = {**first, "content": f"{text}\n\n{self.tool_sentence}".lstrip()}
-            else:
-                out.insert(0, {"role": "system", "content": self.tool_sentence})
-        return out
+        return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None
+                else m for m in messages]
 
     def _completion(self, body: str) -> Completion:
         data = self._json_object(body)

@@ -32,9 +32,6 @@ FENCE = "```"
 # A fence's language as the model writes it around a call; any other is code, never a call.
 FENCE_LANGUAGES = ("", "json", "tool_call")
 CALL_KEYS = ("name", "arguments")
-# Ends the local model's system message when tools are offered (OpenAIProvider.tool_sentence).
-LOCAL_TOOL_SENTENCE = ("Call a tool only when the question needs live data or the user's files; "
-                       "otherwise answer directly.")
 
 
 class _Verdict(Enum):
