@@ -9,8 +9,8 @@ short summary under its header and search_history's note. Requests go through Op
 the app builds it for the local model (text_tool_calls), at temperature 0.2, so a call counts
 only when the app would see one: a reply that is wholly calls of offered tools.
 
-Printed, with and without LOCAL_TOOL_SENTENCE at the end of the system message (which the
-provider adds for the local model when tools are offered):
+Printed, with and without LOCAL_TOOL_SENTENCE after the prompt (as the engine sends the system
+message to the local model while it has tools):
   right calls   of the NEED questions, those answered with a call of the right tool whose
                 arguments are usable (the zone, the time, the repository asked about; a query)
   false calls   of the PLAIN questions, those answered with any call
@@ -48,12 +48,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jarvis_tui.core.config import Settings  # noqa: E402
 from jarvis_tui.core.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noqa: E402
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer, free_port  # noqa: E402
+from jarvis_tui.core.local_server import (  # noqa: E402
+    LOCAL_MODEL_NAME,
+    LOCAL_TOOL_SENTENCE,
+    LocalServer,
+    free_port,
+    with_tool_sentence,
+)
 from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
 from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.providers.text_calls import LOCAL_TOOL_SENTENCE  # noqa: E402
 from jarvis_tui.core.tool_round import tool_definitions, tool_result_message  # noqa: E402
 from jarvis_tui.core.tools import ToolCall, ToolSpec  # noqa: E402
 from jarvis_tui.core.window import system_text  # noqa: E402
@@ -66,7 +71,9 @@ SUMMARY = ("The user is preparing the 1.4 release of their project. They set up 
            "server and we discussed how to deploy to it; they asked for release-note wording.")
 MCP_TOOLS = ("get_current_time", "convert_time", "git_status", "git_log")
 REPO = "{repo}"  # the questions' repository, filled in with the bench's own
-VARIANTS = {"without the sentence": "", "with the sentence": LOCAL_TOOL_SENTENCE}
+# How each variant makes the system prompt: "with" as the engine does for the local model.
+VARIANTS: dict[str, Callable[[str], str]] = {"without the sentence": lambda prompt: prompt,
+                                             "with the sentence": with_tool_sentence}
 
 
 @dataclass(frozen=True)
@@ -328,11 +335,10 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"replies capped at {REPLY_TOKENS} tokens; tools offered: {', '.join(specs)}; "
                   f"{len(NEED)} questions needing a tool, {len(PLAIN)} not (half Chinese each), "
                   f"{args.passes} pass(es)")
-            system = system_text(prompt, SUMMARY, SUMMARY_NOTE)
             records = read_log(args.log)
             done = {(r["variant"], r["pass"], r["kind"], r["i"]) for r in records}
-            for name, sentence in VARIANTS.items():
-                provider.tool_sentence = sentence  # the provider adds it, as in the app
+            for name, make_prompt in VARIANTS.items():
+                system = system_text(make_prompt(prompt), SUMMARY, SUMMARY_NOTE)
                 print(f"\n== {name}")
                 for n in range(args.passes):
                     for kind, count in (("need", len(NEED)), ("plain", len(PLAIN))):
