@@ -9,7 +9,8 @@ short summary under its header and search_history's note. Requests go through Op
 the app builds it for the local model (text_tool_calls), at temperature 0.2, so a call counts
 only when the app would see one: a reply that is wholly calls of offered tools.
 
-Printed, with and without SENTENCE added to the system message:
+Printed, with and without LOCAL_TOOL_SENTENCE after the prompt (as the engine sends the system
+message to the local model while it has tools):
   right calls   of the NEED questions, those answered with a call of the right tool whose
                 arguments are usable (the zone, the time, the repository asked about; a query)
   false calls   of the PLAIN questions, those answered with any call
@@ -18,11 +19,14 @@ Printed, with and without SENTENCE added to the system message:
   call-shaped text  replies shown as text that hold a call of a tool not offered ("multiply")
 and a full round for every right call of an MCP tool: the call run by the real server, its
 result sent back (the assistant message with content "", the result as a tool message, tools
-still offered, as the engine's next step does), and whether the answer then uses the result.
+still offered, as the engine's next step does), and whether the answer then uses the result
+(quotes a time the result gives, a commit's hash or subject, or the changed file); beside it, for
+comparison only, the same result given as words under the question with no tools offered.
 
     .venv/bin/python bench/tools_local.py --model PATH.gguf      start a server on a free port
     .venv/bin/python bench/tools_local.py --base-url URL/v1      use one already running
-    add --passes N to ask every question N times
+    add --passes N to ask every question N times, --log FILE to keep the answers (and go on
+    from them after a stop)
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -44,7 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jarvis_tui.core.config import Settings  # noqa: E402
 from jarvis_tui.core.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noqa: E402
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer, free_port  # noqa: E402
+from jarvis_tui.core.local_server import (  # noqa: E402
+    LOCAL_MODEL_NAME,
+    LOCAL_TOOL_SENTENCE,
+    LocalServer,
+    free_port,
+    with_tool_sentence,
+)
 from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
 from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall  # noqa: E402
@@ -57,12 +67,13 @@ from tests.mcp_servers import make_git_repo  # noqa: E402
 TEMPERATURE = 0.2  # what the app sends for the local model
 N_CTX = 4096
 REPLY_TOKENS = 160  # enough for a call or the start of an answer; two cores write ~25 a second
-SENTENCE = ("Call a tool only when the question needs live data or the user's files; otherwise "
-            "answer directly.")
 SUMMARY = ("The user is preparing the 1.4 release of their project. They set up a staging "
            "server and we discussed how to deploy to it; they asked for release-note wording.")
 MCP_TOOLS = ("get_current_time", "convert_time", "git_status", "git_log")
 REPO = "{repo}"  # the questions' repository, filled in with the bench's own
+# How each variant makes the system prompt: "with" as the engine does for the local model.
+VARIANTS: dict[str, Callable[[str], str]] = {"without the sentence": lambda prompt: prompt,
+                                             "with the sentence": with_tool_sentence}
 
 
 @dataclass(frozen=True)
@@ -142,19 +153,6 @@ class Reply:
     seconds: float
 
 
-@dataclass
-class Tally:
-    name: str
-    right: list[bool] = field(default_factory=list)  # per NEED question asked
-    wrong: list[str] = field(default_factory=list)  # what the misses did instead
-    # per NEED question asked: calls made, none of them right (the user is asked all the same)
-    wrong_calls: list[bool] = field(default_factory=list)
-    false: list[bool] = field(default_factory=list)  # per PLAIN question asked
-    call_like_text: int = 0  # replies shown as text that hold a call-shaped object
-    rounds: list[str] = field(default_factory=list)  # outcome of each full round
-    rounds_as_words: list[str] = field(default_factory=list)  # the same, result as words
-
-
 async def ask(provider: OpenAIProvider, messages: list[dict], tools: list[dict]) -> Reply:
     started = time.perf_counter()
     events = [e async for e in provider.stream_chat(messages, model=LOCAL_MODEL_NAME,
@@ -228,52 +226,73 @@ def judge(label: str, again: Reply, calls: list[ToolCall], data: list[str],
     return outcome
 
 
-async def run(name: str, system: str, provider: OpenAIProvider, hub: McpHub,
-              specs: dict[str, ToolSpec], tools: list[dict], path: str, passes: int) -> Tally:
-    tally = Tally(name)
-    print(f"\n== {name}")
-    for _ in range(passes):
-        for need in NEED:
-            text = need.text.replace(REPO, path)
-            messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
-            reply = await ask(provider, messages, tools)
-            good = [c for c in reply.calls if c.name == need.tool
-                    and need.usable(json.loads(c.arguments), path)]
-            tally.right.append(bool(good))
-            tally.wrong_calls.append(bool(reply.calls) and not good)
-            tally.call_like_text += call_shaped(reply.text)
-            did = ([f"{c.name} {c.arguments}" for c in reply.calls]
-                   or [f"text {reply.text[:70]!r}".replace("\\n", " ")])
-            if not good:
-                tally.wrong.append(need.tool + " -> " + "; ".join(did))
-            print(f"  {'right' if good else 'miss ':6}{reply.seconds:5.1f}s  {text[:48]:48}  "
-                  f"{'; '.join(did)[:110]}")
-            if good and all(c.name in MCP_TOOLS for c in reply.calls):
-                engine_way, in_words = await full_round(provider, hub, specs, messages, reply,
-                                                        tools)
-                tally.rounds.append(engine_way)
-                tally.rounds_as_words.append(in_words)
-        for text in PLAIN:
-            messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
-            reply = await ask(provider, messages, tools)
-            tally.false.append(bool(reply.calls))
-            tally.call_like_text += call_shaped(reply.text)
-            did = ([f"{c.name} {c.arguments}" for c in reply.calls]
-                   or [f"text {reply.text[:70]!r}".replace("\\n", " ")])
-            print(f"  {'FALSE' if reply.calls else 'ok':6}{reply.seconds:5.1f}s  {text[:48]:48}  "
-                  f"{'; '.join(did)[:110]}")
-    return tally
+async def ask_need(need: Need, system: str, provider: OpenAIProvider, hub: McpHub,
+                   specs: dict[str, ToolSpec], tools: list[dict], path: str) -> dict:
+    text = need.text.replace(REPO, path)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
+    reply = await ask(provider, messages, tools)
+    good = [c for c in reply.calls
+            if c.name == need.tool and need.usable(json.loads(c.arguments), path)]
+    record = {"right": bool(good), "wrong_call": bool(reply.calls) and not good,
+              "call_shaped": call_shaped(reply.text), "did": did(reply),
+              "wanted": need.tool}
+    print(f"  {'right' if good else 'miss ':6}{reply.seconds:5.1f}s  {text[:48]:48}  "
+          f"{record['did'][:110]}")
+    if good and all(c.name in MCP_TOOLS for c in reply.calls):
+        record["round"], record["round_as_words"] = await full_round(
+            provider, hub, specs, messages, reply, tools)
+    return record
+
+
+async def ask_plain(text: str, system: str, provider: OpenAIProvider,
+                    tools: list[dict]) -> dict:
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
+    reply = await ask(provider, messages, tools)
+    record = {"false": bool(reply.calls), "call_shaped": call_shaped(reply.text),
+              "did": did(reply)}
+    print(f"  {'FALSE' if reply.calls else 'ok':6}{reply.seconds:5.1f}s  {text[:48]:48}  "
+          f"{record['did'][:110]}")
+    return record
+
+
+def did(reply: Reply) -> str:
+    return ("; ".join(f"{c.name} {c.arguments}" for c in reply.calls)
+            or f"text {reply.text[:70]!r}".replace("\\n", " "))
 
 
 def share(flags: list[bool]) -> str:
     return f"{sum(flags):>2}/{len(flags):<3}{100 * sum(flags) / max(1, len(flags)):5.1f}%"
 
 
-def halves(flags: list[bool]) -> str:
-    """English and Chinese apart: each pass asks six of each, English first."""
-    en = [f for i, f in enumerate(flags) if i % 12 < 6]
-    zh = [f for i, f in enumerate(flags) if i % 12 >= 6]
+def halves(records: list[dict], key: str) -> str:
+    """English and Chinese apart: the first six questions of each list are English."""
+    en = [r[key] for r in records if r["i"] < 6]
+    zh = [r[key] for r in records if r["i"] >= 6]
     return f"en {sum(en)}/{len(en)}, zh {sum(zh)}/{len(zh)}"
+
+
+def report(records: list[dict]) -> None:
+    print(f"\n{'':22}{'right calls':>20}{'false calls':>20}{'wrong calls':>20}"
+          f"  {'call-shaped text':>16}")
+    for name in VARIANTS:
+        need = [r for r in records if r["variant"] == name and r["kind"] == "need"]
+        plain = [r for r in records if r["variant"] == name and r["kind"] == "plain"]
+        shaped = sum(r["call_shaped"] for r in need + plain)
+        print(f"{name:22}{share([r['right'] for r in need]):>20}"
+              f"{share([r['false'] for r in plain]):>20}"
+              f"{share([r['wrong_call'] for r in need]):>20}  {shaped:>16}")
+        print(f"{'':22}{halves(need, 'right'):>20}{halves(plain, 'false'):>20}"
+              f"{halves(need, 'wrong_call'):>20}")
+    for name in VARIANTS:
+        for key, how in (("round", "as the engine sends it"),
+                         ("round_as_words", "result as words, no tools (not the app's way)")):
+            outcomes = [r[key] for r in records if r["variant"] == name and key in r]
+            counts = {o: outcomes.count(o) for o in dict.fromkeys(outcomes)}
+            print(f"full rounds, {name}, {how}: {len(outcomes)}: "
+                  + ", ".join(f"{o} {n}" for o, n in counts.items()))
+    for r in records:
+        if r["kind"] == "need" and not r["right"]:
+            print(f"  miss ({r['variant']}): {r['wanted']} -> {r['did'][:130]}")
 
 
 async def tool_specs(repo_path: Path) -> tuple[McpHub, list[ToolSpec]]:
@@ -316,32 +335,39 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"replies capped at {REPLY_TOKENS} tokens; tools offered: {', '.join(specs)}; "
                   f"{len(NEED)} questions needing a tool, {len(PLAIN)} not (half Chinese each), "
                   f"{args.passes} pass(es)")
-            tallies = [await run(name, system_text(prompt + extra, SUMMARY, SUMMARY_NOTE),
-                                 provider, hub, specs, tools, path, args.passes)
-                       for name, extra in (("without the sentence", ""),
-                                           ("with the sentence", " " + SENTENCE))]
+            records = read_log(args.log)
+            done = {(r["variant"], r["pass"], r["kind"], r["i"]) for r in records}
+            for name, make_prompt in VARIANTS.items():
+                system = system_text(make_prompt(prompt), SUMMARY, SUMMARY_NOTE)
+                print(f"\n== {name}")
+                for n in range(args.passes):
+                    for kind, count in (("need", len(NEED)), ("plain", len(PLAIN))):
+                        for i in range(count):
+                            if (name, n, kind, i) in done:
+                                continue
+                            record = {"variant": name, "pass": n, "kind": kind, "i": i}
+                            record.update(
+                                await ask_need(NEED[i], system, provider, hub, specs, tools,
+                                               path) if kind == "need"
+                                else await ask_plain(PLAIN[i], system, provider, tools))
+                            records.append(record)
+                            if args.log is not None:
+                                with args.log.open("a", encoding="utf-8") as log:
+                                    log.write(json.dumps(record, ensure_ascii=False) + "\n")
         finally:
             await provider.aclose()
             await hub.aclose()
             if server is not None:
                 server.stop()
-    print(f"\n{'':22}{'right calls':>20}{'false calls':>20}{'wrong calls':>20}"
-          f"  {'call-shaped text':>16}")
-    for t in tallies:
-        print(f"{t.name:22}{share(t.right):>20}{share(t.false):>20}{share(t.wrong_calls):>20}"
-              f"  {t.call_like_text:>16}")
-        print(f"{'':22}{halves(t.right):>20}{halves(t.false):>20}{halves(t.wrong_calls):>20}")
-    for t in tallies:
-        for how, outcomes in (("as the engine sends it", t.rounds),
-                              ("result as words, no tools (not the app's way)",
-                               t.rounds_as_words)):
-            counts = {o: outcomes.count(o) for o in dict.fromkeys(outcomes)}
-            print(f"full rounds, {t.name}, {how}: {len(outcomes)}: "
-                  + ", ".join(f"{o} {n}" for o, n in counts.items()))
-    for t in tallies:
-        for miss in t.wrong:
-            print(f"  miss ({t.name}): {miss[:150]}")
-    print(f"\nSENTENCE: {SENTENCE!r}\nwall time {time.perf_counter() - started:.0f} s")
+    report([r for r in records if r["pass"] < args.passes])
+    print(f"\nthe sentence: {LOCAL_TOOL_SENTENCE!r}")
+    print(f"wall time {time.perf_counter() - started:.0f} s")
+
+
+def read_log(path: Path | None) -> list[dict]:
+    if path is None or not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def main() -> None:
@@ -349,6 +375,8 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="the GGUF file to serve")
     parser.add_argument("--base-url", help="a running llama-cpp-python server's /v1 address")
     parser.add_argument("--passes", type=int, default=1, help="times each question is asked")
+    parser.add_argument("--log", type=Path, help="a JSON-lines file of the answers: those already "
+                        "in it are not asked again (a run that was stopped goes on)")
     args = parser.parse_args()
     if (args.model is None) == (args.base_url is None):
         parser.error("give --model or --base-url")

@@ -13,7 +13,7 @@ import pytest
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LOCAL_TOOL_SENTENCE
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatToolCall
 from jarvis_tui.core.providers.errors import ProviderError
@@ -291,10 +291,24 @@ async def test_a_text_call_goes_through_the_users_consent(fake, tmp_path):
     assert events[-1].message.content == "It is 21:14 in Tokyo."
     assert not any(isinstance(e, ev.Delta) and "get_current_time" in e.text for e in events)
     follow = fake.chat_requests[-1].body["messages"]
+    # Told when to call, after the prompt, and the same front again with the result.
+    told = f"{settings.system_prompt} {LOCAL_TOOL_SENTENCE}"
+    assert [r.body["messages"][0]["content"] for r in fake.chat_requests] == [told, told]
     assert [m["role"] for m in follow[-3:]] == ["user", "assistant", "tool"]
     assert follow[-2]["content"] == ""
     assert json.loads(follow[-2]["tool_calls"][0]["function"]["arguments"]) == {
         "timezone": "Asia/Tokyo"}
+
+
+@pytest.mark.parametrize(("model", "tools"), [(LOCAL_MODEL_NAME, None), ("remote-model", Clock)])
+async def test_only_the_local_model_with_tools_is_told_when_to_call(fake, tmp_path, model,
+                                                                     tools):
+    fake.script.append("Hello.")
+    settings = replace(BASE, model=model, base_url=fake.base_url)
+    engine = Engine(settings, Store(tmp_path / "s.db"), make_provider(settings), sleep=Sleeps(),
+                    jitter=lambda: 0.5, tools=tools() if tools else None)
+    await send(engine, "Hi")
+    assert fake.chat_requests[-1].body["messages"][0]["content"] == settings.system_prompt
 
 
 # --- the reader on its own ---------------------------------------------------------------------

@@ -55,7 +55,7 @@ from jarvis_tui.core.history_tool import (
     refusing_models,
 )
 from jarvis_tui.core.ledger import ledger_for, left_out, split
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, with_tool_sentence
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
 from jarvis_tui.core.providers.errors import (
@@ -296,8 +296,9 @@ class Engine(Branches):
         """What the next request would need without windowing: what the gauge shows."""
         c = self.counter
         summary = self.summary.content if self.summary else None
-        sys_tokens = c.text(self.settings.system_prompt)
-        sys_text = system_text(self.settings.system_prompt, summary, self._summary_note())
+        prompt = self._system_prompt()
+        sys_tokens = c.text(prompt)
+        sys_text = system_text(prompt, summary, self._summary_note())
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
         sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
@@ -348,6 +349,15 @@ class Engine(Branches):
         search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
                                cap)
         return WithHistorySearch(search, self.tools)
+
+    def _system_prompt(self) -> str:
+        """The prompt the system message starts with: the configured one, and for the bundled
+        model, while it has tools, a sentence on when to call them (local_server.py). Tools
+        configured, not offered this request: a step past the limit keeps the same front."""
+        prompt = self.settings.system_prompt
+        if self.settings.model == LOCAL_MODEL_NAME and self._tool_specs():
+            return with_tool_sentence(prompt)
+        return prompt
 
     def _summary_note(self) -> str:
         return SUMMARY_NOTE if self._searches_history() else ""
@@ -648,7 +658,7 @@ class Engine(Branches):
     def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
         """What the request would need once `proposal` is stored with `text` (an estimate:
         the gauge's count of the rest, plus the summary as the system message carries it)."""
-        prompt = self.settings.system_prompt
+        prompt = self._system_prompt()
         # Stored, it brings search_history along: the note under its header, the definition.
         note = SUMMARY_NOTE if self._may_search_history() else ""
         summary = self.counter.text(system_text(prompt, text, note)) - self.counter.text(prompt)
@@ -659,7 +669,7 @@ class Engine(Branches):
         a first summary is stored (0 when it is offered already, or will not be)."""
         if self.summary is not None or not self._may_search_history():
             return 0
-        return definition_overflow(self.counter, self.settings.system_prompt,
+        return definition_overflow(self.counter, self._system_prompt(),
                                    self.budget.system_reserve, self._tool_specs())
 
     async def commit_compaction(self, proposal: CompactionProposal,
@@ -722,7 +732,7 @@ class Engine(Branches):
         last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
         summary = self.summary.content if self.summary else None
         fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
-                            counter=self.counter, system_prompt=s.system_prompt,
+                            counter=self.counter, system_prompt=self._system_prompt(),
                             summary=summary, sent_as=self.sent.texts,
                             summary_note=self._summary_note())
         wire = fitted.wire
@@ -965,7 +975,7 @@ class Engine(Branches):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
-                                system_prompt=self.settings.system_prompt, summary=summary,
+                                system_prompt=self._system_prompt(), summary=summary,
                                 pinned=self._history.pinned, sent_as=self.sent.texts,
                                 summary_note=self._summary_note())
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
