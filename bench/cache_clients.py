@@ -19,7 +19,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.messages import COMPLETE
-from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.store import Store
 from tests.fakeserver import count_tokens, fit_reply
 
@@ -219,10 +219,11 @@ async def plain(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *
 
 async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *, db: Path,
                  **settings: Any) -> Run:
-    """jarvis-tui's engine as the app drives it: the real provider, a real store."""
+    """jarvis-tui's engine as the app drives it: the provider as the app makes it for the
+    model (the bundled one's summary sampling), a real store."""
     run = Run("jarvis-tui engine", compactions=0)
     config = Settings(base_url=base_url, system_prompt=SYSTEM, **settings)
-    async with OpenAIProvider(base_url) as provider:
+    async with make_provider(config) as provider:
         with Store(db) as store:
             eng = Engine(config, store, provider)
             for turn in turns:

@@ -1,6 +1,6 @@
-"""bench/cache.py --local: the real embedded model, llama-cpp-python's server with the demo
-Gemma GGUF (jarvis_tui/core/local_server.py), jarvis-tui's engine beside the append-only
-client, each against a freshly started server kept running for all its turns.
+"""bench/cache.py --local: the real bundled model, llama-cpp-python's server with the GGUF the
+`local` extra installs (jarvis_tui/core/local_server.py), jarvis-tui's engine beside the
+append-only client, each against a freshly started server kept running for all its turns.
 
 What the server evaluated comes from its own log. Its `verbose` setting is on by default and
 local_server's command leaves it so; then each completion prints llama.cpp's
@@ -75,7 +75,7 @@ async def _serve(name: str, window: int, turns: int, tmp: Path) -> tuple[Run, li
 
 
 async def run_local(turns: int, window: int) -> None:
-    print(f"the demo model (llama-cpp-python server, {LOCAL_MODEL_NAME}), context {window:,}, "
+    print(f"the bundled model (llama-cpp-python server, {LOCAL_MODEL_NAME}), context {window:,}, "
           f"{turns} turns, replies capped at {REPLY_TOKENS} tokens; a fresh server per client")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,8 +20,8 @@ and drops details at the rates measured on a leading coding agent over 43 compac
 (decisions kept 77%, paths 9.8%, numbers 1.9%, commands 0.2%; URLs, times and errors taken as
 paths, names 30%), drawn again at every summary, so a summary of a summary loses more. The
 baseline is the same engine with the ledger and recall off: the summary alone.
-`--demo` runs instead with the embedded demo model (real llama.cpp, Gemma 3 270M) as the
-summariser, one session per language, for the record (bench/fidelity_demo.py).
+`--demo` runs instead with the bundled local model (real llama.cpp, Qwen2.5-Coder-0.5B-Instruct)
+writing every summary, as the app asks it, one session per language (bench/fidelity_demo.py).
 bench/fidelity_loops.py is the loop scenario.
 
 Run from the repository root: python bench/fidelity.py [--demo]
@@ -73,8 +73,8 @@ OURS = "jarvis-tui"
 BASELINE = "summary alone"
 
 
-def settings(base_url: str, config: str) -> Settings:
-    s = Settings(base_url=base_url, model="fake", system_prompt=SYSTEM, context_window=WINDOW)
+def settings(base_url: str, config: str, model: str = "fake") -> Settings:
+    s = Settings(base_url=base_url, model=model, system_prompt=SYSTEM, context_window=WINDOW)
     if config == BASELINE:
         s = replace(s, details_max_tokens=0, recall_budget=0.0)
     return s
@@ -180,9 +180,10 @@ async def _no_wait(_: float) -> None:
 
 
 async def session(fake: FakeProvider, provider: OpenAIProvider, config: str, language: str,
-                  items: list[Planted], tmp: Path, out: Outcome, seed: int) -> None:
+                  items: list[Planted], tmp: Path, out: Outcome, seed: int,
+                  model: str) -> None:
     rng = Random(seed)
-    s = settings(fake.base_url, config)
+    s = settings(fake.base_url, config, model)
     db = tmp / f"{config}-{language}-{seed}.db"
     started = time.perf_counter()
     with Store(db) as store:
@@ -222,7 +223,8 @@ async def session(fake: FakeProvider, provider: OpenAIProvider, config: str, lan
     out.seconds += time.perf_counter() - started
 
 
-async def run(config: str, sessions: int, summarise=None) -> tuple[Outcome, int]:
+async def run(config: str, sessions: int, summarise=None,
+              model: str = "fake") -> tuple[Outcome, int]:
     out = Outcome()
     summaries = [0]
     with FakeProvider(limit=WINDOW) as fake, tempfile.TemporaryDirectory() as tmp:
@@ -235,7 +237,7 @@ async def run(config: str, sessions: int, summarise=None) -> tuple[Outcome, int]
                     items = [p for k in KINDS
                              for p in [x for x in everything if x.kind == k][2 * j:2 * j + 2]]
                     await session(fake, provider, config, language, items, Path(tmp), out,
-                                  seed=j)
+                                  seed=j, model=model)
     return out, summaries[0]
 
 

@@ -1,9 +1,13 @@
-"""bench/fidelity.py --demo: the embedded demo model (llama-cpp-python's server with the Gemma 3
-270M GGUF) writes every summary, for the record; one session per language and config.
+"""bench/fidelity.py --demo: the bundled local model (llama-cpp-python's server with the
+Qwen2.5-Coder-0.5B-Instruct GGUF the `local` extra installs) writes every summary; one session
+per language and config.
 
-The chat replies still come from the fake server (the demo model would take minutes per turn on
-two cores and its replies are not what is measured); each summary request the engine sends is
-passed on, unchanged, to the real llama.cpp server, and its answer is the summary.
+The sessions are set up as the app runs that model: the chat model is LOCAL_MODEL_NAME, so the
+engine asks for summaries in the plain style, at the chat's front (the prefix form), with no
+repair request, at LOCAL_SUMMARY_SAMPLING. The chat replies still come from the fake server (the
+model would take a minute per turn on two cores and its replies are not what is measured); each
+summary request the engine sends is passed on, unchanged but for the sampling the app's provider
+adds, to the real llama.cpp server, and its answer is the summary.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import httpx
 
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
+    LOCAL_SUMMARY_SAMPLING,
     LocalServer,
     free_port,
     llama_cpp_command,
@@ -24,17 +29,20 @@ from jarvis_tui.core.local_server import (
 )
 
 WINDOW = 4096
+# The engine counts with the fake server's tokenizer, not Qwen's: a front that fits the fake
+# server's 4,096 tokens may not fit Qwen's, so its server gets room for the difference.
+N_CTX = WINDOW + 1024
 SUMMARY_TIMEOUT = 600.0  # seconds for one summary on two cores
 
 
 async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]]) -> dict[str, object]:
-    """`run(config, sessions, summarise)` for ours and the baseline, with the demo model as the
-    summariser."""
+    """`run(config, sessions, summarise, model)` for ours and the baseline, with the bundled
+    model as the summariser."""
     from fidelity import BASELINE, OURS
 
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(llama_cpp_command(local_model_path(), WINDOW, "127.0.0.1", port),
+        server = LocalServer(llama_cpp_command(local_model_path(), N_CTX, "127.0.0.1", port),
                              port=port, log_path=Path(tmp) / "llama.log")
         await server.start()
         client = httpx.Client(base_url=server.base_url, timeout=SUMMARY_TIMEOUT)
@@ -44,7 +52,7 @@ async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]]) -> dic
             started = time.perf_counter()
             answer = client.post("/chat/completions", json={
                 "model": LOCAL_MODEL_NAME, "messages": body["messages"],
-                "max_tokens": body.get("max_tokens") or 512, "temperature": 0})
+                "max_tokens": body.get("max_tokens") or 512, **LOCAL_SUMMARY_SAMPLING})
             seconds.append(time.perf_counter() - started)
             answer.raise_for_status()
             return answer.json()["choices"][0]["message"]["content"] or ""
@@ -52,10 +60,11 @@ async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]]) -> dic
         results = {}
         try:
             for config in (OURS, BASELINE):
-                out, calls = await run(config, 1, summarise)
-                results[f"{config} (demo)"] = out
-                print(f"{config} with the demo model: {out.turns} turns, {out.failed} failed, "
-                      f"{calls} summary requests, {sum(seconds):.0f} s summarising so far")
+                out, calls = await run(config, 1, summarise, LOCAL_MODEL_NAME)
+                results[f"{config} (local)"] = out
+                print(f"{config} with {LOCAL_MODEL_NAME} summarising: {out.turns} turns, "
+                      f"{out.failed} failed, {calls} summary requests, "
+                      f"{sum(seconds):.0f} s summarising so far", flush=True)
         finally:
             client.close()
             server.stop()

@@ -45,7 +45,7 @@ def long_prompt(run: int) -> str:
     """About 1,500 tokens of a working session's paste: notes, code and a log, then a question;
     `run` makes its first words differ, so no run reuses another's cache."""
     lines = [f"Run {run}: here are my notes from today, 今天的工作记录。"]
-    for i in range(36):
+    for i in range(24):
         lines.append(f"- step {i}: the ingest service on port {7000 + i} restarted after "
                      f"a timeout; 第 {i} 次重启，日志在 /var/log/ingest/{i}.log。")
         lines.append(f"    def handler_{i}(event): return event.get('id', {i})")

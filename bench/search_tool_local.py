@@ -1,9 +1,10 @@
-"""search_history with the embedded demo model, for the record: does a small local model call the
+"""search_history with the bundled local model, for the record: does a small local model call the
 tool when asked about a turn folded into the summary?
 
-A short session with the real llama-cpp-python server and the demo GGUF (Gemma 3 270M,
-jarvis_tui/core/local_server.py): a turn stating a fact, two more turns, a manual compaction
-that folds the first turns into the demo model's own summary (the details ledger off, so the
+A short session with the real llama-cpp-python server and the bundled GGUF (Qwen2.5-Coder-0.5B-
+Instruct, jarvis_tui/core/local_server.py; the provider as the app makes it for that model, so
+calls written as text count): a turn stating a fact, two more turns, a manual compaction
+that folds the first turns into the model's own summary (the details ledger off, so the
 summary is all the model has), then QUESTIONS questions about the folded fact. Recall is off
 (recall_budget 0), so the tool is the only way back. Printed: how many questions the model
 answered by calling search_history, whether the fact reached its answer, beside the same session
@@ -28,15 +29,16 @@ from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.history_search import HISTORY_TOOL
 from jarvis_tui.core.local_server import (
     LOCAL_MODEL_NAME,
+    LOCAL_N_CTX,
     LocalServer,
     free_port,
     llama_cpp_command,
     local_model_path,
 )
-from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.store import Store
 
-WINDOW = 2048
+WINDOW = LOCAL_N_CTX  # the app's window for the bundled model
 REPLY_TOKENS = 64  # max_tokens: two cores write ~20 tokens a second
 FACT = ("For the record: the staging server listens on port 8443, and Anna set it up on "
         "Monday.")
@@ -54,7 +56,7 @@ QUESTIONS = [
 SETTINGS = Settings(model=LOCAL_MODEL_NAME, context_window=WINDOW,
                     response_reserve=REPLY_TOKENS, system_reserve=WINDOW // 16,
                     keep_recent_turns=1, summary_max_tokens=96, details_max_tokens=0,
-                    recall_budget=0.0, max_retries=1, request_timeout=300,
+                    recall_budget=0.0, max_retries=1, request_timeout=300, connect_timeout=10,
                     first_token_timeout=300, reply_timeout=300)
 
 
@@ -73,7 +75,7 @@ class Tally:
 
 async def session(base_url: str, db: Path, name: str, tool: bool, questions: list[str]) -> Tally:
     settings = replace(SETTINGS, base_url=base_url, history_search_tool=tool)
-    provider = OpenAIProvider(base_url, "", timeout=300, connect_timeout=10)
+    provider = make_provider(settings)
     engine = Engine(settings, Store(db), provider)
     tally = Tally(name)
     started = time.perf_counter()
@@ -115,7 +117,7 @@ async def main() -> None:
     if "--questions" in sys.argv:
         n = int(sys.argv[sys.argv.index("--questions") + 1])
     questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
-    print(f"the demo model ({LOCAL_MODEL_NAME}, llama-cpp-python server), context {WINDOW:,}, "
+    print(f"the bundled model ({LOCAL_MODEL_NAME}, llama-cpp-python server), context {WINDOW:,}, "
           f"replies capped at {REPLY_TOKENS} tokens, recall off; {len(EARLY)} early turns "
           f"folded by a manual compaction, then {n} questions about the fact in the first")
     port = free_port()
@@ -139,9 +141,8 @@ async def main() -> None:
               f"{t.seconds:>6.0f}")
         for why in t.left_out:
             print(f"  the server refused the tool: {why}")
-    print("\nfor the record, not a target. The local server runs the chat as chatml, whose "
-          "template renders no tool definitions: the model sees only the line under the "
-          "summary naming the tool")
+    print("\nfor the record, not a target: the GGUF's own template renders the tool "
+          "definitions; a call counts when the app would run it")
 
 
 if __name__ == "__main__":

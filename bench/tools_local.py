@@ -6,8 +6,9 @@ The tools are those a local session offers once a summary exists: the real defin
 mcp-server-time (get_current_time, convert_time) and mcp-server-git (git_status, git_log), listed
 through the app's MCP client, and search_history; the system message is the app's own with a
 short summary under its header and search_history's note. Requests go through OpenAIProvider as
-the app builds it for the local model (text_tool_calls), at temperature 0.2, so a call counts
-only when the app would see one: a reply that is wholly calls of offered tools.
+the app builds it for the local model (text_tool_calls), with the server's sampling as the app's
+chat (or --temperature T), so a call counts only when the app would see one: a reply that is
+wholly calls of offered tools.
 
 Printed, with and without LOCAL_TOOL_SENTENCE after the prompt (as the engine sends the system
 message to the local model while it has tools):
@@ -64,7 +65,6 @@ from jarvis_tui.core.tools import ToolCall, ToolSpec  # noqa: E402
 from jarvis_tui.core.window import system_text  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402
 
-TEMPERATURE = 0.2  # what the app sends for the local model
 N_CTX = 4096
 REPLY_TOKENS = 160  # enough for a call or the start of an answer; two cores write ~25 a second
 SUMMARY = ("The user is preparing the 1.4 release of their project. They set up a staging "
@@ -135,11 +135,15 @@ PLAIN = [
 
 
 class Temperature(httpx.AsyncHTTPTransport):
-    """Chat requests sent at TEMPERATURE, as the app sends them to the local model."""
+    """Chat requests sent at a set temperature (the app's chat sends none: the server's 0.8)."""
+
+    def __init__(self, temperature: float) -> None:
+        super().__init__()
+        self.temperature = temperature
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/chat/completions"):
-            body = {**json.loads(request.content), "temperature": TEMPERATURE}
+            body = {**json.loads(request.content), "temperature": self.temperature}
             headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
             request = httpx.Request(request.method, request.url, headers=headers, json=body,
                                     extensions=request.extensions)
@@ -324,14 +328,17 @@ async def main_async(args: argparse.Namespace) -> None:
             await server.start()
             base_url = server.base_url
         hub, offered = await tool_specs(Path(path))
-        provider = OpenAIProvider(base_url, "", text_tool_calls=True, transport=Temperature(),
+        transport = None if args.temperature is None else Temperature(args.temperature)
+        provider = OpenAIProvider(base_url, "", text_tool_calls=True, transport=transport,
                                   timeout=600, connect_timeout=10, first_token_timeout=600,
                                   reply_timeout=600)
         try:
             tools = tool_definitions(offered)
             specs = {s.name: s for s in offered}
             prompt = Settings().system_prompt
-            print(f"{args.model or 'the model'} at {base_url}, temperature {TEMPERATURE}, "
+            sampling = ("the server's sampling (as the app)" if args.temperature is None
+                        else f"temperature {args.temperature}")
+            print(f"{args.model or 'the model'} at {base_url}, {sampling}, "
                   f"replies capped at {REPLY_TOKENS} tokens; tools offered: {', '.join(specs)}; "
                   f"{len(NEED)} questions needing a tool, {len(PLAIN)} not (half Chinese each), "
                   f"{args.passes} pass(es)")
@@ -375,6 +382,8 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="the GGUF file to serve")
     parser.add_argument("--base-url", help="a running llama-cpp-python server's /v1 address")
     parser.add_argument("--passes", type=int, default=1, help="times each question is asked")
+    parser.add_argument("--temperature", type=float, help="send this temperature (the app sends "
+                        "none for chat: the server's default)")
     parser.add_argument("--log", type=Path, help="a JSON-lines file of the answers: those already "
                         "in it are not asked again (a run that was stopped goes on)")
     args = parser.parse_args()
