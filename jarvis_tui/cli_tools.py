@@ -11,7 +11,7 @@ from jarvis_tui.cli import CliError
 from jarvis_tui.core.config import Settings
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.mcp_config import from_servers_files
-from jarvis_tui.core.notices import pick_language, tools_weight
+from jarvis_tui.core.notices import pick_language, tools_warnings
 from jarvis_tui.core.tool_rules import AmbiguousName, allow_flag, resolve
 from jarvis_tui.core.tools import ToolBox
 
@@ -54,10 +54,9 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
                 f"that name (tools: {known})")
         engine.tools = hub
         engine.tool_policy.allowed.update(resolved.rules)
-        heavy = tools_weight(len(specs), engine.definitions_tokens(), engine.budget.tokens,
-                             pick_language(settings.language))
-        if heavy:
-            say(heavy)
+        for line in tools_warnings(settings.model, len(specs), engine.definitions_tokens(),
+                                   engine.budget.tokens, pick_language(settings.language)):
+            say(line)
         yield hub
     finally:
         await hub.aclose()

@@ -95,3 +95,18 @@ def test_no_tools_flag_offers_none(home, fake_server):
     assert result.returncode == 0, result.stderr
     assert "tools" not in fake_server.chat_requests[-1].body
     assert "Starting" not in result.stderr
+
+
+def test_tools_with_the_bundled_model_come_with_a_line_on_how_well_it_uses_them(home,
+                                                                                fake_server):
+    from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+
+    write_config(home, TIME)
+    local = run(home, *flags(fake_server, "--model", LOCAL_MODEL_NAME), "ask", "Hello")
+    assert local.returncode == 0, local.stderr
+    line = next(x for x in local.stderr.splitlines() if LOCAL_MODEL_NAME in x)
+    assert "seldom calls a tool" in line and "use a remote model" in line
+    assert fake_server.chat_requests[-1].body["tools"]  # offered all the same
+    remote = run(home, *flags(fake_server), "ask", "Hello again")
+    assert remote.returncode == 0, remote.stderr
+    assert "seldom calls a tool" not in remote.stderr

@@ -487,6 +487,18 @@ def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, 
     assert line is not None and "60 个工具" in line
 
 
+def test_the_bundled_models_tools_line_is_in_the_users_language():
+    from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+    from jarvis_tui.core.notices import tools_warnings
+
+    assert tools_warnings(LOCAL_MODEL_NAME, 0, 0, 1000) == []  # no tools, nothing to say
+    assert tools_warnings("gpt-4o", 2, 10, 1000) == []
+    (zh,) = tools_warnings(LOCAL_MODEL_NAME, 2, 10, 1000, "zh")
+    assert zh.startswith("ℹ 内置的本地模型") and LOCAL_MODEL_NAME in zh
+    heavy, local = tools_warnings(LOCAL_MODEL_NAME, 60, 900, 1000)
+    assert heavy.startswith("⚠ The definitions of 60 tools") and "seldom" in local
+
+
 async def test_a_new_output_share_weighs_the_results_again(make_fake_server, tmp_path):
     from dataclasses import replace
 

@@ -10,6 +10,7 @@ import re
 from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.history_tool import is_history_search, shown_query
+from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.tools import ToolCall
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -81,6 +82,9 @@ TEXTS = {
                        "budget, and go with every request: little is left for the conversation. "
                        "Turn off servers you do not need (enabled = false) or use a larger "
                        "context window",
+        "tools_local": "ℹ The bundled local model ({model}) seldom calls a tool when a question "
+                       "needs one and rarely answers from a tool's result; every call still asks "
+                       "you first. For tools, use a remote model (README, \"Run offline\")",
     },
     "zh": {
         "compacting": "📦 正在压缩：摘要 {n} 条较早的消息…",
@@ -135,6 +139,9 @@ TEXTS = {
         "tools_heavy": "⚠ {n} 个工具的定义占用了 {budget} token 预算中的 {tokens} 个，"
                        "且每次请求都要发送，留给对话的空间很少。请关闭不需要的服务器"
                        "（enabled = false），或使用更大的上下文窗口",
+        "tools_local": "ℹ 内置的本地模型（{model}）在需要工具时很少调用工具，也很少根据工具结果"
+                       "作答；每次调用仍会先征得你的同意。需要工具时请使用远程模型"
+                       "（README，“Run offline”）",
     },
 }
 
@@ -193,6 +200,16 @@ def tools_weight(tools: int, tokens: int, budget: int, language: str = "en") -> 
         return None
     t = TEXTS.get(language, TEXTS["en"])
     return t["tools_heavy"].format(n=tools, tokens=f"{tokens:,}", budget=f"{budget:,}")
+
+
+def tools_warnings(model: str, tools: int, tokens: int, budget: int,
+                   language: str = "en") -> list[str]:
+    """What to tell the user once tools are offered: their definitions crowding the budget, and
+    that the bundled local model does not use them well (bench/tools_local.py)."""
+    lines = [tools_weight(tools, tokens, budget, language)]
+    if tools and model == LOCAL_MODEL_NAME:
+        lines.append(TEXTS.get(language, TEXTS["en"])["tools_local"].format(model=model))
+    return [line for line in lines if line]
 
 
 def pick_language(setting: str, sample: str = "") -> str:

@@ -20,7 +20,7 @@ from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine import Engine
 from jarvis_tui.core.export import to_json, to_markdown
 from jarvis_tui.core.messages import FAILED, Message
-from jarvis_tui.core.notices import tools_weight
+from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
@@ -55,11 +55,12 @@ class ChatSession:
         return Engine(self.settings, self.store, self.provider, conversation_id,
                       forget_learned_limit=self._forget, tools=self.tools, approve=self.approve)
 
-    def tools_weight(self, language: str) -> str | None:
-        """The warning when the offered tools' definitions crowd the budget, else None."""
+    def tools_warnings(self, language: str) -> list[str]:
+        """What to tell the user about the offered tools (notices.tools_warnings)."""
         engine = self.engine
-        return tools_weight(len(engine.tools.specs()) if engine.tools else 0,
-                            engine.definitions_tokens(), engine.budget.tokens, language)
+        return tools_warnings(engine.settings.model,
+                              len(engine.tools.specs()) if engine.tools else 0,
+                              engine.definitions_tokens(), engine.budget.tokens, language)
 
     def set_tools(self, tools: ToolBox | None, approve: Approve | None) -> None:
         """What runs the model's tool calls (the MCP hub) and who allows each call; kept for

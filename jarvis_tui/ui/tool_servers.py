@@ -144,9 +144,11 @@ class ToolServers:
                                   keys=key))
             else:
                 await self._say(T(lang, "ready", tools=tools, servers=len(ready), keys=key))
+            warnings: list[str] = []
             with contextlib.suppress(Exception):  # the session is being switched: no warning
-                if heavy := self.app.chat.session.tools_weight(lang):
-                    await self._say(heavy, "warning")
+                warnings = self.app.chat.session.tools_warnings(lang)
+            for line in warnings:
+                await self._say(line, "warning")
 
     def _failure(self, status: Any) -> str:
         error = _line(status.error or "") or T(self.app.language, "no_error")
