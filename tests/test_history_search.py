@@ -193,6 +193,20 @@ async def test_turned_off_it_is_never_offered(fake_server, tmp_path):
     await engine.provider.aclose()
 
 
+async def test_the_bundled_local_model_is_never_offered_it(fake_server, tmp_path):
+    from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+
+    lossy(fake_server)
+    engine = make_engine(fake_server, tmp_path, model=LOCAL_MODEL_NAME, **SMALL)
+    await fold_the_facts(engine)
+    await send(engine, "Which port does the staging server listen on?")
+    bodies = chat_bodies(fake_server.chat_requests)
+    assert SUMMARY_HEADER in system_of(bodies[-1])  # compacted, and still no tool
+    assert all("tools" not in b and SUMMARY_NOTE not in system_of(b) for b in bodies)
+    assert engine.definitions_tokens() == 0
+    await engine.provider.aclose()
+
+
 class NotesBox:
     """An MCP server's tools as plain functions, one of them named like the built-in tool."""
 

@@ -223,7 +223,7 @@ SCHEMA: tuple[Setting, ...] = (
     Setting("history_search_tool", bool, True, anything,
             Words("true or false", "true 或 false"),
             "once turns are folded into a summary, offer the model a tool that searches them "
-            "(search_history); false = off"),
+            "(search_history; never to the bundled local model, which misuses it); false = off"),
     Setting("tool_max_steps", int, 10, Range(1, 100),
             Words("a whole number between 1 and 100", "1 到 100 之间的整数"),
             "tool calls the model may make in a row for one message; then it must answer"),
