@@ -1,7 +1,10 @@
 """The real thing: llama-cpp-python's server with the local model (Qwen2.5-Coder 0.5B) on loopback.
 
-One server with a 2,048-token window serves the whole e2e session: loading takes seconds, but a
-fresh one per test would add up. Each test talks to it through the same code a user runs.
+One server with a 1,024-token window serves the whole e2e session: loading takes seconds, but a
+fresh one per test would add up. Each test talks to it through the same code a user runs. The
+window is small on purpose: reading the prompt is what takes the time on two cores (about 76
+tokens a second), and every behaviour under test (a full window, a refusal, compaction) comes
+at half the tokens of a 2,048 one.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from jarvis_tui.core.local_server import (
     local_model_path,
 )
 
-N_CTX = 2048
-# The app's own timeouts, not the fake server tests' 10 s: a 2-core machine takes about 12 s to
-# read a full 2k prompt, and a request the client gave up on keeps the server busy.
+N_CTX = 1024
+# The app's own timeouts, not the fake server tests' 10 s: a busy 2-core machine takes many
+# seconds to read a full prompt, and a request the client gave up on keeps the server busy.
 REAL_TIMEOUTS = {"request_timeout": Settings().request_timeout,
                  "connect_timeout": Settings().connect_timeout}
 

@@ -62,7 +62,7 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None
 def test_25_turns_in_two_languages_with_a_6k_paste(home: dict[str, str],
                                                     llama_server: LocalServer):
     # Short replies and summaries keep the run short (the test needs them to happen, not to be
-    # long); the window is the server's real 2,048.
+    # long); the window is the server's real one (N_CTX).
     flags = ["--base-url", llama_server.base_url, "--model", LOCAL_MODEL_NAME,
              "--context-window", str(N_CTX), "--response-reserve", "48",
              "--system-reserve", "128"]
@@ -86,5 +86,5 @@ def test_25_turns_in_two_languages_with_a_6k_paste(home: dict[str, str],
     assert users == [pasted_file() if t is None else t for t in TURNS]
     assert len(replies) == len(TURNS)
     assert all(m["status"] == "complete" for m in replies), [m["status"] for m in replies]
-    assert data["summaries"], "no compaction happened in 25 turns of a 2,048-token window"
+    assert data["summaries"], f"no compaction happened in 25 turns of a {N_CTX}-token window"
     assert any("compacted" in n or "压缩" in n for n in notices)

@@ -1,4 +1,4 @@
-"""The real LiteLLM proxy on loopback in front of the real llama-cpp-python server (n_ctx 2048),
+"""The real LiteLLM proxy on loopback in front of the real llama-cpp-python server (N_CTX),
 with jarvis-tui told 8,192 (the proxy does not say the window). Over the real window, the proxy
 streams an empty reply that "stopped"; jarvis-tui must see the overflow behind it, learn the
 real window and compact, turn after turn.
