@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jarvis_tui.core.branches import Tree, path_to  # noqa: E402
-from jarvis_tui.core.history import History  # noqa: E402
 from jarvis_tui.core.messages import Message  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
+from jarvis_tui.core.tree import Tree, path_to  # noqa: E402
+from jarvis_tui.core.window.history import History  # noqa: E402
 
 
 def fill(store: Store, turns: int, *, branchy: bool) -> int:

@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import COMPLETE
 from jarvis_tui.core.providers import make_provider
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.store import Store
 from tests.fakeserver import count_tokens, fit_reply
 
 SYSTEM = "You are Jarvis, a helpful assistant. Answer in the user's language."

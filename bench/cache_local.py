@@ -1,5 +1,5 @@
 """bench/cache.py --local: the real bundled model, llama-cpp-python's server with the GGUF the
-`local` extra installs (jarvis_tui/core/local_server.py), jarvis-tui's engine beside the
+`local` extra installs (jarvis_tui/core/providers/local_server.py), jarvis-tui's engine beside the
 append-only client, each against a freshly started server kept running for all its turns.
 
 What the server evaluated comes from its own log. Its `verbose` setting is on by default and
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cache_clients import Run, engine, plain, workload
 
-from jarvis_tui.core.local_server import (
+from jarvis_tui.core.providers.local_server import (
     LOCAL_MODEL_NAME,
     LocalServer,
     free_port,

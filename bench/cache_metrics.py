@@ -16,8 +16,12 @@ from os.path import commonprefix
 
 from cache_clients import request_kind  # bench/ is on sys.path
 
-from jarvis_tui.core.compaction import MERGE_NOTE, REPAIR_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
-from jarvis_tui.core.window import NEW_MESSAGE_HEADER
+from jarvis_tui.core.compaction.summarizer import (
+    MERGE_NOTE,
+    REPAIR_INSTRUCTION,
+    SUMMARY_SYSTEM_PROMPT,
+)
+from jarvis_tui.core.window.fit import NEW_MESSAGE_HEADER
 from tests.fakeserver import ENCODING, RecordedRequest, count_tokens
 
 # Stand-ins for the template tokens around each message: negative, so no text token matches

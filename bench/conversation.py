@@ -17,11 +17,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jarvis_tui.core import events as ev  # noqa: E402
-from jarvis_tui.core.compaction import SUMMARY_SYSTEM_PROMPT  # noqa: E402
-from jarvis_tui.core.config import Settings  # noqa: E402
-from jarvis_tui.core.engine import Engine  # noqa: E402
+from jarvis_tui.core.compaction.summarizer import SUMMARY_SYSTEM_PROMPT  # noqa: E402
+from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
 from tests.fakeserver import FakeProvider, count_tokens  # noqa: E402
 
 TURNS = 60

@@ -49,12 +49,12 @@ from fidelity_probes import HELD_OUT  # noqa: E402
 from fidelity_probes_fresh import FRESH  # noqa: E402
 
 from jarvis_tui.core import events as ev  # noqa: E402
-from jarvis_tui.core.config import Settings  # noqa: E402
-from jarvis_tui.core.engine import Engine  # noqa: E402
-from jarvis_tui.core.ledger import HEADER, section, split  # noqa: E402
+from jarvis_tui.core.details.ledger import HEADER, section, split  # noqa: E402
+from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.recall import RECALL_HEADER  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.recall.turns import RECALL_HEADER  # noqa: E402
+from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
 from tests.engine_helpers import is_summary_request, summary_material  # noqa: E402
 from tests.fakeserver import FakeProvider, count_tokens  # noqa: E402
 

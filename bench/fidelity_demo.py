@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from jarvis_tui.core.local_server import (
+from jarvis_tui.core.providers.local_server import (
     LOCAL_MODEL_NAME,
     LOCAL_SUMMARY_SAMPLING,
     LocalServer,

@@ -49,15 +49,15 @@ from fidelity_work_report import report  # noqa: E402
 from tools_clients import Recorder  # noqa: E402
 
 from jarvis_tui.core import events as ev  # noqa: E402
-from jarvis_tui.core.config import Settings  # noqa: E402
-from jarvis_tui.core.engine import Engine  # noqa: E402
-from jarvis_tui.core.ledger import HEADER, entry, section, split  # noqa: E402
-from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
-from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
+from jarvis_tui.core.details.ledger import HEADER, entry, section, split  # noqa: E402
+from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.recall import RECALL_HEADER  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
-from jarvis_tui.core.window import NEW_MESSAGE_HEADER  # noqa: E402
+from jarvis_tui.core.recall.turns import RECALL_HEADER  # noqa: E402
+from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.settings.mcp import McpServerConfig  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
+from jarvis_tui.core.tools.mcp_client import McpHub  # noqa: E402
+from jarvis_tui.core.window.fit import NEW_MESSAGE_HEADER  # noqa: E402
 from tests.engine_helpers import is_summary_request  # noqa: E402
 from tests.fake_tools import ToolReply  # noqa: E402
 from tests.fakeserver import FakeProvider  # noqa: E402

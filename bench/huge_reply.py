@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jarvis_tui.core.messages import PARTIAL, Message  # noqa: E402
 from jarvis_tui.core.providers.http import stream_lines  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
 from tests.faults import home_env  # noqa: E402
 from tests.faults.cases import CASES  # noqa: E402
 from tests.faults.huge_reply_tui import prose_text, run_app, store_huge_session  # noqa: E402

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from local_answers_data import QUESTIONS, Question  # noqa: E402
 from local_answers_tuning import TUNING  # noqa: E402
 
-from jarvis_tui.core.local_server import (  # noqa: E402
+from jarvis_tui.core.providers.local_server import (  # noqa: E402
     LOCAL_MODEL_NAME,
     LocalServer,
     free_port,

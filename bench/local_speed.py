@@ -25,14 +25,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from local_answers import GEMMA, gemma_path  # noqa: E402
 
-from jarvis_tui.core.local_server import (  # noqa: E402
+from jarvis_tui.core.providers.base import ChatDelta, ChatUsage  # noqa: E402
+from jarvis_tui.core.providers.local_server import (  # noqa: E402
     LOCAL_MODEL_NAME,
     LocalServer,
     free_port,
     llama_cpp_command,
     local_model_path,
 )
-from jarvis_tui.core.providers.base import ChatDelta, ChatUsage  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
 
 WINDOW = 4096

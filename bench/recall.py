@@ -29,12 +29,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jarvis_tui.core.history import History  # noqa: E402
 from jarvis_tui.core.messages import FAILED, Message, turn_span  # noqa: E402
-from jarvis_tui.core.recall import MAX_TURNS, Recalled, recall  # noqa: E402
-from jarvis_tui.core.recall_index import query_terms, terms  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
-from jarvis_tui.core.tokens import TokenCounter  # noqa: E402
+from jarvis_tui.core.recall.turns import MAX_TURNS, Recalled, recall  # noqa: E402
+from jarvis_tui.core.store.search_index import query_terms, terms  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
+from jarvis_tui.core.window.history import History  # noqa: E402
+from jarvis_tui.core.window.tokens import TokenCounter  # noqa: E402
 
 TURNS = 2000
 RELATIONS = ["sister", "brother", "neighbour", "boss", "cousin"]

@@ -1,15 +1,15 @@
 """search_history with the bundled local model, for the record: does a small local model call the
 tool when asked about a turn folded into the summary?
 
-A short session with the real llama-cpp-python server and the bundled GGUF (Qwen2.5-Coder-0.5B-
-Instruct, jarvis_tui/core/local_server.py; the provider as the app makes it for that model, so
-calls written as text count): a turn stating a fact, two more turns, a manual compaction
-that folds the first turns into the model's own summary (the details ledger off, so the
-summary is all the model has), then QUESTIONS questions about the folded fact. Recall is off
-(recall_budget 0), so the tool is the only way back. Printed: how many questions the model
-answered by calling search_history, whether the fact reached its answer, beside the same session
-with the tool off (the baseline). Replies are capped (max_tokens) to keep it to a few minutes on
-two cores.
+A short session with the real llama-cpp-python server and the bundled GGUF
+(Qwen2.5-Coder-0.5B-Instruct, jarvis_tui/core/providers/local_server.py; the provider as the app
+makes it for that model, so calls written as text count): a turn stating a fact, two more turns,
+a manual compaction that folds the first turns into the model's own summary (the details ledger
+off, so the summary is all the model has), then QUESTIONS questions about the folded fact.
+Recall is off (recall_budget 0), so the tool is the only way back. Printed: how many questions
+the model answered by calling search_history, whether the fact reached its answer, beside the
+same session with the tool off (the baseline). Replies are capped (max_tokens) to keep it to a
+few minutes on two cores.
 
     .venv/bin/python bench/search_tool_local.py [--questions N]
 """
@@ -24,10 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.history_search import HISTORY_TOOL
-from jarvis_tui.core.local_server import (
+from jarvis_tui.core.engine.engine import Engine
+from jarvis_tui.core.providers import make_provider
+from jarvis_tui.core.providers.local_server import (
     LOCAL_MODEL_NAME,
     LOCAL_N_CTX,
     LocalServer,
@@ -35,8 +34,9 @@ from jarvis_tui.core.local_server import (
     llama_cpp_command,
     local_model_path,
 )
-from jarvis_tui.core.providers import make_provider
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 
 WINDOW = LOCAL_N_CTX  # the app's window for the bundled model
 REPLY_TOKENS = 64  # max_tokens: two cores write ~20 tokens a second

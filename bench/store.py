@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jarvis_tui.core.messages import Message  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
 
 N = 5000
 

@@ -43,7 +43,7 @@ from pathlib import Path
 import httpx
 
 from bench.summary_local_data import SESSIONS, Session
-from jarvis_tui.core.compaction import (
+from jarvis_tui.core.compaction.summarizer import (
     PLAIN_PREFIX_INSTRUCTIONS,
     PLAIN_SMALL_INSTRUCTIONS,
     PLAIN_WORDS,
@@ -54,11 +54,11 @@ from jarvis_tui.core.compaction import (
     plain_small_prompt,
     render_transcript,
 )
-from jarvis_tui.core.engine import DETAILS_FLOOR
-from jarvis_tui.core.ledger import ledger_for
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer, free_port
+from jarvis_tui.core.details.ledger import ledger_for
+from jarvis_tui.core.engine.engine import DETAILS_FLOOR
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.tokens import TokenCounter
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer, free_port
+from jarvis_tui.core.window.tokens import TokenCounter
 
 SYSTEM_PROMPT = "You are Jarvis, a helpful assistant. Answer in the user's language."  # default
 TEMPERATURE = 0.2
@@ -243,7 +243,7 @@ class Row:
 
 def with_ledger(r: Reply) -> tuple[int, int, int]:
     """What the app keeps of `r`: the facts in the summary (cut to its cap) and the details
-    ledger below it (core/ledger.py, which keeps word for word what the summary leaves out),
+    ledger below it (core/details/ledger.py, which keeps word for word what the summary leaves out),
     the summary's tokens, and the summary's and ledger's."""
     s = next(x for x in SESSIONS if x.name == r.session)
     messages = [Message(role=role, content=text, id=i + 1)

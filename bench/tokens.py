@@ -44,11 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from jarvis_tui.core import events as ev  # noqa: E402
-from jarvis_tui.core.config import Settings  # noqa: E402
-from jarvis_tui.core.engine import Engine  # noqa: E402
+from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.store import Store  # noqa: E402
-from jarvis_tui.core.tokens import TokenCounter, estimate, seed_estimate  # noqa: E402
+from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.store.store import Store  # noqa: E402
+from jarvis_tui.core.window.tokens import TokenCounter, estimate, seed_estimate  # noqa: E402
 from tests.fakeserver import FakeProvider  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"

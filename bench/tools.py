@@ -41,11 +41,11 @@ from tools_clients import (  # noqa: E402 - bench/ is on sys.path
     workload,
 )
 
-from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
-from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
 from jarvis_tui.core.providers.toolcalls import openai_tools  # noqa: E402
-from jarvis_tui.core.tool_outputs import CUT_MARKER  # noqa: E402
-from jarvis_tui.core.tool_round import tool_definitions  # noqa: E402
+from jarvis_tui.core.settings.mcp import McpServerConfig  # noqa: E402
+from jarvis_tui.core.tools.mcp_client import McpHub  # noqa: E402
+from jarvis_tui.core.tools.outputs import CUT_MARKER  # noqa: E402
+from jarvis_tui.core.tools.results import tool_definitions  # noqa: E402
 from tests.fake_tools import openai_problem  # noqa: E402
 from tests.fakeserver import FakeProvider, count_tokens  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402

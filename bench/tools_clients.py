@@ -18,14 +18,14 @@ import httpx
 from cache_clients import EN, ZH, chat_reply, summary_reply  # bench/ is on sys.path
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.toolcalls import openai_tools
-from jarvis_tui.core.store import Store
-from jarvis_tui.core.tool_round import tool_definitions
-from jarvis_tui.core.tool_rules import ANY
-from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.results import tool_definitions
+from jarvis_tui.core.tools.rules import ANY
+from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
 
 SYSTEM = "You are Jarvis, a helpful assistant. Use the git tools to answer about the repository."
 COMMITS = 60  # revision n of module.py has 8n functions: outputs from ~1k to ~19k tokens

@@ -47,22 +47,22 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jarvis_tui.core.config import Settings  # noqa: E402
-from jarvis_tui.core.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noqa: E402
-from jarvis_tui.core.local_server import (  # noqa: E402
+from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall  # noqa: E402
+from jarvis_tui.core.providers.local_server import (  # noqa: E402
     LOCAL_MODEL_NAME,
     LOCAL_TOOL_SENTENCE,
     LocalServer,
     free_port,
     with_tool_sentence,
 )
-from jarvis_tui.core.mcp_client import McpHub  # noqa: E402
-from jarvis_tui.core.mcp_config import McpServerConfig  # noqa: E402
-from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
-from jarvis_tui.core.tool_round import tool_definitions, tool_result_message  # noqa: E402
-from jarvis_tui.core.tools import ToolCall, ToolSpec  # noqa: E402
-from jarvis_tui.core.window import system_text  # noqa: E402
+from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.settings.mcp import McpServerConfig  # noqa: E402
+from jarvis_tui.core.tools.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noqa: E402
+from jarvis_tui.core.tools.mcp_client import McpHub  # noqa: E402
+from jarvis_tui.core.tools.results import tool_definitions, tool_result_message  # noqa: E402
+from jarvis_tui.core.tools.specs import ToolCall, ToolSpec  # noqa: E402
+from jarvis_tui.core.window.fit import system_text  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402
 
 N_CTX = 4096

@@ -156,7 +156,7 @@ def session_messages(n: int) -> list[tuple[str, str]]:
 
 def make_session_db(path: Path, n: int) -> None:
     from jarvis_tui.core.messages import Message
-    from jarvis_tui.core.store import Store
+    from jarvis_tui.core.store.store import Store
 
     with Store(path) as store:
         conv = store.create_conversation(model="fake-model")
@@ -389,7 +389,7 @@ async def child_stream(spec: dict) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = None
         if spec.get("db"):  # a long stored session to stream into (a copy: the run writes)
-            from jarvis_tui.core.store import Store
+            from jarvis_tui.core.store.store import Store
 
             for suffix in ("", "-wal"):
                 if Path(spec["db"] + suffix).exists():
@@ -543,7 +543,7 @@ async def child_open(spec: dict) -> dict:
 
     from textual.widgets import Markdown
 
-    from jarvis_tui.core.store import Store
+    from jarvis_tui.core.store.store import Store
     from jarvis_tui.ui.screens.chat import ChatScreen  # noqa: F401  (imported before timing)
     from jarvis_tui.ui.widgets.message_view import MessageView
     from jarvis_tui.ui.widgets.prompt_input import PromptInput

@@ -3,7 +3,7 @@
 The seed re-estimates every message on every request with a per-character loop and inserts at
 index 0 (O(window^2) list moves); ours counts each message once (cached), walks back from the
 newest only as far as the budget goes, and takes the pinned positions from the engine's history
-bookkeeping (core/history.py) instead of scanning for them. The "gauge" column is the history
+bookkeeping (core/window/history.py) instead of scanning for them. The "gauge" column is the history
 part of what the gauge asks on every keystroke (History.tokens, warm).
 Run from the repository root: python bench/window.py
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jarvis_tui.core.history import History  # noqa: E402
 from jarvis_tui.core.messages import Message  # noqa: E402
-from jarvis_tui.core.tokens import TokenCounter, seed_estimate  # noqa: E402
-from jarvis_tui.core.window import fit_window  # noqa: E402
+from jarvis_tui.core.window.fit import fit_window  # noqa: E402
+from jarvis_tui.core.window.history import History  # noqa: E402
+from jarvis_tui.core.window.tokens import TokenCounter, seed_estimate  # noqa: E402
 
 
 def seed_fit(messages: list[dict], max_tokens: int) -> list[dict]:

@@ -18,8 +18,23 @@ from pathlib import Path
 from typing import TextIO
 
 from jarvis_tui import __version__
+from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.config import (
+from jarvis_tui.core.costs import CompactionCost
+from jarvis_tui.core.notices import describe, pick_language, usage_line
+from jarvis_tui.core.providers import make_provider, missing_key
+from jarvis_tui.core.providers.local_server import (
+    LOCAL_MODEL_NAME,
+    LOCAL_N_CTX,
+    LocalServer,
+    LocalServerError,
+    free_port,
+    llama_cpp_command,
+    local_model_installed,
+    local_model_path,
+)
+from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.settings.config import (
     PROVIDER_KEYS,
     ConfigError,
     Settings,
@@ -31,23 +46,10 @@ from jarvis_tui.core.config import (
     validate,
     with_overrides,
 )
-from jarvis_tui.core.costs import CompactionCost
-from jarvis_tui.core.export import to_json, to_markdown
-from jarvis_tui.core.local_server import (
-    LOCAL_MODEL_NAME,
-    LOCAL_N_CTX,
-    LocalServer,
-    LocalServerError,
-    free_port,
-    llama_cpp_command,
-    local_model_installed,
-    local_model_path,
-)
-from jarvis_tui.core.notices import describe, pick_language, usage_line
-from jarvis_tui.core.providers import make_provider, missing_key
-from jarvis_tui.core.providers.registry import PROVIDERS
-from jarvis_tui.core.settings_schema import Choices, with_flags
-from jarvis_tui.core.store import Store, StoreError, default_db_path
+from jarvis_tui.core.settings.schema import Choices, with_flags
+from jarvis_tui.core.store.export import to_json, to_markdown
+from jarvis_tui.core.store.records import StoreError
+from jarvis_tui.core.store.store import Store, default_db_path
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
@@ -55,10 +57,6 @@ EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
 EXIT_PIPE = 141  # stdout was closed by its reader: what a shell shows for a SIGPIPE death
 EXIT_NO_OUTPUT = 74  # stdout was closed before we started (`>&-`): sysexits' EX_IOERR
 SEARCH_LIMIT = 10_000  # turns `search` shows at most (the store counts in 64 bits)
-
-
-class CliError(Exception):
-    """One line for the user; the command exits with EXIT_USAGE."""
 
 
 class OutputFailed(Exception):
@@ -510,7 +508,7 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
                forget_limit: bool = False, usage: bool = False,
                allow: Sequence[str] = (), tools: bool = True) -> int:
     from jarvis_tui.cli_tools import ask_tools
-    from jarvis_tui.core.engine import Engine
+    from jarvis_tui.core.engine.engine import Engine
 
     provider = make_provider(settings)
     language = pick_language(settings.language, text)
@@ -611,8 +609,8 @@ def _session_id(store: Store, session: int | None, what: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from jarvis_tui.core.branches import path_to
-    from jarvis_tui.core.recall import search_turns
+    from jarvis_tui.core.recall.turns import search_turns
+    from jarvis_tui.core.tree import path_to
 
     if not 1 <= args.limit <= SEARCH_LIMIT:
         shown = str(args.limit) if len(str(args.limit)) <= 12 else f"{str(args.limit)[:12]}…"
@@ -643,6 +641,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         data = store.export(conv_id)
     text = (to_json(data, redact=args.redact) + "\n" if args.format == "json"
             else to_markdown(data, redact=args.redact))
-    # Safe for a terminal either way (core/export.py): an exported file is `cat` later.
+    # Safe for a terminal either way (core/store/export.py): an exported file is `cat` later.
     _print(text, end="", flush=True)
     return 0

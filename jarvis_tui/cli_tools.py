@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from jarvis_tui.cli import CliError
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.mcp_config import from_servers_files
+from jarvis_tui.cli_errors import CliError
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.notices import pick_language, tools_warnings
-from jarvis_tui.core.tool_rules import AmbiguousName, allow_flag, resolve
-from jarvis_tui.core.tools import ToolBox
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.settings.mcp import from_servers_files
+from jarvis_tui.core.tools.rules import AmbiguousName, allow_flag, resolve
+from jarvis_tui.core.tools.specs import ToolBox
 
 
 @contextlib.asynccontextmanager
@@ -30,7 +30,7 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
         yield None
         return
     # The SDK is imported only when a server is configured: it takes seconds to load.
-    from jarvis_tui.core.mcp_client import McpHub
+    from jarvis_tui.core.tools.mcp_client import McpHub
 
     hub = McpHub.from_settings(settings)
     try:

@@ -8,16 +8,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction import (
+from jarvis_tui.core.compaction.summarizer import (
     PLAIN_PREFIX_INSTRUCTIONS,
     PLAIN_SMALL_INSTRUCTIONS,
     PREFIX_INSTRUCTION,
     SUMMARY_SYSTEM_PROMPT,
 )
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.store import Store
 from tests.fake_anthropic import text_of
 from tests.fakeserver import FakeProvider
 

@@ -1,10 +1,10 @@
 """Every fault a provider can throw at a conversation, each run through the real engine against a
 fake server on a loopback socket, and what became of it: survived, messages lost, retries, time.
 
-Shared by tests/test_fault_matrix.py (which asserts every row) and bench/faults.py (which prints
-them). A row survives when the round ends the way the fault allows (a reply, or for faults that
-cannot be recovered a clear error) with no exception, and nothing the user or the model wrote is
-missing from the store.
+Shared by tests/faults/test_fault_matrix.py (which asserts every row) and bench/faults.py (which
+prints them). A row survives when the round ends the way the fault allows (a reply, or for
+faults that cannot be recovered a clear error) with no exception, and nothing the user or the
+model wrote is missing from the store.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.engine import Engine
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers import make_provider
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from tests.engine_helpers import BASE, is_summary_request, summary_material
 from tests.fake_anthropic import FakeAnthropic, text_of
 from tests.fake_ollama import FakeOllama

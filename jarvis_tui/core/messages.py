@@ -37,7 +37,7 @@ class Message:
     # Taken out of every request by the user (/forget), kept in the store and exports.
     excluded: bool = False
     # The message this one follows: a session is a tree, one path of which is shown and sent
-    # (see core/branches.py). None: not decided yet (the store puts it after the current
+    # (see core/tree.py). None: not decided yet (the store puts it after the current
     # branch's newest message); ROOT: the first message of a branch starting at the top.
     parent_id: int | None = None
     created_at: float = field(default_factory=time.time)

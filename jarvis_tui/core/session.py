@@ -14,18 +14,25 @@ from pathlib import Path
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import BudgetUsage
-from jarvis_tui.core.compaction_proposal import CompactionProposal
-from jarvis_tui.core.config import Settings, price_for
+from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
-from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.export import to_json, to_markdown
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.store import Conversation, Store, StoreError, Summary, UsageRow
-from jarvis_tui.core.summary_size import SummarySize, summary_size
-from jarvis_tui.core.tools import Approve, ToolBox
+from jarvis_tui.core.settings.config import Settings, price_for
+from jarvis_tui.core.store.export import to_json, to_markdown
+
+# The UI reaches the store only through this module (an import-linter contract): these names
+# are what it needs of the store's.
+from jarvis_tui.core.store.records import SessionInfo as SessionInfo
+from jarvis_tui.core.store.records import StoreError as StoreError
+from jarvis_tui.core.store.records import Summary as Summary
+from jarvis_tui.core.store.records import UsageRow
+from jarvis_tui.core.store.store import Store as Store
+from jarvis_tui.core.tools.specs import Approve, ToolBox
 
 ProviderFactory = Callable[[Settings], Provider]
 
@@ -86,7 +93,7 @@ class ChatSession:
             self.store.touch(conversation_id)
         self.engine = engine
 
-    def list_sessions(self) -> list[Conversation]:
+    def list_sessions(self) -> list[SessionInfo]:
         return self.store.list_conversations()
 
     def refresh_title(self) -> str:
@@ -245,7 +252,7 @@ class ChatSession:
         out = next((m for m in reversed(self.messages) if m.excluded), None)
         return [m for m in self.turn_of(out) if m.excluded] if out is not None else []
 
-    def fork(self, message: Message) -> Conversation:
+    def fork(self, message: Message) -> SessionInfo:
         """A new stored session holding the branch up to `message`; this one is unchanged.
         Raises StoreError or ValueError."""
         return self.engine.fork(message)
@@ -294,7 +301,7 @@ class ChatSession:
         return self.engine.edit_summary(text)
 
     def search(self, query: str) -> list[list[Message]]:
-        from jarvis_tui.core.recall import search_turns
+        from jarvis_tui.core.recall.turns import search_turns
 
         return search_turns(self.store, self.id, self.messages, query)
 

@@ -11,11 +11,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from jarvis_tui.core.config import ConfigError, Settings, config_path, update_settings_file
-from jarvis_tui.core.local_server import LocalServer
 from jarvis_tui.core.providers import make_provider
-from jarvis_tui.core.session import ChatSession, ProviderFactory
-from jarvis_tui.core.store import Store, StoreError
+from jarvis_tui.core.providers.local_server import LocalServer
+from jarvis_tui.core.session import ChatSession, ProviderFactory, Store, StoreError
+from jarvis_tui.core.settings.config import ConfigError, Settings, config_path, update_settings_file
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.actions import keymap, palette_entries

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jarvis_tui.core.config import Settings
 from jarvis_tui.core.providers import missing_key
+from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.ui.i18n import Texts
 
 T = Texts(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import platformdirs
 
-from jarvis_tui.core.config import APP_NAME
+from jarvis_tui.core.settings.config import APP_NAME
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
 

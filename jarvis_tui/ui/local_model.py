@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer
 from jarvis_tui.ui.i18n import Texts
 
 T = Texts(

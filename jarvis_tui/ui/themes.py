@@ -18,7 +18,7 @@ from textual.color import Color, ColorParseError
 from textual.design import ColorSystem
 from textual.theme import Theme
 
-from jarvis_tui.core.config import config_path
+from jarvis_tui.core.settings.config import config_path
 
 COLOUR_KEYS = (
     "primary", "secondary", "accent", "warning", "error", "success",

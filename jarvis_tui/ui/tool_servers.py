@@ -3,7 +3,7 @@ watched, and closed at exit. Every problem is a notice in the conversation, neve
 with no server configured nothing here does anything.
 
 The hub comes from `make_hub`, which the app holds as `hub_factory` so tests hand in a fake;
-`jarvis_tui.core.mcp_client` is imported only when there are servers to start.
+`jarvis_tui.core.tools.mcp_client` is imported only when there are servers to start.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jarvis_tui.core.mcp_config import from_servers_files
+from jarvis_tui.core.settings.mcp import from_servers_files
 from jarvis_tui.core.textsafe import visible
 from jarvis_tui.ui.i18n import Texts
 
@@ -60,7 +60,7 @@ def make_hub(settings: object) -> Any | None:
     """The MCP hub for the configured servers, not started; None when there are none."""
     if not tuple(getattr(settings, "mcp", ()) or ()):
         return None
-    from jarvis_tui.core.mcp_client import McpHub
+    from jarvis_tui.core.tools.mcp_client import McpHub
 
     return McpHub.from_settings(settings)
 

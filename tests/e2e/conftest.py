@@ -19,14 +19,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.local_server import (
+from jarvis_tui.core.providers.local_server import (
     LocalServer,
     LocalServerError,
     free_port,
     llama_cpp_command,
     local_model_path,
 )
+from jarvis_tui.core.settings.config import Settings
 
 N_CTX = 1024
 # The app's own timeouts, not the fake server tests' 10 s: a busy 2-core machine takes many

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer
 from tests.e2e.conftest import N_CTX
 
 pytestmark = pytest.mark.e2e

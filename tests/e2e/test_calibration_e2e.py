@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from jarvis_tui.core.engine import Engine
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.providers.openai import OpenAIProvider
-from jarvis_tui.core.store import Store
-from jarvis_tui.core.window import fit_window
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.window.fit import fit_window
 from tests.e2e.conftest import N_CTX, server_prompt_tokens
 from tests.engine_helpers import BASE
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jarvis_tui.core.local_server import LocalServer, free_port
+from jarvis_tui.core.providers.local_server import LocalServer, free_port
 from tests.e2e.conftest import N_CTX, litellm_python
 from tests.faults.proxy import TOLD_WINDOW, turn_texts
 

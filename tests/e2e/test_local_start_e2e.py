@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_tui.core.local_server import (
+from jarvis_tui.core.messages import COMPLETE
+from jarvis_tui.core.providers.local_server import (
     LOCAL_MODEL_NAME,
     LocalServer,
     free_port,
     llama_cpp_command,
     local_model_path,
 )
-from jarvis_tui.core.messages import COMPLETE
 from tests.e2e.conftest import N_CTX, REAL_TIMEOUTS
 from tests.ui.app_helpers import SIZE, make_app, notices, send_and_wait, views, wait_for
 

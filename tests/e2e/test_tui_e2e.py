@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Markdown
 
-from jarvis_tui.core.local_server import LOCAL_MODEL_NAME, LocalServer
 from jarvis_tui.core.messages import COMPLETE, FAILED
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.e2e.conftest import N_CTX, REAL_TIMEOUTS, log_text

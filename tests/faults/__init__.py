@@ -4,7 +4,7 @@ and counts what a user would hold against us: replies and messages lost, traceba
 secrets printed.
 
 A case builds a Trial, runs commands through it, states what must hold (`expect`), and returns
-`trial.outcome(...)`. Shared by tests/test_fault_matrix.py (asserting every row) and
+`trial.outcome(...)`. Shared by tests/faults/test_fault_matrix.py (asserting every row) and
 bench/faults.py (printing them).
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 
 TRACEBACK = "Traceback (most recent call last)"
 

@@ -31,7 +31,7 @@ from textual.pilot import Pilot
 
 from jarvis_tui import cli
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.widgets.conversation import Conversation
 from tests.hostile_server import HostileServer, flood

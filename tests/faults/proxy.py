@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from tests.fake_anthropic import FakeAnthropic
 from tests.fakeserver import FakeProvider, FakeServer
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial

@@ -13,7 +13,7 @@ import random
 import string
 from pathlib import Path
 
-from jarvis_tui.core.window import OMITTED_MARKER
+from jarvis_tui.core.window.fit import OMITTED_MARKER
 from tests.fakeserver import FakeProvider
 from tests.faults import ProcCase, ProcOutcome, Trial
 

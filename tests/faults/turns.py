@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from tests.fake_anthropic import FakeAnthropic
 from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line, wait_for

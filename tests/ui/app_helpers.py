@@ -9,9 +9,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from jarvis_tui.core.config import Settings
-from jarvis_tui.core.local_server import LocalServer
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.providers.local_server import LocalServer
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.screens.proposal_editor import ProposalEditor

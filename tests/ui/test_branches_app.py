@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from tests.engine_helpers import summarising_replies
 from tests.ui.app_helpers import (

@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import replace
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.recall import RecallScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
@@ -17,8 +17,8 @@ from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, PAGE, Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+from tests.core.recall.test_recall import FACT_EN, lossy
 from tests.engine_helpers import summarising_replies
-from tests.test_recall import FACT_EN, lossy
 from tests.ui.app_helpers import (
     SIZE,
     make_app,

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static, TextArea
 
-from jarvis_tui.core.ledger import HEADER
+from jarvis_tui.core.details.ledger import HEADER
 from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+from tests.core.details.test_ledger import PLANTED, replies
 from tests.engine_helpers import is_summary_request, kinds, make_engine
-from tests.test_ledger import PLANTED, replies
 from tests.ui.app_helpers import (
     SIZE,
     accept,

@@ -9,7 +9,7 @@ from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import Price
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Collapsible, Static
 
-from jarvis_tui.core.history_search import HISTORY_TOOL
+from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from jarvis_tui.ui.widgets.tool_block import ToolBlock
 from tests.ui.app_helpers import make_app, screen_text, send_and_wait, talk_then_compact

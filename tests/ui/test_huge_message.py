@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.widgets import Markdown, Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.screens.full_text import FullTextScreen
 from jarvis_tui.ui.widgets import huge_text
 from jarvis_tui.ui.widgets.conversation import Conversation

@@ -5,10 +5,10 @@ text, none of them reaches the screen as a control character, and the app goes o
 from __future__ import annotations
 
 from jarvis_tui.core.messages import COMPLETE, FAILED, Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
-from tests.test_security import PAYLOAD, assert_clean
+from tests.faults.test_security import PAYLOAD, assert_clean
 from tests.ui.app_helpers import (
     SIZE,
     make_app,

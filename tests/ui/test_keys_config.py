@@ -15,12 +15,12 @@ from textual.app import App
 from textual.binding import Binding
 
 from jarvis_tui import cli
-from jarvis_tui.core.keys_table import SENT_AS
+from jarvis_tui.core.settings.keys import SENT_AS
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
+from tests.cli.test_cli import run, write_config
 from tests.faults import home_env
-from tests.test_cli import run, write_config
 from tests.ui.app_helpers import SIZE, notices, screen_text, wait_for
 from tests.ui.test_actions import help_rows
 

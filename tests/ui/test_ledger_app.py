@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from textual.widgets import Static, TextArea
 
-from jarvis_tui.core.ledger import HEADER
+from jarvis_tui.core.details.ledger import HEADER
 from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
-from tests.test_ledger import PLANTED, replies
+from tests.core.details.test_ledger import PLANTED, replies
 from tests.ui.app_helpers import SIZE, make_app, talk_then_compact
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jarvis_tui.core.local_server import LocalServer, free_port
 from jarvis_tui.core.messages import COMPLETE, FAILED
+from jarvis_tui.core.providers.local_server import LocalServer, free_port
 from jarvis_tui.ui.screens.first_run import FirstRunScreen
 from jarvis_tui.ui.screens.settings import SettingsScreen
 from tests.engine_helpers import running

@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.help import HelpScreen
 from jarvis_tui.ui.widgets.conversation import MAX_VIEWS, PAGE, Conversation, Notice

@@ -4,9 +4,9 @@ up to date instead of recounting; this checks the two never drift apart)."""
 
 from __future__ import annotations
 
-from jarvis_tui.core.history import in_request
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.window.history import in_request
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.ui.app_helpers import SIZE, make_app, send_and_wait
 

@@ -7,7 +7,7 @@ import pytest
 from textual.widgets import OptionList, Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from jarvis_tui.ui.screens.code_picker import CodePicker
 from jarvis_tui.ui.screens.help import HelpScreen

@@ -8,7 +8,7 @@ import pytest
 from textual.app import App
 from textual.widgets import DataTable, Input, Static
 
-from jarvis_tui.core.store import Conversation
+from jarvis_tui.core.store.records import SessionInfo
 from jarvis_tui.ui.screens.sessions import NEW_SESSION, SessionsScreen
 
 MARKUP = "[bold]x[/] [/]"
@@ -16,12 +16,12 @@ T1 = datetime(2024, 5, 1, 12, 30).timestamp()
 T2 = datetime(2024, 4, 2, 8, 5).timestamp()
 
 
-def conv(id: int, title: str, updated: float = T1, count: int = 3) -> Conversation:
-    return Conversation(id=id, title=title, created_at=updated - 60, updated_at=updated,
+def conv(id: int, title: str, updated: float = T1, count: int = 3) -> SessionInfo:
+    return SessionInfo(id=id, title=title, created_at=updated - 60, updated_at=updated,
                         model="m", message_count=count)
 
 
-def sample() -> list[Conversation]:
+def sample() -> list[SessionInfo]:
     # Newest first, as Store.list_conversations returns them.
     return [
         conv(7, "Trip to Kyoto", T1, 12),
@@ -43,7 +43,7 @@ class Host(App[None]):
         self.push_screen(self.sessions, callback=self.results.append)
 
 
-def host(convs: list[Conversation] | None = None, current: int | None = 5,
+def host(convs: list[SessionInfo] | None = None, current: int | None = 5,
          language: str = "en") -> Host:
     return Host(SessionsScreen(sample() if convs is None else convs, current), language)
 

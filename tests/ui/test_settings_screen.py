@@ -11,7 +11,7 @@ from textual.geometry import Region
 from textual.theme import Theme
 from textual.widgets import Button, Input, Select, Static
 
-from jarvis_tui.core.config import Settings, load_settings
+from jarvis_tui.core.settings.config import Settings, load_settings
 from jarvis_tui.ui.screens.settings import SettingsScreen
 
 MARKUP = "[bold]x[/] [/]"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from jarvis_tui.core.messages import COMPLETE
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from tests.fakeserver import FakeProvider
 from tests.ui.app_helpers import (
     SIZE,

@@ -18,7 +18,7 @@ import pytest
 from textual.widgets import Input, TextArea
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
 from tests.engine_helpers import BASE
 

@@ -13,7 +13,7 @@ from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.widgets import folding, settled
 from jarvis_tui.ui.widgets.conversation import PAGE, Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView

@@ -11,8 +11,8 @@ from textual.geometry import Region
 from textual.widgets import Button, Static, TextArea
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Summary
-from jarvis_tui.core.tokens import estimate
+from jarvis_tui.core.store.records import Summary
+from jarvis_tui.core.window.tokens import estimate
 from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 
 CREATED = datetime(2024, 5, 1, 12, 30).timestamp()
@@ -318,7 +318,7 @@ async def test_fits_80_by_24_with_warning_and_notice_showing():
 async def test_the_editor_counts_the_summary_as_the_gauge_does(fake_server, tmp_path):
     """A session whose counts are calibrated against the server (2x our estimate here): the
     editor's token line is the calibrated count the gauge uses, not the raw estimate."""
-    from jarvis_tui.core.store import Store
+    from jarvis_tui.core.store.store import Store
     from tests.engine_helpers import summarising_replies
     from tests.ui.app_helpers import SIZE, make_app, talk_then_compact
 

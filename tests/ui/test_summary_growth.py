@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from jarvis_tui.core.ledger import section, split
-from jarvis_tui.core.summary_size import SummarySize
+from jarvis_tui.core.compaction.size import SummarySize
+from jarvis_tui.core.details.ledger import section, split
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
-from tests.test_ledger import PLANTED, replies
+from tests.core.details.test_ledger import PLANTED, replies
 from tests.ui.app_helpers import (
     SIZE,
     make_app,

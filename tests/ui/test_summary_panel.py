@@ -12,7 +12,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from jarvis_tui.core import costs
 from jarvis_tui.core.costs import CompactionCost, Price
-from jarvis_tui.core.store import Summary
+from jarvis_tui.core.store.records import Summary
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
 CREATED = 1_700_000_000.0

@@ -8,7 +8,7 @@ import asyncio
 
 from textual import events
 
-from jarvis_tui.core.tools import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from tests.faults.consent_driver import SENTENCE
@@ -91,7 +91,7 @@ async def test_always_for_as_read_still_asks_for_bs_read(fake_server, tmp_path):
 
 
 async def test_keys_answer_only_after_tab(fake_server, tmp_path):
-    from jarvis_tui.core.tools import ONCE
+    from jarvis_tui.core.tools.specs import ONCE
     from jarvis_tui.ui.screens.tool_approval import ask_approval
 
     spec = ToolSpec("a_read", "", OBJECT, "a", "read")
@@ -126,7 +126,7 @@ async def test_quitting_with_the_dialog_open_is_quiet(fake_server, tmp_path):
 async def test_servers_from_a_servers_file_are_named_when_they_start(fake_server, tmp_path):
     """Issue 25, item 3: a server the config file itself does not define never starts
     unannounced."""
-    from jarvis_tui.core.mcp_config import McpServerConfig
+    from jarvis_tui.core.settings.mcp import McpServerConfig
 
     source = str(tmp_path / "config" / ".mcp.json")
     servers = (McpServerConfig("notes", "stdio", command="notes-server", source=source,

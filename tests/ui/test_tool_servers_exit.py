@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from jarvis_tui.core.mcp_config import McpServerConfig
+from jarvis_tui.core.settings.mcp import McpServerConfig
 from tests.faults.crashes import running_in_group
 from tests.mcp_servers import ROOT, faulty_args
 from tests.ui.app_helpers import SIZE, make_app, notices, wait_for

@@ -16,15 +16,15 @@ import pytest
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Store
-from jarvis_tui.core.tools import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.screens.chat import ChatScreen
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from jarvis_tui.ui.widgets.tool_block import ToolBlock
-from tests.test_security import PAYLOAD, assert_clean
+from tests.faults.test_security import PAYLOAD, assert_clean
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -522,7 +522,7 @@ async def test_esc_stops_a_running_tool(fake_server, tmp_path):
 
 
 async def test_a_real_hub_whose_server_cannot_start_is_one_notice(fake_server, tmp_path):
-    from jarvis_tui.core.mcp_config import McpServerConfig
+    from jarvis_tui.core.settings.mcp import McpServerConfig
 
     missing = McpServerConfig("ghost", "stdio", command=str(tmp_path / "no-such-server"))
     app = make_app(fake_server, tmp_path, mcp=(missing,))

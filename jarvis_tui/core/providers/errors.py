@@ -4,7 +4,7 @@ The engine only needs to know three things: does the request not fit the context
 (compact and retry), is it worth retrying as is (backoff), or is it final. Servers say
 "does not fit" in many ways, and not always with status 400, so overflow is judged by the body.
 The wordings below are the real ones servers send (OpenAI, vLLM, llama.cpp server, OpenRouter,
-Anthropic, Gemini); tests/test_errors.py holds a copy of each.
+Anthropic, Gemini); tests/core/providers/test_errors.py holds a copy of each.
 """
 
 from __future__ import annotations

@@ -18,13 +18,12 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction_proposal import CompactionProposal
+from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.prompt_history import HistoryEntry
-from jarvis_tui.core.session import ChatSession
-from jarvis_tui.core.store import StoreError
+from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui import full_gc

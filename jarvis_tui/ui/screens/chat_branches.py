@@ -1,14 +1,14 @@
 """What the chat screen does to steer a conversation rather than extend it: answer the last
 question again (/retry), resend an edited question, flip between versions, take a turn out of
 the requests (/forget), fork the session. A base class of ChatScreen, like ChatCommands; the
-engine keeps every old branch stored (core/engine_branches.py), the screen shows one."""
+engine keeps every old branch stored (core/engine/branches.py), the screen shows one."""
 
 from __future__ import annotations
 
 import time
 
 from jarvis_tui.core.messages import ROOT, Message
-from jarvis_tui.core.store import StoreError
+from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.chat_commands import explain

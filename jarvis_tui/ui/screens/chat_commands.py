@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
-from jarvis_tui.core.compaction_proposal import CompactionProposal
+from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.session import ChatSession
-from jarvis_tui.core.store import StoreError
+from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import T

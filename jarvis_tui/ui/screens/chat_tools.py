@@ -14,7 +14,7 @@ from textual import on
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import describe
-from jarvis_tui.core.tools import ToolCall, ToolSpec
+from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.chat_commands import ChatCommands

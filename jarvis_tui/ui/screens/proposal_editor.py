@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.tokens import estimate
+from jarvis_tui.core.window.tokens import estimate
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 from jarvis_tui.ui.screens.summary_editor import T as EDITOR_TEXTS

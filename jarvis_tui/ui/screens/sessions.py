@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
-from jarvis_tui.core.store import Conversation
+from jarvis_tui.core.session import SessionInfo
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
@@ -123,7 +123,7 @@ class SessionsScreen(ModalScreen[int | None]):
     }
     """
 
-    def __init__(self, conversations: list[Conversation], current_id: int | None) -> None:
+    def __init__(self, conversations: list[SessionInfo], current_id: int | None) -> None:
         super().__init__()
         self.conversations = list(conversations)
         self.current_id = current_id
@@ -170,7 +170,7 @@ class SessionsScreen(ModalScreen[int | None]):
     def table(self) -> SessionTable:
         return self.query_one("#table", SessionTable)
 
-    def matching(self, query: str) -> list[Conversation]:
+    def matching(self, query: str) -> list[SessionInfo]:
         """The conversations whose title contains `query`, ignoring case, in the given order."""
         needle = query.strip().casefold()
         if not needle:

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, resolve_context_window
-from jarvis_tui.core.config import (
+from jarvis_tui.core.settings.config import (
     ConfigError,
     Settings,
     config_path,
@@ -28,7 +28,7 @@ from jarvis_tui.core.config import (
     validate,
     with_overrides,
 )
-from jarvis_tui.core.settings_schema import Range, on_screen
+from jarvis_tui.core.settings.schema import Range, on_screen
 from jarvis_tui.ui.actions import keys_problem
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

@@ -18,8 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store import Summary
-from jarvis_tui.core.tokens import estimate
+from jarvis_tui.core.session import Summary
+from jarvis_tui.core.window.tokens import estimate
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 

@@ -13,9 +13,9 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from jarvis_tui.core import costs
+from jarvis_tui.core.compaction.size import SummarySize
 from jarvis_tui.core.costs import CompactionCost, Price
-from jarvis_tui.core.store import Summary
-from jarvis_tui.core.summary_size import SummarySize
+from jarvis_tui.core.session import Summary
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
 

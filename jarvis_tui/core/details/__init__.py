@@ -1,0 +1,1 @@
+"""Details a summary drops, kept word for word: extraction by shape and salience, the ledger."""

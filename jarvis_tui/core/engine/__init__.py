@@ -1,0 +1,1 @@
+"""The round loop and its collaborators; the only part of core that emits events."""

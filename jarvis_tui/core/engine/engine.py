@@ -1,0 +1,1254 @@
+"""The conversation engine: layers 1-3, retries, and the events that report them.
+
+One round = one user message answered. Before the request, layer 2 compacts if the conversation
+passed the threshold; layer 1 fits the request; when the provider still says the context is
+full, layer 3 compacts (or trims) and retries the same round. Transient faults back off and retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
+from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
+from jarvis_tui.core.compaction.summarizer import (
+    PREFIX_COUNT_MARGIN,
+    PREFIX_INSTRUCTION,
+    PREFIX_SUMMARY_SHARE,
+    PROMPT_SLACK,
+    CalledATool,
+    Summarizer,
+    SummaryError,
+    SummaryPrefix,
+    plan_compaction,
+)
+from jarvis_tui.core.costs import Tally, tally
+from jarvis_tui.core.details.ledger import ledger_for, left_out, split
+from jarvis_tui.core.engine.branches import (
+    COVERED_REGENERATE,
+    EXCLUDED_REGENERATE,
+    NO_REGENERATE,
+    NOT_SHOWN,
+    Branches,
+)
+from jarvis_tui.core.engine.compaction_guard import CompactionGuard
+from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
+from jarvis_tui.core.engine.reply_log import ReplyLog
+from jarvis_tui.core.engine.retry_policy import (
+    MAX_OVERFLOW_RETRIES,
+    MAX_TIMEOUT_RETRIES,
+    OVERFLOW_CALIBRATION_STEP,
+    OVERFLOW_MARGIN,
+    SHRINK_PER_OVERFLOW,
+    backoff,
+    overflow_gap,
+)
+from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
+from jarvis_tui.core.engine.window_limit import SERVERS_WORD, WindowLimit
+from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
+from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
+from jarvis_tui.core.providers.errors import (
+    ContextOverflow,
+    ProviderError,
+    ReadTimedOut,
+    RequestError,
+    RetryableError,
+    StreamCut,
+    ToolsRefused,
+    provider_message,
+)
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
+from jarvis_tui.core.recall.turns import Recalled, recall
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.records import StoreError, StoreLocked, Summary
+from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.history_search import HistorySearch, result_cap
+from jarvis_tui.core.tools.history_tool import (
+    HISTORY_SPEC,
+    SEARCH_REFUSED_KEY,
+    SUMMARY_NOTE,
+    WithHistorySearch,
+    definition_overflow,
+    refused_alone,
+    refusing_models,
+)
+from jarvis_tui.core.tools.outputs import (
+    RawCounts,
+    cut_output,
+    is_cut,
+    prune,
+    stub_for,
+    tool_tokens,
+)
+from jarvis_tui.core.tools.refused import RefusedTools
+from jarvis_tui.core.tools.results import (
+    INTERRUPTED,
+    calls_of,
+    definitions_text,
+    tool_definitions,
+    tool_result_message,
+    unanswered,
+)
+from jarvis_tui.core.tools.specs import Approve, ToolBox, ToolCall, ToolSpec
+from jarvis_tui.core.window.anchor import Anchor
+from jarvis_tui.core.window.calibration import Calibration
+from jarvis_tui.core.window.fit import FittedWindow, fit_window, system_text
+from jarvis_tui.core.window.history import History
+from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
+
+# Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
+# request was large enough for the window to be the reason (a small reading of a small request
+# is the server's prompt cache, not a cut).
+DETAILS_FLOOR = 512  # the ledger's room on a small window: twenty facts said in a line each
+DETAILS_FLOOR_SHARE = 0.2  # but never more of a small budget than this
+TRUNCATED_BELOW = 0.85
+TRUNCATION_POSSIBLE_FROM = 0.5
+# A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
+RUNAWAY_FACTOR = 2
+RUNAWAY_SLACK = 256
+SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lock
+SAVE_POLL_S = 0.25
+SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
+SESSION_POLL_S = 0.2
+STUBS_KEY = "tool_stubs"  # session meta: ids of tool results sent as stubs
+
+
+@dataclass
+class _Attempt:
+    """What one request of a round brought back: the reply's pieces, how it ended, the
+    server's counts, and a silent cut it revealed."""
+
+    parts: list[str] = field(default_factory=list)
+    finished: bool = False
+    finish_reason: str | None = None
+    counted: ChatUsage | None = None  # the server's count, when it is the request's own
+    cut: ev.ContextTruncated | None = None
+    calls: list[ToolCall] = field(default_factory=list)  # the tools the reply asks for
+
+
+@dataclass
+class _Saved:
+    message: Message | None = None
+
+
+class Engine(Branches):
+    """A session's conversation and the rounds that answer it. What it learns about the server
+    is held by collaborators: `limit` (the window), `calibration` (our counts against the
+    server's), `replies` (the reply being written), `sent` (what requests sent in place of a
+    message), and the summariser for compactions."""
+
+    # The server's counts of the latest request that reported any (the gauge's "last turn"),
+    # and of the request in flight, kept with its reply once the reply is stored.
+    last_usage: ev.Usage | None = None
+    _request_usage: ev.Usage | None = None
+
+    def __init__(self, settings: Settings, store: Store, provider: Provider,
+                 conversation_id: int | None = None, *, counter: TokenCounter | None = None,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+                 jitter: Callable[[], float] = random.random,
+                 forget_learned_limit: bool = False, tools: ToolBox | None = None,
+                 approve: Approve | None = None):
+        self.settings = settings
+        # What runs the model's tool calls, and who allows each one (None: every call not
+        # allowlisted is refused, as `ask` does without --allow-tool).
+        self.tools = tools
+        self.approve = approve
+        self.store = store
+        self.provider = provider
+        self._sleep = sleep
+        self._jitter = jitter
+        self._lock = asyncio.Lock()
+        if conversation_id is None:
+            conversation_id = store.create_conversation(model=settings.model).id
+        conv = store.get_conversation(conversation_id)
+        if conv is None:
+            raise ValueError(f"there is no session {conversation_id}")
+        self.conversation = conv
+        meta = SessionMeta(store, conv.id)
+        self._session = store.session_lock(conv.id)
+        self._history = History(store.messages(conv.id), store.head(conv.id))
+        self.summary: Summary | None = None
+        self._known_summary = 0  # the newest summary id of the session this process has seen
+        self._load_summary()
+        # While a regenerated reply is on its way: the tip of the branch it left, shown again
+        # if the new reply never comes; and the question asked anew for it, if it is one.
+        self._back_to: int | None = None
+        self._anew: Message | None = None
+        self.limit = WindowLimit(settings, meta)
+        if forget_learned_limit:
+            # The window was given on the command line: a limit learned under another one
+            # no longer holds.
+            self.limit.window_given()
+        self.calibration = Calibration(settings, meta, counter)
+        self.replies = ReplyLog(store, conv.id, self._history)
+        self.sent = SentTexts()
+        self.guard = CompactionGuard()
+        self.tool_policy = ToolPolicy()
+        self.refused_tools = RefusedTools()  # tools the provider would not be told of
+        self._shaped: set[int] = set()  # tool results already weighed against their share
+        self._defs_cache: tuple[object, int] = (None, 0)
+        self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
+        self._meta = meta
+        self._restore_stubs()
+        self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
+
+    # ---- what the collaborators hold, by the names callers know -------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message of the session, oldest first; read-only for callers."""
+        return self._history.all
+
+    @property
+    def context_window(self) -> int:
+        return self.limit.size
+
+    @property
+    def window_source(self) -> str:
+        return self.limit.source
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.calibration.counter
+
+    @property
+    def anchor(self) -> Anchor | None:
+        return self.calibration.anchor
+
+    @anchor.setter
+    def anchor(self, anchor: Anchor | None) -> None:
+        self.calibration.anchor = anchor
+
+    @property
+    def framing(self) -> float | None:
+        return self.calibration.framing
+
+    @property
+    def streaming_reply(self) -> Message | None:
+        """The reply being written, as far as the store holds it."""
+        return self.replies.streaming
+
+    @property
+    def unsaved(self) -> Message | None:
+        """The last reply, when the store could not take it: only memory holds it."""
+        return self.replies.unsaved
+
+    async def detect_window(self) -> ev.WindowDetected | None:
+        return await self.limit.detect(self.provider)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """New settings take effect from the next request (the settings screen's Save)."""
+        if settings.tool_output_share != self.settings.tool_output_share:
+            # Tool results are weighed against the new share; a stub stays a stub.
+            self._shaped.clear()
+            self.sent.texts = {i: t for i, t in self.sent.texts.items() if not is_cut(t)}
+        self.settings = settings
+        self.limit.apply(settings)
+        self.calibration.apply(settings)
+        self.guard.resume()  # a paused automatic compaction may work with these
+
+    # ---- numbers -------------------------------------------------------------------------
+
+    @property
+    def budget(self) -> Budget:
+        """The budget; when a learned limit is small, the reserves shrink so some room is left."""
+        s, window = self.settings, self.context_window
+        response, system = s.response_reserve, s.system_reserve
+        if window - response - system < MIN_BUDGET:
+            response = min(response, window // 4)
+            system = min(system, window // 8)
+        return Budget(window, response, system, s.compact_threshold)
+
+    @property
+    def summary_max_tokens(self) -> int:
+        """The summary's length cap: the setting, but never a third of a small budget or more."""
+        return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
+
+    @property
+    def details_max_tokens(self) -> int:
+        """The ledger's room: a share of the budget, so that a long working session at a large
+        window keeps every detail the user said, with a floor for small windows (but never
+        more than a quarter of the budget), within the setting's cap."""
+        s, budget = self.settings, self.budget.tokens
+        if s.details_share <= 0 or s.details_max_tokens <= 0:
+            return 0
+        room = max(min(DETAILS_FLOOR, int(budget * DETAILS_FLOOR_SHARE)),
+                   int(budget * s.details_share))
+        return min(room, s.details_max_tokens, budget // 4)
+
+    def history(self) -> list[Message]:
+        """What the request is built from: messages no summary covers, and covered ones the
+        user pinned back (from /recall); failed ones left out. Kept up to date, not rebuilt:
+        the caller must not change the list."""
+        return self._history.active
+
+    def usage(self, pending: str = "") -> BudgetUsage:
+        """What the next request would need without windowing: what the gauge shows."""
+        c = self.counter
+        summary = self.summary.content if self.summary else None
+        prompt = self._system_prompt()
+        sys_tokens = c.text(prompt)
+        sys_text = system_text(prompt, summary, self._summary_note())
+        summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
+        sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
+        anchored = self.calibration.history_tokens(sys_text, self.history())
+        tools, tools_saved = self._tool_tally()
+        history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
+                   else self._history.tokens(c) - tools_saved)
+        pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
+        if pending and anchored is not None:
+            pending_tokens += round(self.framing or 0.0)  # framed like the others
+        recalled = self._recall(pending).tokens if pending and summary else 0
+        return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
+                                 pending=pending_tokens, source=c.source,
+                                 window_source=self.window_source, recalled=recalled,
+                                 tools=min(tools, history))
+
+    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
+        budget = int(self.context_window * self.settings.recall_budget * shrink)
+        ledger = split(self.summary.content)[1] if self.summary else []
+        return recall(self.store, self.conversation.id, self._history, text, self.counter,
+                      budget, self.sent.carried_by_others(user), ledger)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        return backoff(self.settings, attempt, retry_after, self._jitter)
+
+    # ---- tools ---------------------------------------------------------------------------
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        box = self._toolbox()
+        return self.refused_tools.offered(box.specs()) if box is not None else []
+
+    def _searches_history(self) -> bool:
+        """Whether the model is offered search_history: while a summary covers turns (so the
+        definitions change with the summary only), unless it is off or the server refused it."""
+        return self.summary is not None and self._may_search_history()
+
+    def _may_search_history(self) -> bool:
+        # Not for the bundled local model: offered it after a compaction, it called it on
+        # ordinary turns, over and over, then answered every later turn with nothing (the
+        # cache bench's local run); asked to search, it called it 0 times in 6, and the answer
+        # had the fact less often than with the tool off (bench/search_tool_local.py). The
+        # details ledger and recall bring folded facts back without the model's help.
+        return (self.settings.history_search_tool
+                and self.settings.model != LOCAL_MODEL_NAME
+                and self.settings.model not in self._search_refused_by
+                and bool(self.refused_tools.offered([HISTORY_SPEC])))
+
+    def _toolbox(self) -> ToolBox | None:
+        """The tools a round offers and runs: the MCP tools, and search_history beside them."""
+        if not self._searches_history():
+            return self.tools
+        s = self.settings
+        cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
+                         s.tool_output_share)
+        search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
+                               cap)
+        return WithHistorySearch(search, self.tools)
+
+    def _system_prompt(self) -> str:
+        """The prompt the system message starts with: the configured one, and for the bundled
+        model, while it has tools, a sentence on when to call them (local_server.py). Tools
+        configured, not offered this request: a step past the limit keeps the same front."""
+        prompt = self.settings.system_prompt
+        if self.settings.model == LOCAL_MODEL_NAME and self._tool_specs():
+            return with_tool_sentence(prompt)
+        return prompt
+
+    def _summary_note(self) -> str:
+        return SUMMARY_NOTE if self._searches_history() else ""
+
+    def _definitions(self) -> list[dict]:
+        return tool_definitions(self._tool_specs())
+
+    def definitions_tokens(self) -> int:
+        """Tokens of the tool definitions every request carries (0 without tools)."""
+        defs = self._definitions()
+        if not defs:
+            return 0
+        key = (definitions_text(defs), self.counter.factor)
+        if self._defs_cache[0] != key:
+            self._defs_cache = (key, self.counter.text(key[0]))
+        return self._defs_cache[1]
+
+    def _tool_tally(self) -> tuple[int, int]:
+        """(tokens tool calls and results take as sent, tokens their stored form has beyond
+        that); counted again only when the history, what was sent, or the factor changed."""
+        active = self.history()
+        # A stub replacing a cut keeps the count of texts: their lengths tell the change.
+        texts = self.sent.texts
+        key = (id(active), len(active), len(texts), sum(map(len, texts.values())),
+               self.counter.factor)
+        if self._tally_cache[0] != key:
+            sent = tool_tokens(active, self.sent.texts, self.counter)
+            stored = tool_tokens(active, {}, self.counter)
+            self._tally_cache = (key, (sent, max(0, stored - sent)))
+        return self._tally_cache[1]
+
+    def _shape_tool_outputs(self, budget: Budget) -> bool:
+        """Results over their share of the budget are sent head and tail from now on (decided
+        once each, so later requests send the same bytes). True when one was cut now."""
+        share = max(int(budget.tokens * self.settings.tool_output_share), 64)
+        cut_any = False
+        # Weighed by the raw estimate: the calibration moves with every reply, and a session
+        # opened again must cut each result where it was cut before (the same bytes).
+        raw = RawCounts(self.counter)
+        for msg in self.history():
+            if (msg.role != "tool" or msg.id is None or msg.id in self.sent.texts
+                    or msg.id in self._shaped):
+                continue
+            self._shaped.add(msg.id)
+            if raw.text(msg.content) + MESSAGE_OVERHEAD > share:
+                cut = cut_output(msg.content, share, raw)
+                if cut is not None:
+                    self.sent.texts[msg.id] = cut
+                    cut_any = True
+        return cut_any
+
+    def prune_tool_outputs(self, *, deeper: bool = False) -> ev.ToolOutputsPruned | None:
+        """Older tool results become one-line stubs in the request (the newest
+        `tool_keep_outputs` stay whole): tried before any summary is made. `deeper`: every
+        result before the newest user message, when that was not enough (a small window,
+        where two outputs fill the room a summary would leave)."""
+        active = self.history()
+        keep = self.settings.tool_keep_outputs
+        if deeper:
+            last_user = next((i for i in range(len(active) - 1, -1, -1)
+                              if active[i].role == "user"), 0)
+            keep = sum(m.role == "tool" for m in active[last_user:])
+        pruned = prune(active, keep, self.sent.texts, self.counter)
+        if not pruned.stubs:
+            return None
+        self.sent.texts.update(pruned.stubs)
+        # Kept with the session: a restart sends them stubbed as before (the same bytes, the
+        # provider's cache still good), instead of whole until the threshold is passed again.
+        stubbed = set(self._meta.get(STUBS_KEY) or []) | set(pruned.stubs)
+        self._meta.remember(STUBS_KEY, sorted(stubbed))
+        self.calibration.forget_anchor()  # the server counted them whole
+        return ev.ToolOutputsPruned(len(pruned.stubs), pruned.freed, tuple(pruned.stubs))
+
+    async def _over_threshold(self) -> AsyncIterator[ev.Event]:
+        """Past the threshold: old tool outputs go first, and only then, if the request is
+        still over, is anything summarised."""
+        if not self.usage().over_threshold:
+            return
+        for deeper in (False, True):
+            if (pruned := self.prune_tool_outputs(deeper=deeper)) is not None:
+                yield pruned
+                if not self.usage().over_threshold:
+                    return
+        async with aclosing(self.compact(reason="threshold")) as compaction:
+            async for event in compaction:
+                yield event
+
+    def _as_sent(self, messages: list[Message]) -> list[Message]:
+        """Messages as the requests sent them, for the summariser: tool results cut or stubbed,
+        and anything cut to fit as its head and tail. Read whole, a 20,000-token git log or a
+        paste three times the window would cost a dozen chunked requests, and chunks cut it in
+        the middle anyway. The stored originals stay whole; the ledger reads them for details.
+        A message that only carried recalled turns is summarised as itself."""
+        return [replace(m, content=self.sent.texts[m.id])
+                if m.id in self.sent.texts and (m.role == "tool" or self.sent.cut(m)) else m
+                for m in messages]
+
+    def _restore_stubs(self) -> None:
+        """The stubs earlier runs sent in place of tool results still in the request."""
+        ids = self._meta.get(STUBS_KEY)
+        if not isinstance(ids, list) or not ids:
+            return
+        wanted = {i for i in ids if isinstance(i, int)}
+        active = self.history()
+        for msg in active:
+            if msg.role == "tool" and msg.id in wanted:
+                self.sent.texts[msg.id] = stub_for(active, msg, self.counter)
+                self._shaped.add(msg.id)
+
+    def _tool_timeout(self, spec: ToolSpec) -> float:
+        """The box may know a server's own limit; otherwise the setting."""
+        timeout_for = getattr(self.tools, "timeout_for", None)
+        seconds = timeout_for(spec) if callable(timeout_for) else None
+        return float(seconds) if seconds else self.settings.tool_timeout
+
+    def _save_tool_result(self, message: Message) -> Message:
+        self.store.add_message(self.conversation.id, message, wait=STREAM_SAVE_WAIT_S)
+        self._history.append(message)
+        return message
+
+    async def _store_tool_result(self, message: Message) -> Message:
+        """Saved as a reply is: while another program holds the database's write lock, the
+        round waits for it (up to SAVE_WAIT_S) without holding up the screen."""
+        end = time.monotonic() + SAVE_WAIT_S
+        while True:
+            try:
+                return self._save_tool_result(message)
+            except StoreLocked:
+                if time.monotonic() >= end:
+                    raise
+                await asyncio.sleep(SAVE_POLL_S)
+
+    def _answer_interrupted(self) -> None:
+        """Calls a killed process left without results get one saying so: a call without its
+        result can never be sent, and it would take its question with it."""
+        for _, call in unanswered(self.messages):
+            with contextlib.suppress(StoreError):
+                self._save_tool_result(tool_result_message(call, INTERRUPTED, error=True))
+
+    # ---- layer 2 -------------------------------------------------------------------------
+
+    async def compact(self, *, reason: str = "manual", focus: str | None = None,
+                      keep_recent_turns: int | None = None,
+                      preview: bool = False) -> AsyncIterator[ev.Event]:
+        """Fold older turns into the summary. Yields Started/Finished/Failed (or nothing when
+        there is nothing to fold and the compaction was not asked for by the user). `preview`:
+        store nothing; the summary comes back as CompactionProposed, for commit_compaction or
+        discard_compaction once the user has read it."""
+        took = not self._session.held
+        if took and not self._session.try_acquire():
+            # Another jarvis-tui is answering in this session; it compacts for itself.
+            if reason == "manual":
+                yield ev.CompactionFailed(self._busy_text(), reason)
+            return
+        try:
+            if took and (added := self.catch_up()):
+                yield ev.SessionChanged(added)
+            async with self._lock, aclosing(self._compact(reason, focus, keep_recent_turns,
+                                                          preview)) as it:
+                async for event in it:
+                    yield event
+        finally:
+            if took:
+                self._session.release()
+
+    def _busy_text(self) -> str:
+        pid = self._session.holder()
+        who = f"another jarvis-tui (process {pid})" if pid else "another jarvis-tui"
+        return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
+                "when it is done")
+
+    async def _compact(self, reason: str, focus: str | None, keep_recent_turns: int | None,
+                       preview: bool = False) -> AsyncIterator[ev.Event]:
+        if not self.guard.allows(reason):
+            return  # at most once a turn, held after a useless one, paused after failures
+        keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+        history = self.history()
+        plan = plan_compaction(history, keep)
+        # Down to the low-water mark, not just under the threshold: each compaction changes the
+        # front of the request (the provider's cache then re-reads all of it), so the next one
+        # should be many turns away. Recent turns that would not fit under it with the summary
+        # are folded in too, all but the newest, which stays verbatim however large.
+        usage = self.usage()  # a pass over the history: once, for the mark and the notice
+        room = (int(self.budget.tokens * self.settings.compact_low_water)
+                - self.summary_max_tokens - self.details_max_tokens - usage.system_overflow)
+        while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
+            keep -= 1
+            plan = plan_compaction(history, keep)
+        if not plan.evict:
+            if reason == "manual":
+                yield ev.CompactionFailed(
+                    f"nothing to compact yet: the last {keep} turns are always kept verbatim",
+                    reason)
+            return
+        if (held := self.guard.starting(reason, plan.evict)) is not None:
+            yield held
+            return
+        folding = sum(self.counter.message(m) for m in plan.evict)
+        hold, told = self.guard.too_small(reason, folding, self.budget.tokens)
+        if hold:
+            if told is not None:
+                yield told
+            return
+        yield ev.CompactionStarted(reason, len(plan.evict))
+        model = self.settings.summary_model or self.settings.model
+        # The bundled small model follows short instructions in the conversation's language
+        # (bench/summary_local.py), not the long English ones a remote model is sent. A local
+        # chat model means the local server, which answers whatever the summary model's name.
+        local = LOCAL_MODEL_NAME in (self.settings.model, model)
+        summarizer = Summarizer(
+            self.provider, model=model, max_tokens=self.summary_max_tokens,
+            window=self.context_window, counter=self.counter,
+            retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
+            style="plain" if local else "standard")
+        previous = self.summary.content if self.summary else None
+        prefix = self._summary_prefix(plan.evict)
+        try:
+            text = None
+            if prefix is not None:
+                # Too big for the server after all: the small prompt goes in chunks. Any other
+                # failure is the summariser's, and asking again another way would not help.
+                with contextlib.suppress(ContextOverflow, CalledATool):
+                    text = await summarizer.summarize_prefix(prefix.wire, focus,
+                                                             self._definitions(),
+                                                             max_tokens=prefix.room)
+            if text is None:
+                prefix = None
+                text = await summarizer.summarize(previous, self._as_sent(plan.evict), focus)
+        except (SummaryError, ProviderError) as err:
+            message = err.message if isinstance(err, ProviderError) else str(err)
+            yield ev.CompactionFailed(f"could not summarise: {message}", reason)
+            if (held := self.guard.failed()) is not None:
+                yield held
+            return
+        # One more request may put what the summary left out back into it; not of the demo
+        # model, which does not follow such an instruction. The ledger keeps what is still out.
+        if self.settings.summary_repair and LOCAL_MODEL_NAME not in (self.settings.model,
+                                                                     summarizer.model):
+            if left := left_out(text, previous, plan.evict):
+                text = await summarizer.repair(text, left)
+        # What the summary left out of what it folds in is kept below it, word for word.
+        text = ledger_for(text, previous, plan.evict, self.messages, self.counter,
+                          self.details_max_tokens)
+        # What stays, as the gauge counts it once the summary changes the system message (the
+        # server's count of the old front no longer applies).
+        rest = usage.system_overflow + sum(self.counter.message(m) for m in plan.keep)
+        proposal = CompactionProposal(
+            self.conversation.id, text, tuple(plan.evict),
+            self.summary.id if self.summary else None, usage.used, rest=rest,
+            reason=reason, focus=focus,
+            model=summarizer.model, prompt_tokens=summarizer.prompt_tokens,
+            completion_tokens=summarizer.completion_tokens,
+            cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
+            calls=summarizer.calls, cached_prefix=prefix is not None)
+        if preview:
+            yield ev.CompactionProposed(proposal)
+            return
+        for event in self._store_proposal(proposal, text, usage.used):
+            yield event
+
+    def _store_proposal(self, proposal: CompactionProposal, text: str,
+                        before: int) -> list[ev.Event]:
+        """Store `text` as the summary of `proposal.evict`, and count what that freed from
+        `before`. The caller holds the session and checked the proposal still applies."""
+        edited = text.strip() != proposal.text.strip()
+        kind = "edited" if edited else "manual" if proposal.reason == "manual" else "auto"
+        # The live objects: a session read again since the proposal holds new ones, and these
+        # are the ones the store marks covered.
+        by_id = {m.id: m for m in self.messages}
+        evict = [by_id.get(m.id, m) for m in proposal.evict]
+        self.summary = self.store.add_summary(
+            self.conversation.id, text, evict, kind=kind, focus=proposal.focus,
+            model=proposal.model)
+        self._history.changed()
+        self.sent.compacted(self.history())
+        after = self.usage().used
+        with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
+            self._add_summary_usage(proposal, self.summary.id, max(0, before - after))
+        events: list[ev.Event] = [ev.CompactionFinished(
+            self.summary.id, len(evict), before, after, proposal.reason,
+            cost_prompt_tokens=proposal.prompt_tokens,
+            cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
+            cached_prefix=proposal.cached_prefix,
+            covered_ids=tuple(m.id for m in evict if m.id is not None))]
+        held = self.guard.finished(proposal.reason, evict, before - after, self.budget.tokens)
+        if held is not None:
+            events.append(held)
+        return events
+
+    def _add_summary_usage(self, proposal: CompactionProposal, summary_id: int | None,
+                           freed: int | None) -> None:
+        self.store.add_usage(
+            self.conversation.id, kind="summary", model=proposal.model,
+            prompt_tokens=proposal.prompt_tokens, completion_tokens=proposal.completion_tokens,
+            cached_tokens=proposal.cached_tokens, summary_id=summary_id, freed_tokens=freed,
+            wait=STREAM_SAVE_WAIT_S)
+
+    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
+        """What the request would need once `proposal` is stored with `text` (an estimate:
+        the gauge's count of the rest, plus the summary as the system message carries it)."""
+        prompt = self._system_prompt()
+        # Stored, it brings search_history along: the note under its header, the definition.
+        note = SUMMARY_NOTE if self._may_search_history() else ""
+        summary = self.counter.text(system_text(prompt, text, note)) - self.counter.text(prompt)
+        return proposal.rest + (summary + self._search_definition_adds() if text.strip() else 0)
+
+    def _search_definition_adds(self) -> int:
+        """Tokens over the system reserve search_history's definition adds to the request once
+        a first summary is stored (0 when it is offered already, or will not be)."""
+        if self.summary is not None or not self._may_search_history():
+            return 0
+        return definition_overflow(self.counter, self._system_prompt(),
+                                   self.budget.system_reserve, self._tool_specs())
+
+    async def commit_compaction(self, proposal: CompactionProposal,
+                                text: str) -> AsyncIterator[ev.Event]:
+        """Store a proposal the user accepted, with `text` (edited or as proposed): Finished as
+        compact's, or Failed saying why it no longer applies, with nothing stored. A round of
+        this process that is on its way is finished first, as a round waits for another's."""
+        if not text.strip():
+            self.discard_compaction(proposal)
+            yield ev.CompactionFailed("the proposed summary was not stored: it is empty, and "
+                                      "an empty summary would lose the turns it folds in",
+                                      proposal.reason)
+            return
+        while self._session.held:  # by this process: its round (or compaction) ends first
+            await asyncio.sleep(SESSION_POLL_S)
+        async with aclosing(self._waiting_for_session()) as waiting:
+            async for event in waiting:
+                yield event
+        if not self._session.held:
+            yield ev.CompactionFailed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)",
+                                      proposal.reason)
+            return
+        try:
+            if added := self.catch_up():
+                yield ev.SessionChanged(added)
+            async with self._lock:
+                why = stale(proposal, self.conversation.id,
+                            self.summary.id if self.summary else None, self.messages)
+                if why is not None:
+                    self.discard_compaction(proposal)
+                    yield ev.CompactionFailed(f"the proposed summary was not stored: {why}",
+                                              proposal.reason)
+                    return
+                # Counted now, not when proposed: the request as it is before this summary.
+                for event in self._store_proposal(proposal, text.strip(), self.usage().used):
+                    yield event
+        finally:
+            self._session.release()
+
+    def discard_compaction(self, proposal: CompactionProposal) -> None:
+        """The user did not want the proposal: nothing of the conversation changes, but the
+        summary requests were made and are counted (/cost), with no summary and nothing freed."""
+        if proposal.conversation_id != self.conversation.id:
+            return  # the session it cost in is not this one; its counts are not ours to add
+        with contextlib.suppress(StoreError):
+            self._add_summary_usage(proposal, None, None)
+
+    def _summary_prefix(self, evict: list[Message]) -> SummaryPrefix | None:
+        """The chat request's own front up to the last message to fold in (system message with
+        the summary so far, then the turns as they were sent, a paste cut to fit as cut), when
+        the summary model is the chat model and that front leaves the summary room in its
+        window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
+        summary request costs the instruction only, and the cache stays warm. None: use the
+        small summary prompt."""
+        s = self.settings
+        if s.summary_model not in ("", s.model) or not evict:
+            return None
+        active = self.history()
+        ids = {m.id for m in evict}
+        last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
+        summary = self.summary.content if self.summary else None
+        fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
+                            counter=self.counter, system_prompt=self._system_prompt(),
+                            summary=summary, sent_as=self.sent.texts,
+                            summary_note=self._summary_note())
+        wire = fitted.wire
+        if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
+            return None  # a message left out, or no reply to end on: not the chat front
+        system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
+        front = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
+                 + PROMPT_SLACK + self.definitions_tokens())
+        # A front that fills the window (a paste cut to the whole budget) leaves the summary
+        # less than its cap: a shorter summary, once, costs less than the small prompt reading
+        # that front again from its first token.
+        room = min(self.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
+                   self.summary_max_tokens)
+        if room < self.summary_max_tokens * PREFIX_SUMMARY_SHARE:
+            return None
+        return SummaryPrefix(wire, room)
+
+    def edit_summary(self, text: str) -> Summary:
+        if self.summary is None:
+            raise ValueError("there is no summary to edit yet")
+        self.summary = self.store.edit_summary(self.summary.id, text)
+        return self.summary
+
+    # ---- a round -------------------------------------------------------------------------
+
+    async def stream_reply(self, user_text: str | Message, *,
+                           after: int | None = None) -> AsyncIterator[ev.Event]:
+        """Answer one user message; the message is stored before any request leaves.
+
+        A round holds the session's lock (another jarvis-tui's round on it is waited for), so
+        each reply stays with its question; what another process added meanwhile is read first.
+        A Message may be passed so the caller's record (already on screen) is the stored one.
+        `after`: the message it follows, when not the last one shown (an edited question: the
+        turns after `after` stay on the branch they were on)."""
+        user = user_text if isinstance(user_text, Message) else Message("user", user_text)
+        if after is not None:
+            user.parent_id = after
+        async with aclosing(self._turn(user)) as turn:
+            async for event in turn:
+                yield event
+
+    async def regenerate(self, question: Message | None = None, *,
+                         anew: Message | None = None) -> AsyncIterator[ev.Event]:
+        """Answer the last question (or `question`, one shown) again. The reply it had, and
+        anything after it, stays on a branch of its own; for the last question, the request is
+        the one that reply was written for, byte for byte. A question with no reply but later
+        turns after it (asks_anew) is asked anew as a new version of itself: `anew`, the
+        caller's record of that version (already on screen), when it has one."""
+        async with aclosing(self._turn(question, again=True, anew=anew)) as turn:
+            async for event in turn:
+                yield event
+
+    async def _turn(self, user: Message | None, *, again: bool = False,
+                    anew: Message | None = None) -> AsyncIterator[ev.Event]:
+        async with aclosing(self._waiting_for_session()) as waiting:
+            async for event in waiting:
+                yield event
+        if not self._session.held:
+            yield ev.Failed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)")
+            return
+        try:
+            if added := self.catch_up():
+                yield ev.SessionChanged(added)
+            self.guard.new_turn()
+            self.replies.save_unsaved()
+            self._answer_interrupted()
+            if again:
+                if user is not None and not any(m is user for m in self.messages):
+                    # Read again since it was chosen (another jarvis-tui answered in the
+                    # session meanwhile): the same stored question, in a new record.
+                    at = self._history.position(user.id) if user.id is not None else None
+                    if at is None:
+                        yield ev.Failed(NOT_SHOWN)
+                        return
+                    user = self.messages[at]
+                user = user or self.last_question()
+                if user is None or user.covered or user.excluded:
+                    yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE
+                                    if user.covered else EXCLUDED_REGENERATE)
+                    return
+                if self.asks_anew(user):
+                    # The turns after it stay on the branch of the version asked before.
+                    self._back_to = self.head_id
+                    self._anew = anew or Message("user", user.content)
+                    self._anew.parent_id = user.parent_id or ROOT
+                    user = self._anew
+                elif user.status == FAILED:
+                    # Asked before and never answered (the server was down): ask again.
+                    user.status = COMPLETE
+                    self.store.update_message(user)
+                    self._history.changed()
+                if user is not self._anew and self.head_id != user.id:
+                    self._back_to = self.head_id
+                    self.show_branch(user.id)
+            if not again or user is self._anew:
+                async with aclosing(self._saving_question(user)) as saving:
+                    async for event in saving:
+                        yield event
+            try:
+                async with self._lock:  # a background compaction finishes before the request
+                    pass
+                # aclosing: when the caller stops listening (Esc), the round is closed at once,
+                # so the partial reply is stored now rather than whenever the generator is
+                # collected.
+                assert user is not None
+                async with aclosing(self._round(user)) as round_events:
+                    async for event in round_events:
+                        yield event
+            except BaseException:
+                if self.messages[-1] is user and user.status != FAILED:
+                    # Stopped before any reply text: like a failed round, the message stays in
+                    # the store but is not sent again as if it had been answered.
+                    self._withdraw(user)
+                raise
+        finally:
+            self._back_to = self._anew = None
+            self._session.release()
+
+    async def _saving_question(self, user: Message) -> AsyncIterator[ev.Event]:
+        """Store the question and show it; one that follows an earlier message starts a branch
+        there, and the old branch is shown again if the store cannot take it."""
+        before = self.head_id
+        if user.parent_id is not None and user.parent_id != before:
+            self._history.show(user.parent_id)
+        try:
+            async with aclosing(self._persisting(
+                    lambda: self.store.add_message(self.conversation.id, user,
+                                                   wait=STREAM_SAVE_WAIT_S),
+                    _Saved())) as saving:
+                async for event in saving:
+                    yield event
+        except BaseException:
+            if self.head_id != before:
+                self._history.show(before)
+            raise
+        self._history.append(user)
+        if user.parent_id != before:
+            self._branch_changed()
+
+    async def _waiting_for_session(self) -> AsyncIterator[ev.Event]:
+        if self._session.try_acquire():
+            return
+        yield ev.SessionBusy(self._session.holder())
+        end = time.monotonic() + SESSION_WAIT_S
+        while time.monotonic() < end:
+            await asyncio.sleep(SESSION_POLL_S)
+            if self._session.try_acquire():
+                return
+
+    def catch_up(self) -> int:
+        """Read the session again if another process added to it since it was loaded; how
+        many messages it added (0: nothing changed). Between rounds only: while another
+        process's round holds the session, its reply is still being written."""
+        if self._session.held:
+            return self._read_again()
+        if not self._session.try_acquire():
+            return 0
+        try:
+            return self._read_again()
+        finally:
+            self._session.release()
+
+    def _read_again(self) -> int:
+        stamp = self.store.stamp(self.conversation.id)
+        stored = self._history.stored
+        mine = (len(stored), max((m.id or 0 for m in stored), default=0),
+                max(self._known_summary, self.summary.id if self.summary else 0), self.head_id)
+        if stamp == mine:
+            return 0
+        count, known = stamp[0], len(stored)
+        self._history.reload(self.store.messages(self.conversation.id),
+                             self.store.head(self.conversation.id))
+        self._load_summary()
+        # Another process's requests: our count of the last one is stale.
+        self.calibration.forget_anchor()
+        self.sent.clear()
+        self._restore_stubs()
+        return max(1, count - known)
+
+    async def _persisting(self, save: Callable[[], Message],
+                          out: _Saved) -> AsyncIterator[ev.Event]:
+        """Run `save` until the store takes it: while another program holds the database's
+        write lock, wait (saying so once) up to SAVE_WAIT_S. Other store errors are raised."""
+        told = False
+        end = time.monotonic() + SAVE_WAIT_S
+        while True:
+            try:
+                out.message = save()
+                return
+            except StoreLocked as err:
+                if time.monotonic() >= end:
+                    raise
+                if not told:
+                    told = True
+                    yield ev.SaveDelayed(str(err))
+                await asyncio.sleep(SAVE_POLL_S)
+
+    def pinned_usage(self) -> tuple[int, int]:
+        """(messages, tokens) pinned: always sent, so always taken from the budget."""
+        active = self.history()
+        pinned = [active[i] for i in self._history.pinned]
+        return len(pinned), sum(self.counter.message(m) for m in pinned)
+
+    def set_pinned(self, message: Message, pinned: bool = True) -> None:
+        """A pinned message is always sent verbatim and never folded into a summary."""
+        message.pinned = pinned
+        self.store.update_message(message)
+        self._history.changed()
+
+    async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
+        self.replies.streaming = None
+        detected = await self.detect_window()
+        if detected is not None:
+            yield detected
+        # aclosing here and below: a caller that stops listening mid-compaction must not
+        # leave a suspended generator holding the compaction lock.
+        async with aclosing(self._over_threshold()) as making_room:
+            async for event in making_room:
+                yield event
+        steps = 0  # requests of this round that ended in tool calls
+        overflows = retries = timeouts = 0
+        shrink = 1.0
+        gap = 0.0  # tokens a character the server counted beyond our estimate, this round
+        told: set[tuple[int, ...]] = set()
+        while True:
+            budget = self.budget
+            usage = self.usage()  # a pass over the history: once per attempt, not twice
+            room = int(budget.tokens * shrink) - usage.system_overflow
+            # Again on each attempt: an overflow's compaction may have covered more turns.
+            recalled = self._recall(user.content, shrink, user)
+            ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
+            if ids and ids not in told:
+                told.add(ids)
+                yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
+            summary = self.summary.content if self.summary else None
+            self.sent.carry(user, recalled.block, ids)
+            offered = self._tool_specs() if steps < self.settings.tool_max_steps else []
+            defs = tool_definitions(offered)
+            if self._shape_tool_outputs(budget):
+                self.calibration.forget_anchor()  # the server has not seen them cut
+            fitted = fit_window(self.history(), budget=max(room, 64),
+                                counter=self.counter.surcharged(gap),
+                                system_prompt=self._system_prompt(), summary=summary,
+                                pinned=self._history.pinned, sent_as=self.sent.texts,
+                                summary_note=self._summary_note())
+            yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
+                                  fitted.dropped, fitted.truncated)
+            attempt = _Attempt()
+            try:
+                async with aclosing(self._request(fitted, budget, attempt, defs)) as request:
+                    async for event in request:
+                        yield event
+            except ContextOverflow as err:
+                overflows += 1
+                if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
+                    yield self._fail(user, attempt.parts, f"the conversation does not fit the "
+                                     f"model's context window even after compacting; the "
+                                     f"server said: {err.said}", answered=steps > 0)
+                    return
+                relieved = False  # a summary or stubbed tool outputs made room
+                async for event in self._recover_overflow(err, fitted):
+                    relieved = relieved or isinstance(
+                        event, ev.CompactionFinished | ev.ToolOutputsPruned)
+                    yield event
+                more = overflow_gap(err, fitted, self.counter.factor, gap)
+                gap += more
+                shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+                if not relieved:  # the size the next attempt is fitted to, smaller each time
+                    yield ev.Trimmed(int(self.budget.tokens * shrink))
+                continue
+            except RequestError as err:
+                # One tool's schema must not stop the conversation: without it the request is
+                # good. A refusal that points at none of the tools sent is final, as before.
+                # A server without tools refuses search_history offered alone: left out alike.
+                refused = err if isinstance(err, ToolsRefused) else refused_alone(err, offered)
+                left = (None if attempt.parts or refused is None
+                        else self.refused_tools.leave_out(refused, offered))
+                if left is None:
+                    yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                    return
+                if left == HISTORY_SPEC:  # kept with the session: not asked again next run
+                    self._search_refused_by.append(self.settings.model)
+                    self._meta.remember(SEARCH_REFUSED_KEY, self._search_refused_by)
+                yield ev.ToolLeftOut(left.name, left.server,
+                                     provider_message(err.body) or err.message)
+                continue
+            except RetryableError as err:
+                retries += 1
+                timeouts += isinstance(err, ReadTimedOut)
+                if (attempt.parts or retries > self.settings.max_retries
+                        or timeouts > MAX_TIMEOUT_RETRIES):
+                    why = (err.message if not attempt.parts
+                           else f"the reply was cut off: {err.message}")
+                    yield self._fail(user, attempt.parts, why, answered=steps > 0)
+                    return
+                delay = self._backoff(retries, err.retry_after)
+                yield ev.Retrying(err.message, retries, delay)
+                await self._sleep(delay)
+                continue
+            except ProviderError as err:
+                yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                return
+            except BaseException:
+                # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
+                if attempt.parts:
+                    try:
+                        self.replies.save("".join(attempt.parts), PARTIAL, wait=None)
+                    except StoreError:  # kept in memory, saved before the next round
+                        self.replies.keep_in_memory()
+                raise
+            saved = _Saved()
+            text = "".join(attempt.parts)
+            attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
+            # Calls are taken only when tools were offered: a server that makes one anyway
+            # (or a model past the step limit) has its text kept as the answer.
+            calls = [c.wire() for c in attempt.calls] if defs else None
+            try:
+                async with aclosing(self._persisting(
+                        functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
+                        saved)) as saving:
+                    async for event in saving:
+                        yield event
+            except StoreError as err:
+                yield self.replies.not_saved(err)
+                return
+            reply = saved.message
+            assert reply is not None
+            self.sent.record(fitted.sent_as)
+            self._record_usage(reply)
+            if attempt.counted is not None:  # no count this time: an earlier anchor may hold
+                self.calibration.set_anchor(
+                    fitted, attempt.counted, reply,
+                    truncates=getattr(self.provider, "truncates_silently", False))
+            if attempt.cut is not None:
+                # Told before Finished: a caller that stops at Finished still compacts.
+                async for event in self._recover_truncation(attempt.cut, fitted):
+                    yield event
+            if not calls:
+                yield ev.Finished(reply, attempt.finish_reason)
+                return
+            # A step: run what the reply asks for, then ask the model again with the results.
+            yield ev.ToolCallsMade(reply)
+            async with aclosing(run_calls(
+                    calls_of(reply), box=self._toolbox(), policy=self.tool_policy,
+                    approve=self.approve, timeout=self._tool_timeout,
+                    save=self._store_tool_result, save_now=self._save_tool_result)) as running:
+                async for event in running:
+                    yield event
+            steps += 1
+            if self._shape_tool_outputs(self.budget):  # before the gauge counts them whole
+                self.calibration.forget_anchor()
+            if steps == self.settings.tool_max_steps:
+                yield ev.ToolStepLimit(steps)
+            overflows = retries = timeouts = 0
+            shrink, gap = 1.0, 0.0
+            async with aclosing(self._over_threshold()) as making_room:
+                async for event in making_room:
+                    yield event
+
+    async def _request(self, fitted: FittedWindow, budget: Budget, attempt: _Attempt,
+                       defs: list[dict] | None = None) -> AsyncIterator[ev.Event]:
+        """Stream one request; what it brings back goes into `attempt`."""
+        # Without tools the call is the one every provider has always had.
+        more = {"tools": defs} if defs else {}
+        if defs:  # the server counts the definitions as prompt
+            fitted.estimated_raw += self.counter.raw_text(definitions_text(defs))
+        stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
+                                           max_tokens=budget.response_reserve,
+                                           context_window=self.context_window, **more)
+        # A server that ignores max_tokens would otherwise write until a deadline: counted
+        # piece by piece (the sum of the pieces' estimates is near enough).
+        runaway = budget.response_reserve * RUNAWAY_FACTOR + RUNAWAY_SLACK
+        written = 0
+        self._request_usage = None  # an earlier attempt's counts are not this reply's
+        async with aclosing(stream):
+            async for chunk in stream:
+                if isinstance(chunk, ChatDelta):
+                    attempt.parts.append(chunk.text)
+                    self.replies.flush(attempt.parts)
+                    yield ev.Delta(chunk.text)
+                    written += self.counter.raw_text(chunk.text)
+                    if written > runaway:
+                        raise ProviderError(
+                            f"the server kept writing past the reply limit (max_tokens "
+                            f"{budget.response_reserve}; about {written} tokens so far), so the "
+                            "reply was stopped there")
+                elif isinstance(chunk, ChatToolCall):
+                    attempt.calls.append(ToolCall(chunk.id, chunk.name, chunk.arguments))
+                elif isinstance(chunk, ChatUsage):
+                    sent = int(fitted.estimated_raw * self.counter.factor)
+                    if self._silently_cut(sent, chunk.prompt_tokens):
+                        attempt.cut = ev.ContextTruncated(sent, chunk.prompt_tokens)
+                    else:
+                        self.calibration.calibrate(fitted.estimated_raw, chunk.prompt_tokens)
+                        attempt.counted = chunk
+                    usage = ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
+                                     fitted.estimated_raw, chunk.cached_tokens,
+                                     chunk.cache_write_tokens)
+                    self.last_usage = self._request_usage = usage
+                    yield usage
+                elif not attempt.finished:
+                    attempt.finished = True
+                    attempt.finish_reason = chunk.finish_reason
+        if not attempt.finished:
+            raise StreamCut("the stream ended before the reply was complete")
+        if not attempt.parts and not attempt.calls:
+            await self._overflow_behind_empty(fitted, budget, defs)
+
+    async def _overflow_behind_empty(self, fitted: FittedWindow, budget: Budget,
+                                     defs: list[dict] | None) -> None:
+        """An empty reply to a request that may be over the real window is asked again once,
+        unstreamed, whoever the server is: a proxy's silence is raised as the overflow it is."""
+        estimated = int(fitted.estimated_raw * self.counter.factor) + budget.response_reserve
+        if not may_be_over(self.limit.source in SERVERS_WORD, estimated, self.context_window):
+            return
+        hidden = await overflow_behind(self.provider, fitted.wire, model=self.settings.model,
+                                       context_window=self.context_window, tools=defs)
+        if hidden is not None:
+            raise hidden
+
+    def _record_usage(self, reply: Message) -> None:
+        """Keep what the answered request cost with its reply. Like what is learned, a database
+        that is locked or full for now loses only this count, never the round."""
+        usage, self._request_usage = self._request_usage, None
+        if usage is None or reply.id is None:
+            return  # the server did not count this request
+        with contextlib.suppress(StoreError):
+            self.store.add_usage(
+                self.conversation.id, kind="chat", model=self.settings.model,
+                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
+                message_id=reply.id, wait=STREAM_SAVE_WAIT_S)
+
+    def session_cost(self) -> Tally:
+        """The session's requests so far, chat and summary, with their cost where the config
+        prices the model; read from the store, so it counts other processes' rounds too."""
+        return tally(self.store.usage_totals(self.conversation.id), self.settings.prices)
+
+    def _silently_cut(self, sent: int, read: int) -> bool:
+        return (getattr(self.provider, "truncates_silently", False) and 0 < read
+                and read < sent * TRUNCATED_BELOW
+                and sent >= self.context_window * TRUNCATION_POSSIBLE_FROM)
+
+    async def _recover_truncation(self, cut: ev.ContextTruncated,
+                                  fitted: FittedWindow) -> AsyncIterator[ev.Event]:
+        yield cut
+        # It did not fit, so the real prompt was at least the window: count higher from now on.
+        if self.context_window > cut.sent_tokens:
+            self.calibration.calibrate(fitted.estimated_raw, self.context_window)
+        keep = min(self.settings.keep_recent_turns, 1)
+        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
+            async for event in compaction:
+                yield event
+
+    async def _recover_overflow(self, err: ContextOverflow,
+                                fitted: FittedWindow) -> AsyncIterator[ev.Event]:
+        if err.limit and err.limit < self.context_window:
+            yield self.limit.learn(err.limit)
+        elif err.requested and err.requested > 0:
+            # The server counted more than we estimated: correct our counts, by a bounded step.
+            # A refusal far above the estimate is mostly one message we misjudge (100,000
+            # newlines, a blob), while the factor prices every message of the session and is
+            # saved with it; the round's retries count the rest of the gap in (overflow_gap).
+            most = fitted.estimated_raw * self.counter.factor * OVERFLOW_CALIBRATION_STEP
+            self.calibration.calibrate(fitted.estimated_raw, min(err.requested, int(most)))
+        else:
+            # Refused without a number (old llama.cpp): the window is at most what was sent
+            # with the reply's room. A bound, not a guess: each refusal brings it down.
+            sent = int(fitted.estimated_raw * self.counter.factor)
+            bound = sent + self.budget.response_reserve - 1
+            if bound < self.context_window:
+                yield self.limit.learn(bound)
+        pruned = self.prune_tool_outputs() or self.prune_tool_outputs(deeper=True)
+        if pruned is not None:
+            yield pruned  # old tool outputs go first; the retry may fit without a summary
+            return
+        keep = min(self.settings.keep_recent_turns, 1)
+        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
+            async for event in compaction:
+                yield event
+
+    def _fail(self, user: Message, parts: list[str], why: str, *,
+              answered: bool = False) -> ev.Failed:
+        """A round that cannot finish: a partial reply is kept; with no reply at all the user
+        message is marked failed so it is kept in the store but left out of later requests,
+        unless tool steps already answered it in part (`answered`: they stay with it)."""
+        if answered and not parts:
+            return ev.Failed(why)
+        if parts:
+            try:
+                return ev.Failed(why, self.replies.save("".join(parts), PARTIAL, wait=None))
+            except StoreError as err:
+                unsaved = self.replies.not_saved(err)
+                return ev.Failed(f"{why}; and {unsaved.error}", unsaved.message, saved=False)
+        self._withdraw(user)
+        return ev.Failed(why)
+
+    def _withdraw(self, user: Message) -> None:
+        if self._back_to is not None and user is not self._anew:
+            # A regenerated reply that never came: the question keeps the reply it had.
+            self.show_branch(self._back_to)
+            return
+        user.status = FAILED
+        self.sent.drop(user)
+        self._history.changed()
+        # The store may be what failed; the message is left out of this session's requests
+        # in any case.
+        with contextlib.suppress(StoreError):
+            self.store.update_message(user)
+        if self._back_to is not None:
+            # A question asked anew that was not answered either: it stays stored as a failed
+            # version of the question, and the turns after the one before come back.
+            self.show_branch(self._back_to)

@@ -1,0 +1,360 @@
+"""Recall: the original turns behind a summary, brought back when the new message is about them.
+
+A summary keeps the gist and loses the detail: the cat's name, the exact figure, the error text.
+Every original is still in the store, so before each request the new user message is weighed
+against the messages a summary covers; the few whole turns it is about go into the request
+after the summary, labelled, oldest first, within the recall budget.
+
+"About" needs evidence, not shared vocabulary: every recall changes the request and so breaks
+the provider's prefix cache, and ordinary prose shares common words with half the session.
+Each of the message's search terms weighs by how rare it is in this session (a name said once
+weighs a lot, "build" said in every other message nothing), and a covered message
+qualifies when what it shares with the new one
+  - is held, all of it together, by at most MAX_SPECIFIC turns of the session: it picks that
+    turn out rather than a topic the whole session is about;
+  - is most of the new message's weight (COVERAGE): the new message is about that, not about
+    something else that happens to touch it;
+  - is at least two words: one shared word alone is as likely chance as a name.
+A back-reference ("again", "you said", "之前", "来着") lowers the share needed, never the rest.
+Only messages holding the new message's terms are read, never the whole session: this runs as
+the user types.
+
+A question names the *shape* of what it wants more often than its words: "the config file",
+"which port", "那个命令" share nothing with "it lives at /etc/app/settings.yaml". Such a cue
+counts as one more shared word for a turn that holds a detail of that shape (a path, a number, a
+command; found as the details ledger finds them), weighed as a common word is. A question that
+is nothing but a cue and points back ("that port?", "那个命令是什么来着？") brings back the newest
+covered turn holding that shape.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence, Set
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from jarvis_tui.core.details.extract import Detail, prose_of
+from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
+from jarvis_tui.core.recall.shapes import (
+    SHAPE_WEIGHT,
+    Cues,
+    asks_what,
+    cues_of,
+    shape_term,
+    shapes_of,
+)
+from jarvis_tui.core.recall.words import other_language
+from jarvis_tui.core.store.search_index import is_cjk, query_terms
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.window.history import History
+from jarvis_tui.core.window.tokens import TokenCounter
+
+RECALL_HEADER = ("Recalled from earlier in this conversation (original messages that the "
+                 "summary above covers, oldest first):")
+MAX_TURNS = 3
+MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
+COVERAGE = 0.5  # share of the new message's term weight a match must hold
+COVERAGE_BACK_REFERENCE = 0.4
+MIN_WORDS = 2  # shared words a match needs: one alone ("continue", "继续") is chance
+# A pasted file or page has thousands of terms, each a look-up as the user types; its first
+# ones say what it is about as well as all of them do.
+MAX_TERMS = 200
+COMMON_SHARE = 5  # a term in more than 1/COMMON_SHARE of the session's messages weighs nothing
+SHAPE_SCAN = 400  # messages read back for "that port?": as the user types, so a few hundred
+# Words that refer back to the conversation itself. They are taken out of the terms (no turn
+# is about "again") and lower the share needed.
+BACK_REFERENCE_WORDS = frozenset(
+    "again earlier previously remember recall remind reminded mentioned".split())
+BACK_REFERENCE_PAIRS = frozenset((who, verb) for who in ("you", "i", "we")
+                                 for verb in ("said", "told", "mentioned", "discussed"))
+BACK_REFERENCE_ZH = ("还记得", "记得", "之前", "刚才", "上次", "来着", "提到", "说过", "以前",
+                     "先前", "当时")
+# Words too common in any conversation to say which turn is meant, beyond the search's own
+# stopwords: a session's own counts learn the rest, but need many messages to.
+COMMON_WORDS = frozenset("""
+about after all also any anything back been being both bit each even ever get gets getting go
+going good got here her him his just know let like lot make maybe more most much need new no
+not now ok okay one only other out over really same should so some something still sure
+thank thanks thing things think time too up very want way well yes yet
+""".split())
+COMMON_ZH = ("为什么", "我们", "你们", "他们", "她们", "咱们", "大家", "自己", "什么", "怎么",
+             "哪里", "哪个", "哪些", "这个", "那个", "这些", "那些", "这样", "那样", "一下",
+             "一个", "一些", "一起", "可以", "就是", "还是", "但是", "因为", "所以", "如果",
+             "已经", "没有", "知道", "觉得", "现在", "时候", "今天", "讨论", "问题", "事情",
+             "东西", "然后", "其实", "应该", "需要", "可能", "比较", "非常", "真的", "好的",
+             "谢谢", "请问", "告诉", "顺便", "一直", "有点", "说的", "最后", "那边", "那块")
+
+
+@dataclass
+class Recalled:
+    turns: list[list[Message]] = field(default_factory=list)  # whole turns, oldest first
+    tokens: int = 0  # calibrated tokens of the block as sent
+
+    @property
+    def block(self) -> str:
+        """The text that follows the summary in the system message ("" when nothing)."""
+        if not self.turns:
+            return ""
+        lines = [RECALL_HEADER]
+        for turn in self.turns:
+            for msg in turn:
+                lines.append(f"[{msg.role}] {msg.content}")
+        return "\n".join(lines)
+
+
+def _content_terms(query: str) -> tuple[list[str], bool]:
+    """The terms of `query` that can say which turn it is about, and whether it refers back
+    to the conversation."""
+    back = False
+    for phrase in BACK_REFERENCE_ZH:
+        if phrase in query:
+            back = True
+            query = query.replace(phrase, " ")  # and the pairs across it go with it
+    for phrase in COMMON_ZH:
+        query = query.replace(phrase, " ")
+    wanted = query_terms(query)
+    words = _words(query)
+    back = back or any(t in BACK_REFERENCE_WORDS for t in wanted) or any(
+        pair in BACK_REFERENCE_PAIRS for pair in pairwise(words))
+    wanted = [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS]
+    return wanted[:MAX_TERMS], back
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _words_in(shared: frozenset[str]) -> int:
+    """About how many words `shared` is: a CJK pair counts as one and takes its characters
+    with it ("妹妹" shared is one word, not 妹 + 妹妹), a CJK character alone counts as one."""
+    paired = {ch for t in shared if len(t) == 2 and is_cjk(t) for ch in t}
+    return sum(1 for t in shared if len(t) > 1 or not is_cjk(t) or t not in paired)
+
+
+def _recallable(msg: Message) -> bool:
+    # Pinned ones are sent anyway: never recall what is already in the window; and never one
+    # the user took out of the requests.
+    return (msg.covered and not msg.pinned and msg.status != FAILED and msg.id is not None
+            and not msg.excluded)
+
+
+def _own_id(history: History, query: str) -> int | None:
+    """The stored message that is `query` itself (sending stores it first): not evidence of
+    anything earlier."""
+    for msg in reversed(history.all):
+        if msg.role == "user":
+            return msg.id if msg.content == query else None
+    return None
+
+
+def recall(store: Store, conversation_id: int, history: History, query: str,
+           counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
+           ledger: Sequence[Detail] = ()) -> Recalled:
+    """The turns a summary covers that `query` is about (see the module's doc), within
+    `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
+    request carries them already) is not sent twice. `ledger` is the details ledger the
+    request carries: a shape asked for that it holds is answered there already."""
+    if budget <= 0:
+        return Recalled()
+    wanted, back = _content_terms(query)
+    cues = cues_of(query)
+    least = COVERAGE_BACK_REFERENCE if back else COVERAGE
+    chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
+    found = list(_evidence(store, conversation_id, history, query, wanted, least, cues))
+    # Nothing said in these words, in this language: the question still names what it wants
+    # ("那个服务的端口是多少来着？" of "the service listens on 8443"). The ledger is the first
+    # place it is; else the newest turn that said one in its own words.
+    if not found and cues.kinds and _asks_back(query, wanted, cues, back) and not _in_ledger(
+            ledger, cues.kinds):
+        found = _newest_of_shape(history, cues.kinds)
+    for position in found:
+        start, stop = turn_span(history.all, position)
+        if start not in chosen:
+            chosen[start] = [m for m in history.all[start:stop] if _recallable(m)]
+            if all(m.id in present for m in chosen[start]):
+                chosen[start] = []
+        if len(chosen) == MAX_TURNS:
+            break
+    picked: list[int] = []
+    used = counter.text(RECALL_HEADER) if chosen else 0
+    for start, turn in chosen.items():  # best first, each turn whole or not at all
+        if not turn:
+            continue
+        cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turn)
+        if used + cost <= budget:
+            picked.append(start)
+            used += cost
+    if not picked:
+        return Recalled()
+    return Recalled([chosen[start] for start in sorted(picked)], used)
+
+
+MAX_OTHER_WORDS = 3  # beside the cue: more is a question about something else
+
+
+def _asks_back(query: str, wanted: list[str], cues: Cues, back: bool) -> bool:
+    """Whether `query` asks what an earlier detail of its shape was: the shape alone pointed at
+    ("that port?"), or asked about with a few words of its own and a back-reference ("那个服务
+    的端口是多少来着？", "what was the service's port again?"), not a request to do something
+    with one ("can you open that file?")."""
+    if not (back or cues.pointing):
+        return False
+    other = frozenset(t for t in wanted if t not in cues.terms)
+    if not other:
+        return True
+    return back and asks_what(query) and _words_in(other) <= MAX_OTHER_WORDS
+
+
+def _asked(kinds: frozenset[str]) -> frozenset[str]:
+    """A port asked for is a port, not any number ("how much" asks for one too in
+    "端口是多少")."""
+    return frozenset({"port"}) if "port" in kinds else kinds
+
+
+def _in_ledger(ledger: Sequence[Detail], kinds: frozenset[str]) -> bool:
+    """Whether the ledger holds something the user or the assistant said of one of `kinds`."""
+    kinds = _asked(kinds)
+    return any(d.salience < 2 and kinds & shapes_of(f"{d.text} — {d.context}")
+               for d in ledger)
+
+
+def _newest_of_shape(history: History, kinds: frozenset[str]) -> list[int]:
+    """The newest recallable message holding a detail of one of `kinds` in its own words (a
+    port in a pasted log is not the one meant), among the last SHAPE_SCAN: "that port?" means
+    the one said last."""
+    kinds = _asked(kinds)
+    for position in range(len(history.all) - 1, max(-1, len(history.all) - 1 - SHAPE_SCAN), -1):
+        msg = history.all[position]
+        if (_recallable(msg) and msg.role in ("user", "assistant")
+                and kinds & shapes_of(prose_of(msg.content))):
+            return [position]
+    return []
+
+
+def _evidence(store: Store, conversation_id: int, history: History, query: str,
+              wanted: list[str], least: float, cues: Cues) -> Iterator[int]:
+    """Positions in `history.all` of the recallable messages that single a turn out and hold
+    at least the share `least` of the weight of `wanted` (the terms of `query`), best first.
+    A message holding a detail of a shape the query asks for holds its cue words."""
+    if not wanted:
+        return
+    own = _own_id(history, query)
+    n = len(history.all) - (own is not None)
+    held: dict[str, set[int]] = {}
+    weight: dict[str, float] = {}
+    # Words in the other language count only for a question that points back: "what port
+    # should a new service use?" is about no turn, in either language.
+    aliases = _aliases(wanted) if cues.pointing or least < COVERAGE else {}
+    # As many look-ups as the terms alone allow: a long paste's aliases are not worth more.
+    lookups = list(dict.fromkeys([*wanted, *(a for al in aliases.values() for a in al)]))
+    found = store.postings(conversation_id, lookups[:max(MAX_TERMS, len(wanted))],
+                           cap=max(3, n // COMMON_SHARE))
+    for term in wanted:
+        ids = [found[t] for t in (term, *aliases.get(term, ())) if t in found]
+        if any(i is None for i in ids):
+            continue  # common: no weight, and not read
+        held[term] = set().union(*ids) - {own}
+        # One no other message has weighs as much as one said once: it is something the new
+        # message is about that no turn is, so it counts against every match.
+        weight[term] = math.log((n + 1) / max(1, len(held[term])))
+    # The cues that weigh: those that are terms of their own, else the shape itself (a cue
+    # such as "who" or a common "file" is no term, but still asks for a name or a path).
+    cue_kind = {t: k for t, k in cues.terms.items() if t in held}
+    for kind in cues.kinds - set().union(*cue_kind.values()):
+        term = shape_term(kind)
+        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, frozenset({kind})
+    total = sum(weight.values())
+    if total <= 0:
+        return
+    score: dict[int, float] = {}
+    for term, ids in held.items():
+        for mid in ids:
+            score[mid] = score.get(mid, 0.0) + weight[term]
+    shaped = _by_shape(history, score, held, weight, cue_kind, least * total)
+    specific: dict[frozenset[str], bool] = {}
+    # Ties go to the newer message: a fact restated later is the current one.
+    for mid in sorted((m for m in score if score[m] >= least * total),
+                      key=lambda m: (-score[m], -m)):
+        position = history.position(mid)
+        if position is None or not _recallable(history.all[position]):
+            continue  # not covered, or stored since this engine loaded
+        shares = frozenset(t for t in held if mid in held[t])
+        by_shape = shaped.get(mid, frozenset())
+        # Cue words a shape answers are one word however many name it ("config file").
+        if _words_in(shares - by_shape) + bool(by_shape) < MIN_WORDS:
+            continue
+        if shares not in specific:
+            specific[shares] = _specific(history, [held[t] for t in shares])
+        if specific[shares]:
+            yield position
+
+
+def _aliases(wanted: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each term's other-language terms (recall_words); a Chinese word's own characters take
+    its translation too, so "服务" in the question is one word an English turn answers whole."""
+    out: dict[str, tuple[str, ...]] = {}
+    for term in wanted:
+        if others := other_language(term):
+            out[term] = others
+            if is_cjk(term):
+                for ch in term:
+                    if ch in wanted:
+                        out[ch] = tuple(dict.fromkeys([*out.get(ch, ()), *others]))
+    return out
+
+
+def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int]],
+              weight: dict[str, float], cue_kind: dict[str, frozenset[str]],
+              need: float) -> dict[int, frozenset[str]]:
+    """Adds to `held` and `score` the messages that hold a cue's shape without its word, for
+    each the cue terms so held; only messages the shape could lift to `need` are read."""
+    shaped: dict[int, frozenset[str]] = {}
+    if not cue_kind:
+        return shaped
+    for mid in list(score):
+        missing = [t for t in cue_kind if mid not in held[t]]
+        if not missing or score[mid] + sum(weight[t] for t in missing) < need:
+            continue
+        position = history.position(mid)
+        if position is None or not _recallable(history.all[position]):
+            continue
+        shapes = shapes_of(history.all[position].content)
+        answered = frozenset(t for t in missing if cue_kind[t] & shapes)
+        for term in answered:
+            held[term].add(mid)
+            score[mid] += weight[term]
+        if answered:
+            shaped[mid] = answered
+    return shaped
+
+
+def _specific(history: History, holders: list[set[int]]) -> bool:
+    """Whether at most MAX_SPECIFIC turns have a message holding every one of the terms."""
+    holders.sort(key=len)
+    both = set(holders[0]).intersection(*holders[1:])
+    if len(both) > 4 * MAX_SPECIFIC:  # more than so few turns hold but for long tool rounds:
+        return False  # not worth walking them to find out
+    starts = set()
+    for mid in both:
+        position = history.position(mid)
+        if position is not None:
+            starts.add(turn_span(history.all, position)[0])
+    return len(starts) <= MAX_SPECIFIC
+
+
+def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
+                 limit: int = 10) -> list[list[Message]]:
+    """Whole turns of the conversation that match `query`, best first (for /recall and the
+    `search` command; unlike recall(), the ones still in the window too)."""
+    turns = split_turns([m for m in messages if m.id is not None])
+    turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
+    found: list[int] = []
+    for hit in store.search(conversation_id, query, limit=limit * 3):
+        index = turn_of.get(hit.message_id)
+        if index is not None and index not in found:
+            found.append(index)
+        if len(found) == limit:
+            break
+    return [turns[i] for i in found]

@@ -1,0 +1,1 @@
+"""The session database: conversations, messages and branches, summaries, usage, search."""

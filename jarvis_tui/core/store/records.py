@@ -1,0 +1,89 @@
+"""What the store hands out: its one-line errors and the rows it reads back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StoreError(Exception):
+    """A one-line, user-facing problem with the session database."""
+
+
+class StoreLocked(StoreError):
+    """Another program held the write lock for longer than we waited: worth waiting more."""
+
+
+@dataclass
+class SessionInfo:
+    """One session as the session list shows it."""
+    id: int
+    title: str
+    created_at: float
+    updated_at: float
+    model: str
+    message_count: int
+
+
+@dataclass
+class Summary:
+    id: int
+    conversation_id: int
+    content: str
+    first_message_id: int | None
+    last_message_id: int | None
+    covered_count: int
+    kind: str
+    focus: str | None
+    model: str
+    created_at: float
+    replaces_id: int | None
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One request's token counts as its server reported them (None: it did not say)."""
+    id: int
+    conversation_id: int
+    message_id: int | None  # the reply a chat request brought
+    summary_id: int | None  # the summary a summary request made
+    kind: str  # "chat" | "summary"
+    model: str
+    prompt_tokens: int  # the whole prompt, the cached part included
+    cached_tokens: int | None
+    cache_write_tokens: int | None
+    completion_tokens: int
+    freed_tokens: int | None  # a compaction's: what it took off the request
+    created_at: float
+
+
+@dataclass(frozen=True)
+class UsageTotal:
+    """A session's requests of one kind and model, summed (see costs.tally)."""
+    kind: str
+    model: str
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None  # over the requests that reported it; None when none did
+    cache_write_tokens: int | None
+    reported_requests: int  # requests that said how much of their prompt was cached
+    reported_prompt_tokens: int  # the prompt tokens of those requests
+    freed_tokens: int | None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored JSON field that could not be read back: it reads as empty, is reported, and its
+    stored text is never overwritten."""
+    conversation_id: int
+    message_id: int | None  # None: the conversation's own meta
+    field: str
+    problem: str  # "is not valid JSON", "is not a JSON list", ...
+    stored_text: str
+
+    def __str__(self) -> str:
+        if self.message_id is None:
+            return (f"session {self.conversation_id}: {self.field} {self.problem}; read as "
+                    "empty (the stored text is kept)")
+        return (f"session {self.conversation_id}, message {self.message_id}: {self.field} "
+                f"{self.problem}; left out (the stored text is kept)")

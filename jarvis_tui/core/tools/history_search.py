@@ -1,0 +1,171 @@
+"""Searching the turns compaction folded away, for the model's built-in `search_history`
+tool (core/tools/history_tool.py offers it).
+
+Recall (core/recall/turns.py) brings a folded turn back only when the user's new message is plainly
+about it; a model that notices, mid-answer, that it lacks a detail ("the port we chose earlier")
+has no way to ask. This searches the same index recall uses (Store.search), in this
+conversation's branch only and among the covered turns only (what the model cannot see), and
+gives whole turns back, each message labelled with its id and date, within a token cap. Bad
+arguments and no match are results the model reads, never exceptions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from jarvis_tui.core.messages import FAILED, Message, describe_calls, turn_span
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.specs import ToolCall, ToolResult
+from jarvis_tui.core.window.fit import truncate_middle
+from jarvis_tui.core.window.history import History
+from jarvis_tui.core.window.tokens import TokenCounter
+
+HISTORY_TOOL = "search_history"
+DEFAULT_LIMIT = 3
+MAX_LIMIT = 10
+MIN_TOKENS = 256  # the least room a result gets, whatever the settings say
+HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
+
+
+class BadArguments(ValueError):
+    """What is wrong with a call's arguments, in words the model can act on."""
+
+
+def _arguments(call: ToolCall) -> tuple[str, int]:
+    try:
+        args = call.parsed()
+    except ValueError as err:
+        raise BadArguments(str(err)) from None
+    query = args.get("query")
+    if query is None:
+        raise BadArguments('a "query" is needed: the words to look for, e.g. '
+                           '{"query": "port number"}')
+    if not isinstance(query, str):
+        raise BadArguments(f'"query" must be a string of words, not {_json_type(query)}')
+    if not query.strip():
+        raise BadArguments('"query" is empty: give the words to look for')
+    return query.strip(), _limit(args.get("limit", DEFAULT_LIMIT))
+
+
+def _limit(value: object) -> int:
+    """The limit asked for, held to 1..MAX_LIMIT; a number written as text is read too (models
+    often quote them)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if value is None:
+        return DEFAULT_LIMIT
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadArguments(f'"limit" must be a whole number from 1 to {MAX_LIMIT}, not '
+                           f"{_json_type(value)}")
+    return min(max(value, 1), MAX_LIMIT)
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+             list: "a list", dict: "an object"}
+    return names.get(type(value), "null" if value is None else "that")
+
+
+@dataclass(frozen=True)
+class HistorySearch:
+    """One conversation's folded turns, searched as the tool is called. `cap`: the most tokens
+    a result may take (counted by `counter`, the engine's)."""
+
+    store: Store
+    conversation_id: int
+    history: History
+    counter: TokenCounter
+    cap: int
+
+    def run(self, call: ToolCall) -> ToolResult:
+        try:
+            query, limit = _arguments(call)
+        except BadArguments as err:
+            return ToolResult(f"{HISTORY_TOOL} was not run: {err}", True)
+        turns = self.turns(query, limit)
+        if not turns:
+            return ToolResult(
+                f"Nothing in the earlier turns folded into the summary matches {query!r}. "
+                "Try other words: a name, a number, a rarer word, or the words in the "
+                "language they were said in.")
+        return ToolResult(self.render(query, turns))
+
+    def turns(self, query: str, limit: int) -> list[list[Message]]:
+        """The covered turns of the branch shown that match `query`, best first, each whole
+        (its messages the model may be shown: not failed, not excluded by the user)."""
+        found: list[list[Message]] = []
+        starts: set[int] = set()
+        everything = self.history.all
+        for hit in self.store.search(self.conversation_id, query, limit=limit * HITS_PER_TURN,
+                                     covered_only=True):
+            position = self.history.position(hit.message_id)
+            if position is None:
+                continue  # another branch's, or stored since this engine read the session
+            start, stop = turn_span(everything, position)
+            if start in starts:
+                continue
+            starts.add(start)
+            turn = [m for m in everything[start:stop]
+                    if m.covered and m.status != FAILED and not m.excluded]
+            if turn:
+                found.append(turn)
+            if len(found) == limit:
+                break
+        return found
+
+    def render(self, query: str, turns: list[list[Message]]) -> str:
+        """The turns, oldest first, within `cap` tokens: the best ones whole; the best one cut
+        in the middle when even it alone does not fit (a detail is likelier kept than not)."""
+        head = (f"Earlier turns folded into the summary that match {query!r} (oldest first; "
+                "#N is a message's id):")
+        room = self.cap - self.counter.text(head)
+        kept: list[tuple[int, str]] = []  # (rank, text)
+        for rank, turn in enumerate(turns):
+            text = _turn_text(turn)
+            cost = self.counter.text(text) + 1
+            if cost <= room:
+                kept.append((rank, text))
+                room -= cost
+            elif rank == 0:
+                cut, _ = truncate_middle(text, max(room, 32), self.counter)
+                kept.append((rank, cut))
+                room = 0
+        parts = [head, *(text for _, text in sorted(kept, key=lambda k: _when(turns[k[0]])))]
+        if left := len(turns) - len(kept):
+            parts.append(f"({left} more matching turn{'s' if left > 1 else ''} did not fit in "
+                         f"the {self.cap} tokens a result may take: search with more specific "
+                         "words.)")
+        return "\n\n".join(parts)
+
+
+def _when(turn: list[Message]) -> float:
+    return turn[0].created_at
+
+
+def _date(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _turn_text(turn: list[Message]) -> str:
+    ids = [m.id for m in turn if m.id is not None]
+    span = f"#{ids[0]}" if len(ids) == 1 else f"#{ids[0]}-#{ids[-1]}" if ids else "unsaved"
+    lines = [f"--- turn of {_date(turn[0].created_at)}, messages {span} ---"]
+    for msg in turn:
+        who = f"{msg.role} {msg.name}" if msg.role == "tool" and msg.name else msg.role
+        text = msg.content
+        if msg.role == "assistant" and msg.tool_calls:
+            text = "\n".join(t for t in (text, describe_calls(msg.tool_calls)) if t)
+        lines.append(f"[#{msg.id} {who}, {_date(msg.created_at)}] {text}")
+    return "\n".join(lines)
+
+
+def result_cap(context_window: int, recall_budget: float, budget_tokens: int,
+               tool_output_share: float) -> int:
+    """The most tokens a result takes: the room recall has, but never more than one tool
+    result may take in a request (a larger one would be sent head and tail, turns cut
+    anywhere); at least MIN_TOKENS."""
+    return max(MIN_TOKENS, min(int(context_window * recall_budget),
+                               int(budget_tokens * tool_output_share)))

@@ -1,0 +1,160 @@
+"""The built-in tool `search_history` (core/tools/history_search.py does the searching): offered
+beside the MCP tools once a summary covers turns, in all three wire protocols.
+
+It only reads this session, so it never asks for approval and no --allow-tool rule applies to
+it; an MCP tool of the same name is offered as SERVER_search_history instead, so a server can
+never stand in for it. It is offered only while a summary exists: its definition and the note
+under the summary's header then change with the summary only, never from turn to turn (the
+provider's prefix cache holds everything before the new turn). A server or model without tools
+refuses a request that offers it; it is then left out, and the session remembers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from jarvis_tui.core.providers.errors import ProviderError, RequestError, ToolsRefused
+from jarvis_tui.core.tools.history_search import (
+    DEFAULT_LIMIT,
+    HISTORY_TOOL,
+    MAX_LIMIT,
+    HistorySearch,
+)
+from jarvis_tui.core.tools.results import definitions_text, tool_definitions
+from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.window.tokens import TokenCounter
+
+# Session meta: the models whose server refused the tool, so a later run (every `ask` is one)
+# neither asks with it again nor has its first compaction's request refused for it.
+SEARCH_REFUSED_KEY = "search_history_refused"
+
+HISTORY_SPEC = ToolSpec(
+    name=HISTORY_TOOL,
+    description=(
+        "Search this conversation's earlier turns that were folded into the summary, in any "
+        "language. Returns whole turns (user, assistant and tool messages), each message with "
+        "its id and date. Use it for an exact detail the summary lost: a name, number, path, "
+        "command or quote."),
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "the words to look for"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                      "description": f"the most turns to return (default {DEFAULT_LIMIT})"},
+        },
+        "required": ["query"],
+    },
+    tool=HISTORY_TOOL,
+)
+
+# Under the summary's header while the tool is offered: the model learns the folded turns are
+# still there, and how to get them.
+SUMMARY_NOTE = (f"(The turns folded into it are still stored: the {HISTORY_TOOL} tool finds "
+                "them by their words, in any language, when a detail is needed.)")
+
+_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def is_history_search(name: str) -> bool:
+    """Whether a call of `name` is this tool: MCP tools of that name are offered renamed."""
+    return name == HISTORY_TOOL
+
+
+class WithHistorySearch:
+    """A ToolBox: the built-in tool first-class beside the tools of `box` (None: no servers).
+    An MCP tool named like it is offered as SERVER_search_history; the built-in one always
+    runs without asking."""
+
+    def __init__(self, search: HistorySearch, box: ToolBox | None) -> None:
+        self.search = search
+        self.box = box
+
+    def specs(self) -> list[ToolSpec]:
+        return with_history_search(self.box.specs() if self.box is not None else [])
+
+    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
+        if spec == HISTORY_SPEC:
+            return self.search.run(call)
+        if self.box is None:
+            return ToolResult(f"there is no tool named {call.name!r}", True)
+        return await self.box.run(call, spec)
+
+    def allowed(self, spec: ToolSpec) -> bool:
+        if spec == HISTORY_SPEC:
+            return True  # it only reads this session
+        allowed = getattr(self.box, "allowed", None)
+        return bool(allowed(spec)) if callable(allowed) else False
+
+    def timeout_for(self, spec: ToolSpec) -> float | None:
+        timeout_for = getattr(self.box, "timeout_for", None)
+        return timeout_for(spec) if spec != HISTORY_SPEC and callable(timeout_for) else None
+
+
+def with_history_search(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """`specs` (the servers' tools) with this one after them, any of theirs named like it
+    renamed."""
+    taken = {s.name for s in specs} | {HISTORY_TOOL}
+    out = []
+    for spec in specs:
+        if is_history_search(spec.name):
+            spec = _renamed(spec, taken)
+            taken.add(spec.name)
+        out.append(spec)
+    return [*out, HISTORY_SPEC]
+
+
+def _renamed(spec: ToolSpec, taken: set[str]) -> ToolSpec:
+    """An MCP tool called like the built-in one, named for its server as the hub names tools
+    two servers share; where it really lives (server, tool) is unchanged."""
+    base = _NAME.sub("_", f"{spec.server or 'mcp'}_{spec.tool or spec.name}")[:64]
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base[:64 - len(str(n)) - 1]}_{n}"
+    return ToolSpec(name, spec.description, spec.parameters, spec.server, spec.tool or spec.name)
+
+
+def definition_overflow(counter: TokenCounter, system_prompt: str, reserve: int,
+                        specs: Sequence[ToolSpec]) -> int:
+    """Tokens over the system reserve that adding this tool's definition to `specs` costs: the
+    gauge counts the system prompt and the definitions as one, past the reserve."""
+    system = counter.text(system_prompt)
+    now = counter.text(definitions_text(tool_definitions(specs))) if specs else 0
+    then = counter.text(definitions_text(tool_definitions(with_history_search(specs))))
+    return max(0, system + then - reserve) - max(0, system + now - reserve)
+
+
+def refused_alone(err: ProviderError, offered: Sequence[ToolSpec]) -> ToolsRefused | None:
+    """A request that offered this tool and nothing else, refused as a bad request (a 4xx that
+    is no overflow nor a tool's schema): a server or model without tools ("does not support
+    tools"). Read as a refusal of this tool, so the round goes again without it and it is not
+    offered again; the conversation worked without tools before the summary, and must after."""
+    if type(err) is not RequestError or not 400 <= (err.status or 0) < 500:
+        return None
+    if not offered or any(spec != HISTORY_SPEC for spec in offered):
+        return None
+    return ToolsRefused(err.message, status=err.status, body=err.body, tool=HISTORY_TOOL)
+
+
+def refusing_models(value: object) -> list[str]:
+    """The models a session's meta says refused this tool (SEARCH_REFUSED_KEY)."""
+    return [m for m in value if isinstance(m, str)] if isinstance(value, list) else []
+
+
+def query_of(call: ToolCall) -> str | None:
+    """The query a call asked for, or None when its arguments hold none (for showing it)."""
+    try:
+        query = call.parsed().get("query")
+    except ValueError:
+        return None
+    return query if isinstance(query, str) and query.strip() else None
+
+
+def shown_query(call: ToolCall, limit: int = 60) -> str:
+    """The query as one line, quoted, for the conversation and `ask`: the arguments as written
+    when they hold no query."""
+    query = query_of(call)
+    text = " ".join((query if query is not None else call.arguments or "{}").split())
+    text = text if len(text) <= limit else text[:limit - 1] + "…"
+    return f"'{text}'" if query is not None else text

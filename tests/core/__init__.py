@@ -1,0 +1,1 @@
+"""Tests of the pure core, one folder per part."""
