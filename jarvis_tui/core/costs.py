@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from jarvis_tui.core.events import CompactionFinished
-
 PER = 1_000_000  # prices are per million tokens
 DEFAULT_CURRENCY = "$"
 
@@ -165,12 +163,6 @@ def compaction_cost(rows: Sequence[Row]) -> CompactionCost | None:
     return CompactionCost(len(rows), sum(r.prompt_tokens for r in rows),
                           sum(r.completion_tokens for r in rows), cached, written, freed,
                           rows[-1].model)
-
-
-def compaction_cost_of(event: CompactionFinished, model: str) -> CompactionCost:
-    """What a compaction that just finished says it cost (its counts, before any store)."""
-    return CompactionCost(event.calls, event.cost_prompt_tokens, event.cost_completion_tokens,
-                          None, None, max(0, event.tokens_before - event.tokens_after), model)
 
 
 # -- writing numbers for people -------------------------------------------------------------------

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 
@@ -250,3 +251,9 @@ Event = (
     | ToolCallsMade | ToolApproval | ToolStarted | ToolFinished | ToolStepLimit
     | ToolOutputsPruned | ToolLeftOut
 )
+
+
+def compaction_cost_of(event: CompactionFinished, model: str) -> CompactionCost:
+    """What a compaction that just finished says it cost (its counts, before any store)."""
+    return CompactionCost(event.calls, event.cost_prompt_tokens, event.cost_completion_tokens,
+                          None, None, max(0, event.tokens_before - event.tokens_after), model)

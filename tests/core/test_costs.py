@@ -6,7 +6,7 @@ import pytest
 
 from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.costs import Price, Tally, compaction_cost, compaction_cost_of, cost, tally
+from jarvis_tui.core.costs import Price, Tally, compaction_cost, cost, tally
 from jarvis_tui.core.store.records import UsageRow, UsageTotal
 
 GPT = Price(input=2.5, output=10.0, cached_input=1.25)
@@ -79,7 +79,7 @@ def test_a_compaction_from_its_rows_and_from_its_event() -> None:
         2, 8_000, 600, 2_500, "mini")
     assert c.cached_tokens is None
     assert compaction_cost([]) is None
-    live = compaction_cost_of(ev.CompactionFinished(7, 12, 3_000, 1_200, "threshold",
+    live = ev.compaction_cost_of(ev.CompactionFinished(7, 12, 3_000, 1_200, "threshold",
                                                     cost_prompt_tokens=5_000,
                                                     cost_completion_tokens=400, calls=2),
                               "mini")

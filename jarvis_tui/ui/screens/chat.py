@@ -19,7 +19,8 @@ from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction.proposal import CompactionProposal
-from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
+from jarvis_tui.core.costs import CompactionCost
+from jarvis_tui.core.events import compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe, pick_language
 from jarvis_tui.core.prompt_history import HistoryEntry
