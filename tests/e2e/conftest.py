@@ -62,6 +62,11 @@ collect_ignore = [] if litellm_python() else ["test_litellm_proxy_e2e.py"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # One worker runs them all (with `--dist loadgroup`, as README's test command does), so one
+    # llama server reads their prompts instead of one per worker fighting for the two cores.
+    for item in items:
+        if "e2e" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("llama_server"))
     # Without the extra the e2e tests cannot run: skipped, with the reason, rather than red.
     # With it (README's test command, CI) they run, and a missing model is a failure.
     if not local_extra_missing():
