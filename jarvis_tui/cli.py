@@ -47,9 +47,10 @@ from jarvis_tui.core.settings.config import (
     with_overrides,
 )
 from jarvis_tui.core.settings.schema import Choices, with_flags
+from jarvis_tui.core.store.db import default_db_path
 from jarvis_tui.core.store.export import to_json, to_markdown
 from jarvis_tui.core.store.records import StoreError
-from jarvis_tui.core.store.store import Store, default_db_path
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)

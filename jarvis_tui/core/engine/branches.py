@@ -12,8 +12,8 @@ import re
 from typing import TYPE_CHECKING
 
 from jarvis_tui.core.messages import ROOT, Message, turn_span
+from jarvis_tui.core.store.messages import make_title
 from jarvis_tui.core.store.records import StoreError
-from jarvis_tui.core.store.store import make_title
 
 if TYPE_CHECKING:
     from jarvis_tui.core.engine.sent_texts import SentTexts

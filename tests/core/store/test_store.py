@@ -11,17 +11,13 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.store.db import MAX_ID, default_db_path
 from jarvis_tui.core.store.export import to_markdown
+from jarvis_tui.core.store.meta import UNREADABLE_META
 from jarvis_tui.core.store.records import StoreError, StoreLocked
-from jarvis_tui.core.store.store import (
-    _MIGRATIONS,
-    MAX_COUNT,
-    MAX_ID,
-    SCHEMA_VERSION,
-    UNREADABLE_META,
-    Store,
-    default_db_path,
-)
+from jarvis_tui.core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.store.usage import MAX_COUNT
 from tests.readonly import read_only
 
 
@@ -526,7 +522,7 @@ def test_a_store_from_before_usage_migrates_and_keeps_everything(db_path: Path) 
     # A database as the version before the usage table wrote it.
     db_path.parent.mkdir(parents=True)
     raw = sqlite3.connect(db_path, isolation_level=None)
-    for migration in _MIGRATIONS[:2]:
+    for migration in MIGRATIONS[:2]:
         for statement in migration.split(";"):
             if statement.strip():
                 raw.execute(statement)

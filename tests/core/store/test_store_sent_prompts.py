@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.store.store import MAX_ID, Store
+from jarvis_tui.core.store.db import MAX_ID
+from jarvis_tui.core.store.store import Store
 
 
 @pytest.fixture

@@ -1,0 +1,99 @@
+"""The session database's tables, as the list of steps that built them.
+
+Kept apart from the code that reads and writes them so the whole schema, and how each version
+grew from the one before, reads in one place; each part of the store reads only the tables it
+needs. A store opened on an older database runs the steps it lacks (store/db.py).
+"""
+
+from __future__ import annotations
+
+# Index i upgrades a database from user_version i to i + 1. Append, never edit.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        model TEXT NOT NULL DEFAULT '',
+        meta TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TABLE summaries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        content TEXT NOT NULL,
+        first_message_id INTEGER,
+        last_message_id INTEGER,
+        covered_count INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('auto', 'manual', 'edited')),
+        focus TEXT,
+        model TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        replaces_id INTEGER REFERENCES summaries(id)
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        status TEXT NOT NULL DEFAULT 'complete'
+            CHECK (status IN ('complete', 'partial', 'failed')),
+        pinned INTEGER NOT NULL DEFAULT 0,
+        summary_id INTEGER REFERENCES summaries(id),
+        created_at REAL NOT NULL,
+        UNIQUE (conversation_id, seq)
+    );
+    CREATE INDEX summaries_by_conversation ON summaries(conversation_id, id);
+    CREATE INDEX conversations_by_update ON conversations(updated_at);
+    """,
+    # A reply is saved while it streams by appending its new text here, so each save writes only
+    # what is new: rewriting (and re-indexing) the whole reply every half second made a 30 MB
+    # reply quadratic. The pieces are folded into messages.content when the reply is updated.
+    """
+    CREATE TABLE message_parts (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (message_id, seq)
+    ) WITHOUT ROWID;
+    """,
+    # What each request cost, as the server counted it: a chat request against the reply it
+    # brought, a summary request against the summary. Kept apart from the messages so a reply
+    # saved by an older jarvis-tui, or one whose server said nothing, simply has no row.
+    """
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        summary_id INTEGER REFERENCES summaries(id) ON DELETE SET NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('chat', 'summary')),
+        model TEXT NOT NULL DEFAULT '',
+        prompt_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER,
+        cache_write_tokens INTEGER,
+        completion_tokens INTEGER NOT NULL,
+        freed_tokens INTEGER,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX usage_by_conversation ON usage(conversation_id, id);
+    """,
+    # A session is a tree: a regenerated reply or an edited question starts a branch beside
+    # the old one, which stays (nothing is deleted). Each message names the one it follows
+    # (NULL: the top), the session the tip of the branch shown; before this, a session was
+    # one line, so each message follows the one before it. `excluded`: taken out of requests
+    # by the user (/forget), kept here.
+    """
+    ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id);
+    ALTER TABLE messages ADD COLUMN excluded INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN head_id INTEGER;
+    UPDATE messages SET parent_id = (
+        SELECT p.id FROM messages p WHERE p.conversation_id = messages.conversation_id
+        AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1);
+    CREATE INDEX messages_by_parent ON messages(parent_id);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,51 @@
+"""Full-text search over a session's messages, through the index in search_index.py. The index
+holds nothing the messages do not, so a damaged one is rebuilt from them and asked again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import TypeVar
+
+from jarvis_tui.core.store import search_index
+from jarvis_tui.core.store.db import Db, storable
+
+_T = TypeVar("_T")
+
+
+class Search(Db):
+    def search(self, conv_id: int, text: str, *, limit: int = 10,
+               covered_only: bool = False) -> list[search_index.Hit]:
+        """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
+        best first; `covered_only`: only those a summary covers and nothing pinned back. A
+        damaged index is rebuilt (the user is told) and asked again."""
+        if not storable(conv_id):
+            return []
+        return self._ask_index(lambda db: search_index.search(
+            db, conv_id, text, limit=limit, covered_only=covered_only))
+
+    def postings(self, conv_id: int, words: list[str], *,
+                 cap: int) -> dict[str, list[int] | None]:
+        """For each of `words` (terms as the index makes them), the ids of the messages of
+        `conv_id` that hold it, or None when more than `cap` do (see search_index.postings).
+        Read-only; a damaged index is rebuilt (the user is told) and asked again, as in
+        search."""
+        if not storable(conv_id):
+            return {}
+        return self._ask_index(lambda db: search_index.postings(db, conv_id, words, cap))
+
+    def _ask_index(self, ask: Callable[[sqlite3.Connection], _T]) -> _T:
+        # A read can meet damage the probe at open did not (it reads only part of the index):
+        # the index holds nothing the messages do not, so it is rebuilt and asked once more,
+        # rather than failing a search the user can do nothing about.
+        with self._guard("search"):
+            try:
+                return ask(self._db)
+            except (sqlite3.DatabaseError, MemoryError) as e:
+                damage = search_index.damage(e)
+                if damage is None:
+                    raise
+            self._rebuild_index()
+            self._notice(self._rebuilt(damage))
+            return ask(self._db)
