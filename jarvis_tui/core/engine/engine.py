@@ -52,6 +52,7 @@ from jarvis_tui.core.engine.retry_policy import (
     overflow_gap,
 )
 from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import SERVERS_WORD, WindowLimit
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
@@ -81,14 +82,6 @@ from jarvis_tui.core.tools.history_tool import (
     definition_overflow,
     refused_alone,
     refusing_models,
-)
-from jarvis_tui.core.tools.outputs import (
-    RawCounts,
-    cut_output,
-    is_cut,
-    prune,
-    stub_for,
-    tool_tokens,
 )
 from jarvis_tui.core.tools.refused import RefusedTools
 from jarvis_tui.core.tools.results import (
@@ -120,7 +113,6 @@ SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lo
 SAVE_POLL_S = 0.25
 SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
 SESSION_POLL_S = 0.2
-STUBS_KEY = "tool_stubs"  # session meta: ids of tool results sent as stubs
 
 
 @dataclass
@@ -195,11 +187,11 @@ class Engine(Branches):
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
         self.refused_tools = RefusedTools()  # tools the provider would not be told of
-        self._shaped: set[int] = set()  # tool results already weighed against their share
         self._defs_cache: tuple[object, int] = (None, 0)
-        self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._meta = meta
-        self._restore_stubs()
+        self.tool_outputs = ToolOutputShaper(settings, self._history, self.calibration,
+                                             self.sent, meta)
+        self.tool_outputs.restore_stubs()
         self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
 
     # ---- what the collaborators hold, by the names callers know -------------------------
@@ -248,10 +240,7 @@ class Engine(Branches):
 
     def apply_settings(self, settings: Settings) -> None:
         """New settings take effect from the next request (the settings screen's Save)."""
-        if settings.tool_output_share != self.settings.tool_output_share:
-            # Tool results are weighed against the new share; a stub stays a stub.
-            self._shaped.clear()
-            self.sent.texts = {i: t for i, t in self.sent.texts.items() if not is_cut(t)}
+        self.tool_outputs.apply(settings)
         self.settings = settings
         self.limit.apply(settings)
         self.calibration.apply(settings)
@@ -302,7 +291,7 @@ class Engine(Branches):
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
         sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
-        tools, tools_saved = self._tool_tally()
+        tools, tools_saved = self.tool_outputs.tally()
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
                    else self._history.tokens(c) - tools_saved)
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
@@ -381,97 +370,19 @@ class Engine(Branches):
             self._defs_cache = (key, self.counter.text(key[0]))
         return self._defs_cache[1]
 
-    def _tool_tally(self) -> tuple[int, int]:
-        """(tokens tool calls and results take as sent, tokens their stored form has beyond
-        that); counted again only when the history, what was sent, or the factor changed."""
-        active = self.history()
-        # A stub replacing a cut keeps the count of texts: their lengths tell the change.
-        texts = self.sent.texts
-        key = (id(active), len(active), len(texts), sum(map(len, texts.values())),
-               self.counter.factor)
-        if self._tally_cache[0] != key:
-            sent = tool_tokens(active, self.sent.texts, self.counter)
-            stored = tool_tokens(active, {}, self.counter)
-            self._tally_cache = (key, (sent, max(0, stored - sent)))
-        return self._tally_cache[1]
-
-    def _shape_tool_outputs(self, budget: Budget) -> bool:
-        """Results over their share of the budget are sent head and tail from now on (decided
-        once each, so later requests send the same bytes). True when one was cut now."""
-        share = max(int(budget.tokens * self.settings.tool_output_share), 64)
-        cut_any = False
-        # Weighed by the raw estimate: the calibration moves with every reply, and a session
-        # opened again must cut each result where it was cut before (the same bytes).
-        raw = RawCounts(self.counter)
-        for msg in self.history():
-            if (msg.role != "tool" or msg.id is None or msg.id in self.sent.texts
-                    or msg.id in self._shaped):
-                continue
-            self._shaped.add(msg.id)
-            if raw.text(msg.content) + MESSAGE_OVERHEAD > share:
-                cut = cut_output(msg.content, share, raw)
-                if cut is not None:
-                    self.sent.texts[msg.id] = cut
-                    cut_any = True
-        return cut_any
-
-    def prune_tool_outputs(self, *, deeper: bool = False) -> ev.ToolOutputsPruned | None:
-        """Older tool results become one-line stubs in the request (the newest
-        `tool_keep_outputs` stay whole): tried before any summary is made. `deeper`: every
-        result before the newest user message, when that was not enough (a small window,
-        where two outputs fill the room a summary would leave)."""
-        active = self.history()
-        keep = self.settings.tool_keep_outputs
-        if deeper:
-            last_user = next((i for i in range(len(active) - 1, -1, -1)
-                              if active[i].role == "user"), 0)
-            keep = sum(m.role == "tool" for m in active[last_user:])
-        pruned = prune(active, keep, self.sent.texts, self.counter)
-        if not pruned.stubs:
-            return None
-        self.sent.texts.update(pruned.stubs)
-        # Kept with the session: a restart sends them stubbed as before (the same bytes, the
-        # provider's cache still good), instead of whole until the threshold is passed again.
-        stubbed = set(self._meta.get(STUBS_KEY) or []) | set(pruned.stubs)
-        self._meta.remember(STUBS_KEY, sorted(stubbed))
-        self.calibration.forget_anchor()  # the server counted them whole
-        return ev.ToolOutputsPruned(len(pruned.stubs), pruned.freed, tuple(pruned.stubs))
-
     async def _over_threshold(self) -> AsyncIterator[ev.Event]:
         """Past the threshold: old tool outputs go first, and only then, if the request is
         still over, is anything summarised."""
         if not self.usage().over_threshold:
             return
         for deeper in (False, True):
-            if (pruned := self.prune_tool_outputs(deeper=deeper)) is not None:
+            if (pruned := self.tool_outputs.prune(deeper=deeper)) is not None:
                 yield pruned
                 if not self.usage().over_threshold:
                     return
         async with aclosing(self.compact(reason="threshold")) as compaction:
             async for event in compaction:
                 yield event
-
-    def _as_sent(self, messages: list[Message]) -> list[Message]:
-        """Messages as the requests sent them, for the summariser: tool results cut or stubbed,
-        and anything cut to fit as its head and tail. Read whole, a 20,000-token git log or a
-        paste three times the window would cost a dozen chunked requests, and chunks cut it in
-        the middle anyway. The stored originals stay whole; the ledger reads them for details.
-        A message that only carried recalled turns is summarised as itself."""
-        return [replace(m, content=self.sent.texts[m.id])
-                if m.id in self.sent.texts and (m.role == "tool" or self.sent.cut(m)) else m
-                for m in messages]
-
-    def _restore_stubs(self) -> None:
-        """The stubs earlier runs sent in place of tool results still in the request."""
-        ids = self._meta.get(STUBS_KEY)
-        if not isinstance(ids, list) or not ids:
-            return
-        wanted = {i for i in ids if isinstance(i, int)}
-        active = self.history()
-        for msg in active:
-            if msg.role == "tool" and msg.id in wanted:
-                self.sent.texts[msg.id] = stub_for(active, msg, self.counter)
-                self._shaped.add(msg.id)
 
     def _tool_timeout(self, spec: ToolSpec) -> float:
         """The box may know a server's own limit; otherwise the setting."""
@@ -591,7 +502,8 @@ class Engine(Branches):
                                                              max_tokens=prefix.room)
             if text is None:
                 prefix = None
-                text = await summarizer.summarize(previous, self._as_sent(plan.evict), focus)
+                text = await summarizer.summarize(previous, self.tool_outputs.as_sent(plan.evict),
+                                                  focus)
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
@@ -915,7 +827,7 @@ class Engine(Branches):
         # Another process's requests: our count of the last one is stale.
         self.calibration.forget_anchor()
         self.sent.clear()
-        self._restore_stubs()
+        self.tool_outputs.restore_stubs()
         return max(1, count - known)
 
     async def _persisting(self, save: Callable[[], Message],
@@ -977,7 +889,7 @@ class Engine(Branches):
             self.sent.carry(user, recalled.block, ids)
             offered = self._tool_specs() if steps < self.settings.tool_max_steps else []
             defs = tool_definitions(offered)
-            if self._shape_tool_outputs(budget):
+            if self.tool_outputs.shape(budget):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
                                 counter=self.counter.surcharged(gap),
@@ -1088,7 +1000,7 @@ class Engine(Branches):
                 async for event in running:
                     yield event
             steps += 1
-            if self._shape_tool_outputs(self.budget):  # before the gauge counts them whole
+            if self.tool_outputs.shape(self.budget):  # before the gauge counts them whole
                 self.calibration.forget_anchor()
             if steps == self.settings.tool_max_steps:
                 yield ev.ToolStepLimit(steps)
@@ -1211,7 +1123,7 @@ class Engine(Branches):
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
                 yield self.limit.learn(bound)
-        pruned = self.prune_tool_outputs() or self.prune_tool_outputs(deeper=True)
+        pruned = self.tool_outputs.prune() or self.tool_outputs.prune(deeper=True)
         if pruned is not None:
             yield pruned  # old tool outputs go first; the retry may fit without a summary
             return
