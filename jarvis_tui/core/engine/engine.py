@@ -33,13 +33,9 @@ from jarvis_tui.core.engine.compactions import Compactions
 from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine.reply_log import ReplyLog
 from jarvis_tui.core.engine.retry_policy import (
-    MAX_OVERFLOW_RETRIES,
-    MAX_TIMEOUT_RETRIES,
     OVERFLOW_CALIBRATION_STEP,
-    OVERFLOW_MARGIN,
-    SHRINK_PER_OVERFLOW,
+    RoundRetries,
     backoff,
-    overflow_gap,
 )
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
@@ -50,7 +46,6 @@ from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, P
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
-    ReadTimedOut,
     RequestError,
     RetryableError,
     StreamCut,
@@ -680,16 +675,14 @@ class Engine(Branches):
             async for event in making_room:
                 yield event
         steps = 0  # requests of this round that ended in tool calls
-        overflows = retries = timeouts = 0
-        shrink = 1.0
-        gap = 0.0  # tokens a character the server counted beyond our estimate, this round
+        tried = RoundRetries()
         told: set[tuple[int, ...]] = set()
         while True:
             budget = self.budget
             usage = self.usage()  # a pass over the history: once per attempt, not twice
-            room = int(budget.tokens * shrink) - usage.system_overflow
+            room = int(budget.tokens * tried.shrink) - usage.system_overflow
             # Again on each attempt: an overflow's compaction may have covered more turns.
-            recalled = self._recall(user.content, shrink, user)
+            recalled = self._recall(user.content, tried.shrink, user)
             ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
             if ids and ids not in told:
                 told.add(ids)
@@ -701,7 +694,7 @@ class Engine(Branches):
             if self.tool_outputs.shape(budget):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
-                                counter=self.counter.surcharged(gap),
+                                counter=self.counter.surcharged(tried.gap),
                                 system_prompt=self.system_prompt(), summary=summary,
                                 pinned=self._history.pinned, sent_as=self.sent.texts,
                                 summary_note=self.summary_note())
@@ -713,8 +706,8 @@ class Engine(Branches):
                     async for event in request:
                         yield event
             except ContextOverflow as err:
-                overflows += 1
-                if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
+                too_many = tried.overflowed()
+                if attempt.parts or too_many:
                     yield self._fail(user, attempt.parts, f"the conversation does not fit the "
                                      f"model's context window even after compacting; the "
                                      f"server said: {err.said}", answered=steps > 0)
@@ -724,11 +717,9 @@ class Engine(Branches):
                     relieved = relieved or isinstance(
                         event, ev.CompactionFinished | ev.ToolOutputsPruned)
                     yield event
-                more = overflow_gap(err, fitted, self.counter.factor, gap)
-                gap += more
-                shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+                tried.narrow(err, fitted, self.counter.factor)
                 if not relieved:  # the size the next attempt is fitted to, smaller each time
-                    yield ev.Trimmed(int(self.budget.tokens * shrink))
+                    yield ev.Trimmed(int(self.budget.tokens * tried.shrink))
                 continue
             except RequestError as err:
                 # One tool's schema must not stop the conversation: without it the request is
@@ -747,16 +738,14 @@ class Engine(Branches):
                                      provider_message(err.body) or err.message)
                 continue
             except RetryableError as err:
-                retries += 1
-                timeouts += isinstance(err, ReadTimedOut)
-                if (attempt.parts or retries > self.settings.max_retries
-                        or timeouts > MAX_TIMEOUT_RETRIES):
+                too_many = tried.faulted(err, self.settings.max_retries)
+                if attempt.parts or too_many:
                     why = (err.message if not attempt.parts
                            else f"the reply was cut off: {err.message}")
                     yield self._fail(user, attempt.parts, why, answered=steps > 0)
                     return
-                delay = self._backoff(retries, err.retry_after)
-                yield ev.Retrying(err.message, retries, delay)
+                delay = self._backoff(tried.retries, err.retry_after)
+                yield ev.Retrying(err.message, tried.retries, delay)
                 await self._sleep(delay)
                 continue
             except ProviderError as err:
@@ -813,8 +802,7 @@ class Engine(Branches):
                 self.calibration.forget_anchor()
             if steps == self.settings.tool_max_steps:
                 yield ev.ToolStepLimit(steps)
-            overflows = retries = timeouts = 0
-            shrink, gap = 1.0, 0.0
+            tried.reset()
             async with aclosing(self._over_threshold()) as making_room:
                 async for event in making_room:
                     yield event
