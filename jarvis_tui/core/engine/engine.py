@@ -18,20 +18,9 @@ from dataclasses import dataclass, field, replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
-from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
-from jarvis_tui.core.compaction.summarizer import (
-    PREFIX_COUNT_MARGIN,
-    PREFIX_INSTRUCTION,
-    PREFIX_SUMMARY_SHARE,
-    PROMPT_SLACK,
-    CalledATool,
-    Summarizer,
-    SummaryError,
-    SummaryPrefix,
-    plan_compaction,
-)
+from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
-from jarvis_tui.core.details.ledger import ledger_for, left_out, split
+from jarvis_tui.core.details.ledger import split
 from jarvis_tui.core.engine.branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -40,18 +29,16 @@ from jarvis_tui.core.engine.branches import (
     Branches,
 )
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
+from jarvis_tui.core.engine.compactions import Compactions
 from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine.reply_log import ReplyLog
 from jarvis_tui.core.engine.retry_policy import (
-    MAX_OVERFLOW_RETRIES,
-    MAX_TIMEOUT_RETRIES,
     OVERFLOW_CALIBRATION_STEP,
-    OVERFLOW_MARGIN,
-    SHRINK_PER_OVERFLOW,
+    RoundRetries,
     backoff,
-    overflow_gap,
 )
 from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import SERVERS_WORD, WindowLimit
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
@@ -59,7 +46,6 @@ from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, P
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
-    ReadTimedOut,
     RequestError,
     RetryableError,
     StreamCut,
@@ -78,17 +64,8 @@ from jarvis_tui.core.tools.history_tool import (
     SEARCH_REFUSED_KEY,
     SUMMARY_NOTE,
     WithHistorySearch,
-    definition_overflow,
     refused_alone,
     refusing_models,
-)
-from jarvis_tui.core.tools.outputs import (
-    RawCounts,
-    cut_output,
-    is_cut,
-    prune,
-    stub_for,
-    tool_tokens,
 )
 from jarvis_tui.core.tools.refused import RefusedTools
 from jarvis_tui.core.tools.results import (
@@ -120,7 +97,6 @@ SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lo
 SAVE_POLL_S = 0.25
 SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
 SESSION_POLL_S = 0.2
-STUBS_KEY = "tool_stubs"  # session meta: ids of tool results sent as stubs
 
 
 @dataclass
@@ -195,11 +171,14 @@ class Engine(Branches):
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
         self.refused_tools = RefusedTools()  # tools the provider would not be told of
-        self._shaped: set[int] = set()  # tool results already weighed against their share
         self._defs_cache: tuple[object, int] = (None, 0)
-        self._tally_cache: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._meta = meta
-        self._restore_stubs()
+        self.tool_outputs = ToolOutputShaper(settings, self._history, self.calibration,
+                                             self.sent, meta)
+        self.tool_outputs.restore_stubs()
+        self.compactions = Compactions(self, store, conv.id, self._history, self.sent,
+                                       self.tool_outputs, self.guard, backoff=self._backoff,
+                                       sleep=sleep)
         self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
 
     # ---- what the collaborators hold, by the names callers know -------------------------
@@ -248,10 +227,7 @@ class Engine(Branches):
 
     def apply_settings(self, settings: Settings) -> None:
         """New settings take effect from the next request (the settings screen's Save)."""
-        if settings.tool_output_share != self.settings.tool_output_share:
-            # Tool results are weighed against the new share; a stub stays a stub.
-            self._shaped.clear()
-            self.sent.texts = {i: t for i, t in self.sent.texts.items() if not is_cut(t)}
+        self.tool_outputs.apply(settings)
         self.settings = settings
         self.limit.apply(settings)
         self.calibration.apply(settings)
@@ -296,13 +272,13 @@ class Engine(Branches):
         """What the next request would need without windowing: what the gauge shows."""
         c = self.counter
         summary = self.summary.content if self.summary else None
-        prompt = self._system_prompt()
+        prompt = self.system_prompt()
         sys_tokens = c.text(prompt)
-        sys_text = system_text(prompt, summary, self._summary_note())
+        sys_text = system_text(prompt, summary, self.summary_note())
         summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
         sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
-        tools, tools_saved = self._tool_tally()
+        tools, tools_saved = self.tool_outputs.tally()
         history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
                    else self._history.tokens(c) - tools_saved)
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
@@ -325,16 +301,16 @@ class Engine(Branches):
 
     # ---- tools ---------------------------------------------------------------------------
 
-    def _tool_specs(self) -> list[ToolSpec]:
+    def tool_specs(self) -> list[ToolSpec]:
         box = self._toolbox()
         return self.refused_tools.offered(box.specs()) if box is not None else []
 
     def _searches_history(self) -> bool:
         """Whether the model is offered search_history: while a summary covers turns (so the
         definitions change with the summary only), unless it is off or the server refused it."""
-        return self.summary is not None and self._may_search_history()
+        return self.summary is not None and self.may_search_history()
 
-    def _may_search_history(self) -> bool:
+    def may_search_history(self) -> bool:
         # Not for the bundled local model: offered it after a compaction, it called it on
         # ordinary turns, over and over, then answered every later turn with nothing (the
         # cache bench's local run); asked to search, it called it 0 times in 6, and the answer
@@ -356,24 +332,24 @@ class Engine(Branches):
                                cap)
         return WithHistorySearch(search, self.tools)
 
-    def _system_prompt(self) -> str:
+    def system_prompt(self) -> str:
         """The prompt the system message starts with: the configured one, and for the bundled
         model, while it has tools, a sentence on when to call them (local_server.py). Tools
         configured, not offered this request: a step past the limit keeps the same front."""
         prompt = self.settings.system_prompt
-        if self.settings.model == LOCAL_MODEL_NAME and self._tool_specs():
+        if self.settings.model == LOCAL_MODEL_NAME and self.tool_specs():
             return with_tool_sentence(prompt)
         return prompt
 
-    def _summary_note(self) -> str:
+    def summary_note(self) -> str:
         return SUMMARY_NOTE if self._searches_history() else ""
 
-    def _definitions(self) -> list[dict]:
-        return tool_definitions(self._tool_specs())
+    def definitions(self) -> list[dict]:
+        return tool_definitions(self.tool_specs())
 
     def definitions_tokens(self) -> int:
         """Tokens of the tool definitions every request carries (0 without tools)."""
-        defs = self._definitions()
+        defs = self.definitions()
         if not defs:
             return 0
         key = (definitions_text(defs), self.counter.factor)
@@ -381,97 +357,19 @@ class Engine(Branches):
             self._defs_cache = (key, self.counter.text(key[0]))
         return self._defs_cache[1]
 
-    def _tool_tally(self) -> tuple[int, int]:
-        """(tokens tool calls and results take as sent, tokens their stored form has beyond
-        that); counted again only when the history, what was sent, or the factor changed."""
-        active = self.history()
-        # A stub replacing a cut keeps the count of texts: their lengths tell the change.
-        texts = self.sent.texts
-        key = (id(active), len(active), len(texts), sum(map(len, texts.values())),
-               self.counter.factor)
-        if self._tally_cache[0] != key:
-            sent = tool_tokens(active, self.sent.texts, self.counter)
-            stored = tool_tokens(active, {}, self.counter)
-            self._tally_cache = (key, (sent, max(0, stored - sent)))
-        return self._tally_cache[1]
-
-    def _shape_tool_outputs(self, budget: Budget) -> bool:
-        """Results over their share of the budget are sent head and tail from now on (decided
-        once each, so later requests send the same bytes). True when one was cut now."""
-        share = max(int(budget.tokens * self.settings.tool_output_share), 64)
-        cut_any = False
-        # Weighed by the raw estimate: the calibration moves with every reply, and a session
-        # opened again must cut each result where it was cut before (the same bytes).
-        raw = RawCounts(self.counter)
-        for msg in self.history():
-            if (msg.role != "tool" or msg.id is None or msg.id in self.sent.texts
-                    or msg.id in self._shaped):
-                continue
-            self._shaped.add(msg.id)
-            if raw.text(msg.content) + MESSAGE_OVERHEAD > share:
-                cut = cut_output(msg.content, share, raw)
-                if cut is not None:
-                    self.sent.texts[msg.id] = cut
-                    cut_any = True
-        return cut_any
-
-    def prune_tool_outputs(self, *, deeper: bool = False) -> ev.ToolOutputsPruned | None:
-        """Older tool results become one-line stubs in the request (the newest
-        `tool_keep_outputs` stay whole): tried before any summary is made. `deeper`: every
-        result before the newest user message, when that was not enough (a small window,
-        where two outputs fill the room a summary would leave)."""
-        active = self.history()
-        keep = self.settings.tool_keep_outputs
-        if deeper:
-            last_user = next((i for i in range(len(active) - 1, -1, -1)
-                              if active[i].role == "user"), 0)
-            keep = sum(m.role == "tool" for m in active[last_user:])
-        pruned = prune(active, keep, self.sent.texts, self.counter)
-        if not pruned.stubs:
-            return None
-        self.sent.texts.update(pruned.stubs)
-        # Kept with the session: a restart sends them stubbed as before (the same bytes, the
-        # provider's cache still good), instead of whole until the threshold is passed again.
-        stubbed = set(self._meta.get(STUBS_KEY) or []) | set(pruned.stubs)
-        self._meta.remember(STUBS_KEY, sorted(stubbed))
-        self.calibration.forget_anchor()  # the server counted them whole
-        return ev.ToolOutputsPruned(len(pruned.stubs), pruned.freed, tuple(pruned.stubs))
-
     async def _over_threshold(self) -> AsyncIterator[ev.Event]:
         """Past the threshold: old tool outputs go first, and only then, if the request is
         still over, is anything summarised."""
         if not self.usage().over_threshold:
             return
         for deeper in (False, True):
-            if (pruned := self.prune_tool_outputs(deeper=deeper)) is not None:
+            if (pruned := self.tool_outputs.prune(deeper=deeper)) is not None:
                 yield pruned
                 if not self.usage().over_threshold:
                     return
         async with aclosing(self.compact(reason="threshold")) as compaction:
             async for event in compaction:
                 yield event
-
-    def _as_sent(self, messages: list[Message]) -> list[Message]:
-        """Messages as the requests sent them, for the summariser: tool results cut or stubbed,
-        and anything cut to fit as its head and tail. Read whole, a 20,000-token git log or a
-        paste three times the window would cost a dozen chunked requests, and chunks cut it in
-        the middle anyway. The stored originals stay whole; the ledger reads them for details.
-        A message that only carried recalled turns is summarised as itself."""
-        return [replace(m, content=self.sent.texts[m.id])
-                if m.id in self.sent.texts and (m.role == "tool" or self.sent.cut(m)) else m
-                for m in messages]
-
-    def _restore_stubs(self) -> None:
-        """The stubs earlier runs sent in place of tool results still in the request."""
-        ids = self._meta.get(STUBS_KEY)
-        if not isinstance(ids, list) or not ids:
-            return
-        wanted = {i for i in ids if isinstance(i, int)}
-        active = self.history()
-        for msg in active:
-            if msg.role == "tool" and msg.id in wanted:
-                self.sent.texts[msg.id] = stub_for(active, msg, self.counter)
-                self._shaped.add(msg.id)
 
     def _tool_timeout(self, spec: ToolSpec) -> float:
         """The box may know a server's own limit; otherwise the setting."""
@@ -504,6 +402,8 @@ class Engine(Branches):
                 self._save_tool_result(tool_result_message(call, INTERRUPTED, error=True))
 
     # ---- layer 2 -------------------------------------------------------------------------
+    # The compaction itself is Compactions' (compactions.py); holding the session is the
+    # engine's, since its rounds hold the same lock and compact under it.
 
     async def compact(self, *, reason: str = "manual", focus: str | None = None,
                       keep_recent_turns: int | None = None,
@@ -521,8 +421,8 @@ class Engine(Branches):
         try:
             if took and (added := self.catch_up()):
                 yield ev.SessionChanged(added)
-            async with self._lock, aclosing(self._compact(reason, focus, keep_recent_turns,
-                                                          preview)) as it:
+            async with self._lock, aclosing(self.compactions.run(
+                    reason, focus, keep_recent_turns, preview)) as it:
                 async for event in it:
                     yield event
         finally:
@@ -534,149 +434,6 @@ class Engine(Branches):
         who = f"another jarvis-tui (process {pid})" if pid else "another jarvis-tui"
         return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
                 "when it is done")
-
-    async def _compact(self, reason: str, focus: str | None, keep_recent_turns: int | None,
-                       preview: bool = False) -> AsyncIterator[ev.Event]:
-        if not self.guard.allows(reason):
-            return  # at most once a turn, held after a useless one, paused after failures
-        keep = self.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
-        history = self.history()
-        plan = plan_compaction(history, keep)
-        # Down to the low-water mark, not just under the threshold: each compaction changes the
-        # front of the request (the provider's cache then re-reads all of it), so the next one
-        # should be many turns away. Recent turns that would not fit under it with the summary
-        # are folded in too, all but the newest, which stays verbatim however large.
-        usage = self.usage()  # a pass over the history: once, for the mark and the notice
-        room = (int(self.budget.tokens * self.settings.compact_low_water)
-                - self.summary_max_tokens - self.details_max_tokens - usage.system_overflow)
-        while keep > 1 and sum(self.counter.message(m) for m in plan.keep) > room:
-            keep -= 1
-            plan = plan_compaction(history, keep)
-        if not plan.evict:
-            if reason == "manual":
-                yield ev.CompactionFailed(
-                    f"nothing to compact yet: the last {keep} turns are always kept verbatim",
-                    reason)
-            return
-        if (held := self.guard.starting(reason, plan.evict)) is not None:
-            yield held
-            return
-        folding = sum(self.counter.message(m) for m in plan.evict)
-        hold, told = self.guard.too_small(reason, folding, self.budget.tokens)
-        if hold:
-            if told is not None:
-                yield told
-            return
-        yield ev.CompactionStarted(reason, len(plan.evict))
-        model = self.settings.summary_model or self.settings.model
-        # The bundled small model follows short instructions in the conversation's language
-        # (bench/summary_local.py), not the long English ones a remote model is sent. A local
-        # chat model means the local server, which answers whatever the summary model's name.
-        local = LOCAL_MODEL_NAME in (self.settings.model, model)
-        summarizer = Summarizer(
-            self.provider, model=model, max_tokens=self.summary_max_tokens,
-            window=self.context_window, counter=self.counter,
-            retries=min(self.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
-            style="plain" if local else "standard")
-        previous = self.summary.content if self.summary else None
-        prefix = self._summary_prefix(plan.evict)
-        try:
-            text = None
-            if prefix is not None:
-                # Too big for the server after all: the small prompt goes in chunks. Any other
-                # failure is the summariser's, and asking again another way would not help.
-                with contextlib.suppress(ContextOverflow, CalledATool):
-                    text = await summarizer.summarize_prefix(prefix.wire, focus,
-                                                             self._definitions(),
-                                                             max_tokens=prefix.room)
-            if text is None:
-                prefix = None
-                text = await summarizer.summarize(previous, self._as_sent(plan.evict), focus)
-        except (SummaryError, ProviderError) as err:
-            message = err.message if isinstance(err, ProviderError) else str(err)
-            yield ev.CompactionFailed(f"could not summarise: {message}", reason)
-            if (held := self.guard.failed()) is not None:
-                yield held
-            return
-        # One more request may put what the summary left out back into it; not of the demo
-        # model, which does not follow such an instruction. The ledger keeps what is still out.
-        if self.settings.summary_repair and LOCAL_MODEL_NAME not in (self.settings.model,
-                                                                     summarizer.model):
-            if left := left_out(text, previous, plan.evict):
-                text = await summarizer.repair(text, left)
-        # What the summary left out of what it folds in is kept below it, word for word.
-        text = ledger_for(text, previous, plan.evict, self.messages, self.counter,
-                          self.details_max_tokens)
-        # What stays, as the gauge counts it once the summary changes the system message (the
-        # server's count of the old front no longer applies).
-        rest = usage.system_overflow + sum(self.counter.message(m) for m in plan.keep)
-        proposal = CompactionProposal(
-            self.conversation.id, text, tuple(plan.evict),
-            self.summary.id if self.summary else None, usage.used, rest=rest,
-            reason=reason, focus=focus,
-            model=summarizer.model, prompt_tokens=summarizer.prompt_tokens,
-            completion_tokens=summarizer.completion_tokens,
-            cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
-            calls=summarizer.calls, cached_prefix=prefix is not None)
-        if preview:
-            yield ev.CompactionProposed(proposal)
-            return
-        for event in self._store_proposal(proposal, text, usage.used):
-            yield event
-
-    def _store_proposal(self, proposal: CompactionProposal, text: str,
-                        before: int) -> list[ev.Event]:
-        """Store `text` as the summary of `proposal.evict`, and count what that freed from
-        `before`. The caller holds the session and checked the proposal still applies."""
-        edited = text.strip() != proposal.text.strip()
-        kind = "edited" if edited else "manual" if proposal.reason == "manual" else "auto"
-        # The live objects: a session read again since the proposal holds new ones, and these
-        # are the ones the store marks covered.
-        by_id = {m.id: m for m in self.messages}
-        evict = [by_id.get(m.id, m) for m in proposal.evict]
-        self.summary = self.store.add_summary(
-            self.conversation.id, text, evict, kind=kind, focus=proposal.focus,
-            model=proposal.model)
-        self._history.changed()
-        self.sent.compacted(self.history())
-        after = self.usage().used
-        with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
-            self._add_summary_usage(proposal, self.summary.id, max(0, before - after))
-        events: list[ev.Event] = [ev.CompactionFinished(
-            self.summary.id, len(evict), before, after, proposal.reason,
-            cost_prompt_tokens=proposal.prompt_tokens,
-            cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
-            cached_prefix=proposal.cached_prefix,
-            covered_ids=tuple(m.id for m in evict if m.id is not None))]
-        held = self.guard.finished(proposal.reason, evict, before - after, self.budget.tokens)
-        if held is not None:
-            events.append(held)
-        return events
-
-    def _add_summary_usage(self, proposal: CompactionProposal, summary_id: int | None,
-                           freed: int | None) -> None:
-        self.store.add_usage(
-            self.conversation.id, kind="summary", model=proposal.model,
-            prompt_tokens=proposal.prompt_tokens, completion_tokens=proposal.completion_tokens,
-            cached_tokens=proposal.cached_tokens, summary_id=summary_id, freed_tokens=freed,
-            wait=STREAM_SAVE_WAIT_S)
-
-    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
-        """What the request would need once `proposal` is stored with `text` (an estimate:
-        the gauge's count of the rest, plus the summary as the system message carries it)."""
-        prompt = self._system_prompt()
-        # Stored, it brings search_history along: the note under its header, the definition.
-        note = SUMMARY_NOTE if self._may_search_history() else ""
-        summary = self.counter.text(system_text(prompt, text, note)) - self.counter.text(prompt)
-        return proposal.rest + (summary + self._search_definition_adds() if text.strip() else 0)
-
-    def _search_definition_adds(self) -> int:
-        """Tokens over the system reserve search_history's definition adds to the request once
-        a first summary is stored (0 when it is offered already, or will not be)."""
-        if self.summary is not None or not self._may_search_history():
-            return 0
-        return definition_overflow(self.counter, self._system_prompt(),
-                                   self.budget.system_reserve, self._tool_specs())
 
     async def commit_compaction(self, proposal: CompactionProposal,
                                 text: str) -> AsyncIterator[ev.Event]:
@@ -702,59 +459,18 @@ class Engine(Branches):
             if added := self.catch_up():
                 yield ev.SessionChanged(added)
             async with self._lock:
-                why = stale(proposal, self.conversation.id,
-                            self.summary.id if self.summary else None, self.messages)
-                if why is not None:
-                    self.discard_compaction(proposal)
-                    yield ev.CompactionFailed(f"the proposed summary was not stored: {why}",
-                                              proposal.reason)
-                    return
-                # Counted now, not when proposed: the request as it is before this summary.
-                for event in self._store_proposal(proposal, text.strip(), self.usage().used):
+                for event in self.compactions.commit(proposal, text):
                     yield event
         finally:
             self._session.release()
 
-    def discard_compaction(self, proposal: CompactionProposal) -> None:
-        """The user did not want the proposal: nothing of the conversation changes, but the
-        summary requests were made and are counted (/cost), with no summary and nothing freed."""
-        if proposal.conversation_id != self.conversation.id:
-            return  # the session it cost in is not this one; its counts are not ours to add
-        with contextlib.suppress(StoreError):
-            self._add_summary_usage(proposal, None, None)
+    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
+        """What the request would need once `proposal` is stored with `text`."""
+        return self.compactions.tokens_after(proposal, text)
 
-    def _summary_prefix(self, evict: list[Message]) -> SummaryPrefix | None:
-        """The chat request's own front up to the last message to fold in (system message with
-        the summary so far, then the turns as they were sent, a paste cut to fit as cut), when
-        the summary model is the chat model and that front leaves the summary room in its
-        window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
-        summary request costs the instruction only, and the cache stays warm. None: use the
-        small summary prompt."""
-        s = self.settings
-        if s.summary_model not in ("", s.model) or not evict:
-            return None
-        active = self.history()
-        ids = {m.id for m in evict}
-        last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
-        summary = self.summary.content if self.summary else None
-        fitted = fit_window(active[:last + 1], budget=self.context_window * 4,
-                            counter=self.counter, system_prompt=self._system_prompt(),
-                            summary=summary, sent_as=self.sent.texts,
-                            summary_note=self._summary_note())
-        wire = fitted.wire
-        if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
-            return None  # a message left out, or no reply to end on: not the chat front
-        system = self.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
-        front = (system + fitted.history_tokens + self.counter.text(PREFIX_INSTRUCTION)
-                 + PROMPT_SLACK + self.definitions_tokens())
-        # A front that fills the window (a paste cut to the whole budget) leaves the summary
-        # less than its cap: a shorter summary, once, costs less than the small prompt reading
-        # that front again from its first token.
-        room = min(self.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
-                   self.summary_max_tokens)
-        if room < self.summary_max_tokens * PREFIX_SUMMARY_SHARE:
-            return None
-        return SummaryPrefix(wire, room)
+    def discard_compaction(self, proposal: CompactionProposal) -> None:
+        """The user did not want the proposal: its summary requests are still counted."""
+        self.compactions.discard(proposal)
 
     def edit_summary(self, text: str) -> Summary:
         if self.summary is None:
@@ -915,7 +631,7 @@ class Engine(Branches):
         # Another process's requests: our count of the last one is stale.
         self.calibration.forget_anchor()
         self.sent.clear()
-        self._restore_stubs()
+        self.tool_outputs.restore_stubs()
         return max(1, count - known)
 
     async def _persisting(self, save: Callable[[], Message],
@@ -959,31 +675,29 @@ class Engine(Branches):
             async for event in making_room:
                 yield event
         steps = 0  # requests of this round that ended in tool calls
-        overflows = retries = timeouts = 0
-        shrink = 1.0
-        gap = 0.0  # tokens a character the server counted beyond our estimate, this round
+        tried = RoundRetries()
         told: set[tuple[int, ...]] = set()
         while True:
             budget = self.budget
             usage = self.usage()  # a pass over the history: once per attempt, not twice
-            room = int(budget.tokens * shrink) - usage.system_overflow
+            room = int(budget.tokens * tried.shrink) - usage.system_overflow
             # Again on each attempt: an overflow's compaction may have covered more turns.
-            recalled = self._recall(user.content, shrink, user)
+            recalled = self._recall(user.content, tried.shrink, user)
             ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
             if ids and ids not in told:
                 told.add(ids)
                 yield ev.Recalled(len(recalled.turns), recalled.tokens, ids)
             summary = self.summary.content if self.summary else None
             self.sent.carry(user, recalled.block, ids)
-            offered = self._tool_specs() if steps < self.settings.tool_max_steps else []
+            offered = self.tool_specs() if steps < self.settings.tool_max_steps else []
             defs = tool_definitions(offered)
-            if self._shape_tool_outputs(budget):
+            if self.tool_outputs.shape(budget):
                 self.calibration.forget_anchor()  # the server has not seen them cut
             fitted = fit_window(self.history(), budget=max(room, 64),
-                                counter=self.counter.surcharged(gap),
-                                system_prompt=self._system_prompt(), summary=summary,
+                                counter=self.counter.surcharged(tried.gap),
+                                system_prompt=self.system_prompt(), summary=summary,
                                 pinned=self._history.pinned, sent_as=self.sent.texts,
-                                summary_note=self._summary_note())
+                                summary_note=self.summary_note())
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
             attempt = _Attempt()
@@ -992,8 +706,8 @@ class Engine(Branches):
                     async for event in request:
                         yield event
             except ContextOverflow as err:
-                overflows += 1
-                if attempt.parts or overflows > MAX_OVERFLOW_RETRIES:
+                too_many = tried.overflowed()
+                if attempt.parts or too_many:
                     yield self._fail(user, attempt.parts, f"the conversation does not fit the "
                                      f"model's context window even after compacting; the "
                                      f"server said: {err.said}", answered=steps > 0)
@@ -1003,11 +717,9 @@ class Engine(Branches):
                     relieved = relieved or isinstance(
                         event, ev.CompactionFinished | ev.ToolOutputsPruned)
                     yield event
-                more = overflow_gap(err, fitted, self.counter.factor, gap)
-                gap += more
-                shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+                tried.narrow(err, fitted, self.counter.factor)
                 if not relieved:  # the size the next attempt is fitted to, smaller each time
-                    yield ev.Trimmed(int(self.budget.tokens * shrink))
+                    yield ev.Trimmed(int(self.budget.tokens * tried.shrink))
                 continue
             except RequestError as err:
                 # One tool's schema must not stop the conversation: without it the request is
@@ -1026,16 +738,14 @@ class Engine(Branches):
                                      provider_message(err.body) or err.message)
                 continue
             except RetryableError as err:
-                retries += 1
-                timeouts += isinstance(err, ReadTimedOut)
-                if (attempt.parts or retries > self.settings.max_retries
-                        or timeouts > MAX_TIMEOUT_RETRIES):
+                too_many = tried.faulted(err, self.settings.max_retries)
+                if attempt.parts or too_many:
                     why = (err.message if not attempt.parts
                            else f"the reply was cut off: {err.message}")
                     yield self._fail(user, attempt.parts, why, answered=steps > 0)
                     return
-                delay = self._backoff(retries, err.retry_after)
-                yield ev.Retrying(err.message, retries, delay)
+                delay = self._backoff(tried.retries, err.retry_after)
+                yield ev.Retrying(err.message, tried.retries, delay)
                 await self._sleep(delay)
                 continue
             except ProviderError as err:
@@ -1088,12 +798,11 @@ class Engine(Branches):
                 async for event in running:
                     yield event
             steps += 1
-            if self._shape_tool_outputs(self.budget):  # before the gauge counts them whole
+            if self.tool_outputs.shape(self.budget):  # before the gauge counts them whole
                 self.calibration.forget_anchor()
             if steps == self.settings.tool_max_steps:
                 yield ev.ToolStepLimit(steps)
-            overflows = retries = timeouts = 0
-            shrink, gap = 1.0, 0.0
+            tried.reset()
             async with aclosing(self._over_threshold()) as making_room:
                 async for event in making_room:
                     yield event
@@ -1211,7 +920,7 @@ class Engine(Branches):
             bound = sent + self.budget.response_reserve - 1
             if bound < self.context_window:
                 yield self.limit.learn(bound)
-        pruned = self.prune_tool_outputs() or self.prune_tool_outputs(deeper=True)
+        pruned = self.tool_outputs.prune() or self.tool_outputs.prune(deeper=True)
         if pruned is not None:
             yield pruned  # old tool outputs go first; the retry may fit without a summary
             return

@@ -1,10 +1,12 @@
-"""How long to wait before asking again, and how much smaller to ask after a refusal."""
+"""How long to wait before asking again, how much smaller to ask after a refusal, and what one
+round has tried so far (RoundRetries, which the engine's round keeps, apart from its events)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from jarvis_tui.core.providers.errors import ContextOverflow
+from jarvis_tui.core.providers.errors import ContextOverflow, ReadTimedOut, RetryableError
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.window.fit import FittedWindow
 
@@ -39,3 +41,39 @@ def overflow_gap(err: ContextOverflow, fitted: FittedWindow, factor: float, gap:
     ours = fitted.estimated_raw * factor + gap * chars
     counted = err.requested or 0
     return (counted - ours) / chars if chars and counted > ours else 0.0
+
+
+@dataclass
+class RoundRetries:
+    """What a round has tried since its last answered step: the refusals and faults counted
+    against their limits, and how much smaller (`shrink`) and dearer a character (`gap`, tokens
+    the server counted beyond our estimate) the next attempt is fitted. A tool step that was
+    answered starts it again (`reset`)."""
+
+    overflows: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    shrink: float = 1.0
+    gap: float = 0.0
+
+    def reset(self) -> None:
+        self.overflows = self.retries = self.timeouts = 0
+        self.shrink, self.gap = 1.0, 0.0
+
+    def overflowed(self) -> bool:
+        """Count a refusal for size; True when that is one too many."""
+        self.overflows += 1
+        return self.overflows > MAX_OVERFLOW_RETRIES
+
+    def narrow(self, err: ContextOverflow, fitted: FittedWindow, factor: float) -> None:
+        """The next attempt after a refusal: dearer by the gap it showed, or else smaller."""
+        more = overflow_gap(err, fitted, factor, self.gap)
+        self.gap += more
+        self.shrink *= OVERFLOW_MARGIN if more else SHRINK_PER_OVERFLOW
+
+    def faulted(self, err: RetryableError, max_retries: int) -> bool:
+        """Count a transient fault; True when it is past the retries allowed (a read that
+        timed out is allowed fewer: the server may be stuck, not busy)."""
+        self.retries += 1
+        self.timeouts += isinstance(err, ReadTimedOut)
+        return self.retries > max_retries or self.timeouts > MAX_TIMEOUT_RETRIES

@@ -101,7 +101,7 @@ async def test_offered_only_once_turns_are_folded_and_unchanged_between_turns(
     assert definition["parameters"]["required"] == ["query"]
     assert "folded into the summary" in definition["description"]
     # Counted in the gauge as every tool definition is.
-    defs = engine._definitions()
+    defs = engine.definitions()
     assert engine.definitions_tokens() == engine.counter.text(definitions_text(defs)) > 0
     assert engine.usage().system >= engine.definitions_tokens()
     # Between compactions the front of the request stays the same (the prefix cache).
@@ -254,7 +254,7 @@ async def test_the_compaction_editor_s_estimate_counts_it_in(fake_server, tmp_pa
     guess = engine.tokens_after(proposal, proposal.text)
     events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
     assert kinds(events) == ["CompactionFinished"]
-    assert engine.usage().system_overflow > 0 and engine._definitions()[-1]["name"] == HISTORY_TOOL
+    assert engine.usage().system_overflow > 0 and engine.definitions()[-1]["name"] == HISTORY_TOOL
     assert events[0].tokens_after == engine.usage().used == guess
     await engine.provider.aclose()
 

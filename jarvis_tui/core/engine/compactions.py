@@ -1,0 +1,310 @@
+"""Layer 2: folding older turns into the summary, as a proposal or stored at once.
+
+Held by the engine and handed what a compaction needs: the store and session it writes to, the
+history it folds, what was sent in place of messages (SentTexts, the tool outputs), the guard
+that keeps automatic compaction from looping, and a view of the request the engine builds (its
+budget, counts, prompt and tool definitions), read live since settings and the summary change
+between compactions. The session lock stays with the engine: a round holds it too, and a
+compaction inside a round runs under the round's hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import Budget, BudgetUsage
+from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
+from jarvis_tui.core.compaction.summarizer import (
+    PREFIX_COUNT_MARGIN,
+    PREFIX_INSTRUCTION,
+    PREFIX_SUMMARY_SHARE,
+    PROMPT_SLACK,
+    CalledATool,
+    Summarizer,
+    SummaryError,
+    SummaryPrefix,
+    plan_compaction,
+)
+from jarvis_tui.core.details.ledger import ledger_for, left_out
+from jarvis_tui.core.engine.compaction_guard import CompactionGuard
+from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.store.records import StoreError, Summary
+from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.history_tool import SUMMARY_NOTE, definition_overflow
+from jarvis_tui.core.tools.specs import ToolSpec
+from jarvis_tui.core.window.fit import fit_window, system_text
+from jarvis_tui.core.window.history import History
+from jarvis_tui.core.window.tokens import TokenCounter
+
+
+class RequestView(Protocol):
+    """What the engine works out about its next request, which a compaction weighs and whose
+    front a summary request may reuse. The summary is written back here: the engine's rounds
+    read it."""
+
+    settings: Settings
+    provider: Provider
+    summary: Summary | None
+
+    @property
+    def context_window(self) -> int: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+    @property
+    def budget(self) -> Budget: ...
+
+    @property
+    def summary_max_tokens(self) -> int: ...
+
+    @property
+    def details_max_tokens(self) -> int: ...
+
+    def usage(self, pending: str = "") -> BudgetUsage: ...
+
+    def system_prompt(self) -> str: ...
+
+    def summary_note(self) -> str: ...
+
+    def tool_specs(self) -> list[ToolSpec]: ...
+
+    def definitions(self) -> list[dict]: ...
+
+    def definitions_tokens(self) -> int: ...
+
+    def may_search_history(self) -> bool: ...
+
+
+class Compactions:
+    """Plans, summarises and stores compactions of one session; proposals wait here for the
+    user's word (commit or discard) only as values the caller keeps."""
+
+    def __init__(self, view: RequestView, store: Store, conversation_id: int, history: History,
+                 sent: SentTexts, tool_outputs: ToolOutputShaper, guard: CompactionGuard, *,
+                 backoff: Callable[[int, float | None], float],
+                 sleep: Callable[[float], Awaitable[object]]) -> None:
+        self._view = view
+        self._store = store
+        self._conversation_id = conversation_id
+        self._history = history
+        self._sent = sent
+        self._tool_outputs = tool_outputs
+        self._guard = guard
+        self._backoff = backoff
+        self._sleep = sleep
+
+    async def run(self, reason: str, focus: str | None, keep_recent_turns: int | None,
+                  preview: bool = False) -> AsyncIterator[ev.Event]:
+        """One compaction, under the caller's hold of the session and the compaction lock
+        (Engine.compact takes them): what it yields is what Engine.compact says."""
+        view = self._view
+        if not self._guard.allows(reason):
+            return  # at most once a turn, held after a useless one, paused after failures
+        keep = view.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+        history = self._history.active
+        plan = plan_compaction(history, keep)
+        # Down to the low-water mark, not just under the threshold: each compaction changes the
+        # front of the request (the provider's cache then re-reads all of it), so the next one
+        # should be many turns away. Recent turns that would not fit under it with the summary
+        # are folded in too, all but the newest, which stays verbatim however large.
+        usage = view.usage()  # a pass over the history: once, for the mark and the notice
+        room = (int(view.budget.tokens * view.settings.compact_low_water)
+                - view.summary_max_tokens - view.details_max_tokens - usage.system_overflow)
+        while keep > 1 and sum(view.counter.message(m) for m in plan.keep) > room:
+            keep -= 1
+            plan = plan_compaction(history, keep)
+        if not plan.evict:
+            if reason == "manual":
+                yield ev.CompactionFailed(
+                    f"nothing to compact yet: the last {keep} turns are always kept verbatim",
+                    reason)
+            return
+        if (held := self._guard.starting(reason, plan.evict)) is not None:
+            yield held
+            return
+        folding = sum(view.counter.message(m) for m in plan.evict)
+        hold, told = self._guard.too_small(reason, folding, view.budget.tokens)
+        if hold:
+            if told is not None:
+                yield told
+            return
+        yield ev.CompactionStarted(reason, len(plan.evict))
+        model = view.settings.summary_model or view.settings.model
+        # The bundled small model follows short instructions in the conversation's language
+        # (bench/summary_local.py), not the long English ones a remote model is sent. A local
+        # chat model means the local server, which answers whatever the summary model's name.
+        local = LOCAL_MODEL_NAME in (view.settings.model, model)
+        summarizer = Summarizer(
+            view.provider, model=model, max_tokens=view.summary_max_tokens,
+            window=view.context_window, counter=view.counter,
+            retries=min(view.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
+            style="plain" if local else "standard")
+        previous = view.summary.content if view.summary else None
+        prefix = self._summary_prefix(plan.evict)
+        try:
+            text = None
+            if prefix is not None:
+                # Too big for the server after all: the small prompt goes in chunks. Any other
+                # failure is the summariser's, and asking again another way would not help.
+                with contextlib.suppress(ContextOverflow, CalledATool):
+                    text = await summarizer.summarize_prefix(prefix.wire, focus,
+                                                             view.definitions(),
+                                                             max_tokens=prefix.room)
+            if text is None:
+                prefix = None
+                text = await summarizer.summarize(previous, self._tool_outputs.as_sent(plan.evict),
+                                                  focus)
+        except (SummaryError, ProviderError) as err:
+            message = err.message if isinstance(err, ProviderError) else str(err)
+            yield ev.CompactionFailed(f"could not summarise: {message}", reason)
+            if (held := self._guard.failed()) is not None:
+                yield held
+            return
+        # One more request may put what the summary left out back into it; not of the demo
+        # model, which does not follow such an instruction. The ledger keeps what is still out.
+        if view.settings.summary_repair and LOCAL_MODEL_NAME not in (view.settings.model,
+                                                                     summarizer.model):
+            if left := left_out(text, previous, plan.evict):
+                text = await summarizer.repair(text, left)
+        # What the summary left out of what it folds in is kept below it, word for word.
+        text = ledger_for(text, previous, plan.evict, self._history.all, view.counter,
+                          view.details_max_tokens)
+        # What stays, as the gauge counts it once the summary changes the system message (the
+        # server's count of the old front no longer applies).
+        rest = usage.system_overflow + sum(view.counter.message(m) for m in plan.keep)
+        proposal = CompactionProposal(
+            self._conversation_id, text, tuple(plan.evict),
+            view.summary.id if view.summary else None, usage.used, rest=rest,
+            reason=reason, focus=focus,
+            model=summarizer.model, prompt_tokens=summarizer.prompt_tokens,
+            completion_tokens=summarizer.completion_tokens,
+            cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
+            calls=summarizer.calls, cached_prefix=prefix is not None)
+        if preview:
+            yield ev.CompactionProposed(proposal)
+            return
+        for event in self.store_proposal(proposal, text, usage.used):
+            yield event
+
+    def store_proposal(self, proposal: CompactionProposal, text: str,
+                       before: int) -> list[ev.Event]:
+        """Store `text` as the summary of `proposal.evict`, and count what that freed from
+        `before`. The caller holds the session and checked the proposal still applies."""
+        view = self._view
+        edited = text.strip() != proposal.text.strip()
+        kind = "edited" if edited else "manual" if proposal.reason == "manual" else "auto"
+        # The live objects: a session read again since the proposal holds new ones, and these
+        # are the ones the store marks covered.
+        by_id = {m.id: m for m in self._history.all}
+        evict = [by_id.get(m.id, m) for m in proposal.evict]
+        view.summary = self._store.add_summary(
+            self._conversation_id, text, evict, kind=kind, focus=proposal.focus,
+            model=proposal.model)
+        self._history.changed()
+        self._sent.compacted(self._history.active)
+        after = view.usage().used
+        with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
+            self._add_summary_usage(proposal, view.summary.id, max(0, before - after))
+        events: list[ev.Event] = [ev.CompactionFinished(
+            view.summary.id, len(evict), before, after, proposal.reason,
+            cost_prompt_tokens=proposal.prompt_tokens,
+            cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
+            cached_prefix=proposal.cached_prefix,
+            covered_ids=tuple(m.id for m in evict if m.id is not None))]
+        held = self._guard.finished(proposal.reason, evict, before - after, view.budget.tokens)
+        if held is not None:
+            events.append(held)
+        return events
+
+    def _add_summary_usage(self, proposal: CompactionProposal, summary_id: int | None,
+                           freed: int | None) -> None:
+        self._store.add_usage(
+            self._conversation_id, kind="summary", model=proposal.model,
+            prompt_tokens=proposal.prompt_tokens, completion_tokens=proposal.completion_tokens,
+            cached_tokens=proposal.cached_tokens, summary_id=summary_id, freed_tokens=freed,
+            wait=STREAM_SAVE_WAIT_S)
+
+    def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
+        """What the request would need once `proposal` is stored with `text` (an estimate:
+        the gauge's count of the rest, plus the summary as the system message carries it)."""
+        view = self._view
+        prompt = view.system_prompt()
+        # Stored, it brings search_history along: the note under its header, the definition.
+        note = SUMMARY_NOTE if view.may_search_history() else ""
+        summary = view.counter.text(system_text(prompt, text, note)) - view.counter.text(prompt)
+        return proposal.rest + (summary + self._search_definition_adds() if text.strip() else 0)
+
+    def _search_definition_adds(self) -> int:
+        """Tokens over the system reserve search_history's definition adds to the request once
+        a first summary is stored (0 when it is offered already, or will not be)."""
+        view = self._view
+        if view.summary is not None or not view.may_search_history():
+            return 0
+        return definition_overflow(view.counter, view.system_prompt(),
+                                   view.budget.system_reserve, view.tool_specs())
+
+    def commit(self, proposal: CompactionProposal, text: str) -> list[ev.Event]:
+        """Store a proposal the user accepted, with `text`, unless the session moved on since
+        it was made. The caller holds the session and the compaction lock."""
+        view = self._view
+        why = stale(proposal, self._conversation_id,
+                    view.summary.id if view.summary else None, self._history.all)
+        if why is not None:
+            self.discard(proposal)
+            return [ev.CompactionFailed(f"the proposed summary was not stored: {why}",
+                                        proposal.reason)]
+        # Counted now, not when proposed: the request as it is before this summary.
+        return self.store_proposal(proposal, text.strip(), view.usage().used)
+
+    def discard(self, proposal: CompactionProposal) -> None:
+        """The user did not want the proposal: nothing of the conversation changes, but the
+        summary requests were made and are counted (/cost), with no summary and nothing freed."""
+        if proposal.conversation_id != self._conversation_id:
+            return  # the session it cost in is not this one; its counts are not ours to add
+        with contextlib.suppress(StoreError):
+            self._add_summary_usage(proposal, None, None)
+
+    def _summary_prefix(self, evict: list[Message]) -> SummaryPrefix | None:
+        """The chat request's own front up to the last message to fold in (system message with
+        the summary so far, then the turns as they were sent, a paste cut to fit as cut), when
+        the summary model is the chat model and that front leaves the summary room in its
+        window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
+        summary request costs the instruction only, and the cache stays warm. None: use the
+        small summary prompt."""
+        view = self._view
+        s = view.settings
+        if s.summary_model not in ("", s.model) or not evict:
+            return None
+        active = self._history.active
+        ids = {m.id for m in evict}
+        last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
+        summary = view.summary.content if view.summary else None
+        fitted = fit_window(active[:last + 1], budget=view.context_window * 4,
+                            counter=view.counter, system_prompt=view.system_prompt(),
+                            summary=summary, sent_as=self._sent.texts,
+                            summary_note=view.summary_note())
+        wire = fitted.wire
+        if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
+            return None  # a message left out, or no reply to end on: not the chat front
+        system = view.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
+        front = (system + fitted.history_tokens + view.counter.text(PREFIX_INSTRUCTION)
+                 + PROMPT_SLACK + view.definitions_tokens())
+        # A front that fills the window (a paste cut to the whole budget) leaves the summary
+        # less than its cap: a shorter summary, once, costs less than the small prompt reading
+        # that front again from its first token.
+        room = min(view.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
+                   view.summary_max_tokens)
+        if room < view.summary_max_tokens * PREFIX_SUMMARY_SHARE:
+            return None
+        return SummaryPrefix(wire, room)
