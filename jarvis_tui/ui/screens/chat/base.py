@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
+from textual.widgets import Static
 
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import pick_language
 from jarvis_tui.core.session import ChatSession, StoreError
+from jarvis_tui.ui import events as ue
+from jarvis_tui.ui.chat_texts import T
 from jarvis_tui.ui.host import AppHost
 from jarvis_tui.ui.i18n import ui_language
 from jarvis_tui.ui.widgets.conversation import Conversation
@@ -63,6 +66,9 @@ class ChatBase(Screen[None]):
         if text:
             await self.query_one(Conversation).add_notice(text, kind)
 
+    def _current(self, message: ue.EngineMessage) -> bool:
+        return message.conversation_id == self.cid
+
     def notice_language(self, sample: str = "") -> str:
         """Notices in the conversation follow the conversation's language when set to auto."""
         setting = self.host.settings.language
@@ -82,7 +88,12 @@ class ChatBase(Screen[None]):
             self.relocalize_pending = False
             self.app.call_later(self.host.relocalize)
 
-    # -- the gauge ------------------------------------------------------------------------
+    # -- the status line and the gauge ----------------------------------------------------
+
+    def set_status(self, key: str | None = None, **values: object) -> None:
+        if key is None:
+            key = "status_idle"
+        self.query_one("#status", Static).update(T(self.lang, key, **values))
 
     def update_gauge(self) -> None:
         usage = self.session.usage(pending=self.query_one(PromptInput).text)

@@ -1,22 +1,16 @@
 """What the chat screen does for its actions (ui/actions.py): one `action_<id>` method each,
-run by its key, its slash command and its palette entry alike; and the compaction workers that
-/compact starts (the screen starts them too, when the window fills)."""
+run by its key, its slash command and its palette entry alike (/compact's is in compaction.py,
+/retry's and the branch keys' in branches.py)."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
-
-from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import T
 from jarvis_tui.ui.clipboard import copy_out
@@ -35,63 +29,6 @@ class ChatCommands(ChatBase):
         done = handler(arg) if action.arg else handler()
         if inspect.isawaitable(done):
             await done
-
-    async def action_compact(self, focus: str = "") -> None:
-        if self.sending is not None:
-            await self.say(T(self.lang, "compact_while_sending"), "info")
-        elif self.compacting:
-            await self.say(T(self.lang, "already_compacting"), "info")
-        else:
-            # Summarised now, stored only once the user accepts it (preview_compaction).
-            self.run_compaction("manual", focus or None)
-
-    def preview_compaction(self, proposal: CompactionProposal) -> None:
-        """Show /compact's summary before it replaces anything: Ctrl+S stores it, Esc not."""
-        from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
-
-        session = self.session
-        self.previewing = proposal
-        editor = ProposalEditor(proposal.text, session.proposal_covers(proposal),
-                                len(proposal.evict), proposal.before,
-                                functools.partial(session.tokens_after, proposal),
-                                session.summary_max_tokens, session.tokens, proposal.focus)
-        self.app.push_screen(editor, functools.partial(self._proposal_closed, proposal))
-
-    async def _proposal_closed(self, proposal: CompactionProposal, text: str | None) -> None:
-        if text is not None:
-            self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
-            return
-        self.previewing = None
-        self.session.discard_compaction(proposal)
-        self.update_cost()  # the summary requests were made: /cost and the totals count them
-        await self.say(T(self.lang, "compact_discarded"), "info")
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
-
-    @work(group="compaction", exclusive=True, exit_on_error=False)
-    async def run_compaction(self, reason: str, focus: str | None = None) -> None:
-        session, cid = self.session, self.cid
-        # /compact's summary is shown before it is stored; automatic ones are stored at once.
-        events = (session.propose_compaction(focus) if reason == "manual"
-                  else session.compact(reason, focus))
-        try:
-            async for event in events:
-                if (message := ue.wrap(cid, event)) is not None:
-                    self.post_message(message)
-        except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
-
-    # Its own group: a background compaction starting in "compaction" must not cancel it.
-    @work(group="commit", exit_on_error=False)
-    async def run_commit(self, proposal: CompactionProposal, text: str) -> None:
-        session, cid = self.session, self.cid
-        try:
-            async for event in session.commit_compaction(proposal, text):
-                if (message := ue.wrap(cid, event)) is not None:
-                    self.post_message(message)
-        except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(
-                explain(err), proposal.reason)))
 
     async def action_pin(self) -> None:
         last = self.session.last_pinnable()

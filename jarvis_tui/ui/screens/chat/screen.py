@@ -1,6 +1,6 @@
 """The main screen: conversation on the left, gauge and summary on the right, prompt below.
-It is its parts (commands.py, tools.py, branches.py, each on base.py) put together, plus the
-layout, sending and the events of a reply and a compaction.
+It is its parts (commands.py, compaction.py, tools.py, branches.py, each on base.py) put
+together, plus the layout, sending and the events of a reply.
 
 Replies and compactions run in workers (groups "chat" and "compaction") that drive the engine
 and post ui.events messages; the handlers here turn those into widget updates.
@@ -20,7 +20,6 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.costs import CompactionCost, compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe
 from jarvis_tui.core.prompt_history import HistoryEntry
@@ -37,6 +36,7 @@ from jarvis_tui.ui.screens.chat.base import explain
 from jarvis_tui.ui.screens.chat.branches import ChatBranches
 from jarvis_tui.ui.screens.chat.branches import T as BT
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
+from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
 from jarvis_tui.ui.screens.chat.tools import ChatTools
 from jarvis_tui.ui.screens.chat.tools import T as TT
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
@@ -49,7 +49,7 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatCommands, ChatTools, ChatBranches):
+class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "") -> None:
@@ -137,14 +137,6 @@ class ChatScreen(ChatCommands, ChatTools, ChatBranches):
 
     # -- the gauge and the status line ----------------------------------------------------
 
-    def show_compaction(self, cost: CompactionCost | None) -> None:
-        price = self.session.price(cost.model) if cost is not None else None
-        self.query_one(SummaryPanel).show_compaction(cost, price)
-
-    def stored_compaction(self) -> CompactionCost | None:
-        """What the session's newest compaction cost, as the store kept it (after a restart)."""
-        return self.session.last_compaction()
-
     @on(PromptInput.Changed)
     def _typed(self) -> None:
         full_gc.keyed()
@@ -153,11 +145,6 @@ class ChatScreen(ChatCommands, ChatTools, ChatBranches):
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)
         if self.reply_view is not None:
             self.reply_view.typing()
-
-    def set_status(self, key: str | None = None, **values: object) -> None:
-        if key is None:
-            key = "status_idle"
-        self.query_one("#status", Static).update(T(self.lang, key, **values))
 
     def _tick_retry(self) -> None:
         left = self._retry_until - time.monotonic()
@@ -319,9 +306,6 @@ class ChatScreen(ChatCommands, ChatTools, ChatBranches):
         return True
 
     # -- engine events --------------------------------------------------------------------
-
-    def _current(self, message: ue.EngineMessage) -> bool:
-        return message.conversation_id == self.cid
 
     @on(ue.ReplyChunk)
     async def _chunk(self, message: ue.ReplyChunk) -> None:
@@ -511,61 +495,3 @@ class ChatScreen(ChatCommands, ChatTools, ChatBranches):
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
             self.update_gauge()
-
-    @on(ue.CompactionStarted)
-    async def _compaction_started(self, message: ue.CompactionStarted) -> None:
-        if not self._current(message):
-            return
-        self.compacting = True
-        n = message.event.messages
-        self.query_one(TokenGauge).set_compacting(True, n)
-        self.query_one(SummaryPanel).set_compacting(True, n)
-        if self.sending is not None:
-            self.set_status("status_compaction_wait")
-
-    def _compaction_over(self) -> None:
-        self.compacting = False
-        self.query_one(TokenGauge).set_compacting(False)
-        self.query_one(SummaryPanel).set_compacting(False)
-        if self.sending is not None:
-            self.set_status("status_waiting")
-
-    @on(ue.CompactionFinished)
-    async def _compaction_finished(self, message: ue.CompactionFinished) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()
-        if message.event.reason == "manual":
-            self.previewing = None  # the accepted /compact summary is stored
-        panel = self.query_one(SummaryPanel)
-        panel.show_summary(self.session.summary, self.session.summary_size())
-        event = message.event
-        # The event says what this compaction cost even when the store could not keep it.
-        live = compaction_cost_of(event, self.session.summary_model) if event.calls else None
-        self.show_compaction(live or self.stored_compaction())
-        # Covered messages dim and stay visible.
-        self.query_one(Conversation).refresh_messages(event.covered_ids)
-        await self.say(describe(message.event, self.notice_language()) or "", "compact")
-        self.update_gauge()
-        self.update_cost()
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
-
-    @on(ue.CompactionFailed)
-    async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()
-        if message.event.reason == "manual":
-            self.previewing = None
-        kind = "info" if message.event.reason == "manual" else "warning"
-        await self.say(describe(message.event, self.notice_language()) or "", kind)
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
-
-    @on(ue.CompactionProposed)
-    def _compaction_proposed(self, message: ue.CompactionProposed) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()  # the summary request is done; nothing is stored yet
-        self.preview_compaction(message.event.proposal)
