@@ -338,7 +338,7 @@ async def child_stream(spec: dict) -> dict:
 
     PromptInput.render_lines = render_lines  # type: ignore[method-assign]
 
-    from jarvis_tui.ui.screens.chat import ChatScreen
+    from jarvis_tui.ui.screens.chat.screen import ChatScreen
 
     gauge: list[float] = []  # seconds per ChatScreen.update_gauge call while the reply streams
     original_gauge = ChatScreen.update_gauge
@@ -544,7 +544,7 @@ async def child_open(spec: dict) -> dict:
     from textual.widgets import Markdown
 
     from jarvis_tui.core.store.store import Store
-    from jarvis_tui.ui.screens.chat import ChatScreen  # noqa: F401  (imported before timing)
+    from jarvis_tui.ui.screens.chat.screen import ChatScreen  # noqa: F401  (imported before timing)
     from jarvis_tui.ui.widgets.message_view import MessageView
     from jarvis_tui.ui.widgets.prompt_input import PromptInput
     from tests.ui.app_helpers import make_app

@@ -23,7 +23,7 @@ from jarvis_tui.ui.clipboard import copy_file_path
 from jarvis_tui.ui.i18n import resolve_language
 from jarvis_tui.ui.local_model import LocalModel
 from jarvis_tui.ui.local_model import T as LT
-from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.themes import register_themes
 from jarvis_tui.ui.tool_servers import HubFactory, ToolServers, make_hub
 

@@ -13,14 +13,12 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jarvis_tui.core.settings.mcp import from_servers_files
 from jarvis_tui.core.textsafe import visible
+from jarvis_tui.ui.host import AppHost
 from jarvis_tui.ui.i18n import Texts
-
-if TYPE_CHECKING:
-    from jarvis_tui.ui.app import JarvisApp
 
 CLOSE_WAIT_S = 5.0  # at exit: a server that will not stop does not hold the terminal longer
 
@@ -75,7 +73,7 @@ def _line(text: object) -> str:
 class ToolServers:
     """The app's hub and what it has said about it: one notice per change of a server."""
 
-    def __init__(self, app: JarvisApp, factory: HubFactory) -> None:
+    def __init__(self, app: AppHost, factory: HubFactory) -> None:
         self.app = app
         self.factory = factory
         self.hub: Any | None = None

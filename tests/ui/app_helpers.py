@@ -13,7 +13,7 @@ from jarvis_tui.core.providers.local_server import LocalServer
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.ui.app import JarvisApp
-from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
 from jarvis_tui.ui.themes import builtin_theme_dir
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice

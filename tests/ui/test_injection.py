@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jarvis_tui.core.messages import COMPLETE, FAILED, Message
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.sessions import SessionsScreen
 from tests.faults.test_security import PAYLOAD, assert_clean
 from tests.ui.app_helpers import (

@@ -19,7 +19,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
 from jarvis_tui.ui import events as ue
-from jarvis_tui.ui.screens.chat import ChatScreen
+from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge

@@ -1,6 +1,5 @@
 """The chat screen's side of tool calls: the engine's tool events become blocks in the
-conversation (widgets/tool_block.py) and notices. A base class of ChatScreen, like
-ChatCommands, so chat.py keeps layout, sending and the reply's own events.
+conversation (widgets/tool_block.py) and notices; screen.py keeps the reply's own events.
 
 One round of a reply may now be several steps: text, tool calls, their results, more text.
 ToolCallsMade ends the step's reply view; the next Delta opens a new one (ChatScreen._chunk
@@ -17,7 +16,7 @@ from jarvis_tui.core.notices import describe
 from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from jarvis_tui.ui import events as ue
 from jarvis_tui.ui.i18n import Texts
-from jarvis_tui.ui.screens.chat_commands import ChatCommands
+from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
@@ -39,16 +38,10 @@ T = Texts(
 )
 
 
-class ChatTools(ChatCommands):
-    # Set by ChatScreen.
-    reply_view: MessageView | None
-
+class ChatTools(ChatBase):
     def _tools_init(self) -> None:
         self.tool_views: dict[str, MessageView] = {}  # the live calls' stand-ins, by call id
         self.tool_round = False  # this round ran tools (its stop is not "nothing happened")
-
-    def set_status(self, key: str | None = None, **values: object) -> None:
-        raise NotImplementedError  # ChatScreen's: the status line
 
     def _tool_status(self, key: str, **values: object) -> None:
         from textual.widgets import Static
@@ -58,9 +51,6 @@ class ChatTools(ChatCommands):
     def _tool_line(self, event: ev.Event) -> str:
         """The core's words for the event, shared with `ask`."""
         return describe(event, self.notice_language()) or ""
-
-    def notice_language(self, sample: str = "") -> str:
-        raise NotImplementedError  # ChatScreen's
 
     # -- the steps of a round ---------------------------------------------------------------
 

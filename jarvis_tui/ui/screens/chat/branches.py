@@ -1,7 +1,7 @@
 """What the chat screen does to steer a conversation rather than extend it: answer the last
 question again (/retry), resend an edited question, flip between versions, take a turn out of
-the requests (/forget), fork the session. A base class of ChatScreen, like ChatCommands; the
-engine keeps every old branch stored (core/engine/branches.py), the screen shows one."""
+the requests (/forget), fork the session. The engine keeps every old branch stored
+(core/engine/branches.py), the screen shows one."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
-from jarvis_tui.ui.screens.chat_commands import explain
-from jarvis_tui.ui.screens.chat_tools import ChatTools
+from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -123,15 +122,11 @@ def _gist(messages: list[Message]) -> str:
     return line if len(line) <= 60 else line[:59] + "…"
 
 
-class ChatBranches(ChatTools):
-    # Set by ChatScreen: the question answered again, while a /retry is on its way, and the
-    # notice that says what is shown again if it fails (a key of T; "": nothing is).
+class ChatBranches(ChatBase):
+    # The question answered again, while a /retry is on its way, and the notice that says
+    # what is shown again if it fails (a key of T; "": nothing is); screen.py ends the round.
     regenerating: Message | None = None
     retry_note = ""
-
-    def run_reply(self, user: Message, after: int | None = None,
-                  again: bool = False) -> object:
-        raise NotImplementedError  # ChatScreen's: the worker that streams a round
 
     def _bt(self, key: str, **values: object) -> str:
         return T(self.lang, key, **values)
@@ -301,16 +296,6 @@ class ChatBranches(ChatTools):
         await self.query_one(Conversation).show(shown[:at])
         await self.send(text, prompt, after=old.parent_id or ROOT)
         await self.say(self._bt("resent_branch"), "info")
-
-    async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
-                   after: int | None = None) -> None:
-        raise NotImplementedError  # ChatScreen's
-
-    async def load_session(self) -> None:
-        raise NotImplementedError  # ChatScreen's
-
-    def start_round(self, question: Message, *, again: bool) -> None:
-        raise NotImplementedError  # ChatScreen's: sending state, status line, the worker
 
     # -- versions -------------------------------------------------------------------------
 

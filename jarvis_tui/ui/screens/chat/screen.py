@@ -1,4 +1,6 @@
 """The main screen: conversation on the left, gauge and summary on the right, prompt below.
+It is its parts (commands.py, compaction.py, tools.py, branches.py, each on base.py) put
+together, plus the layout, sending and the events of a reply.
 
 Replies and compactions run in workers (groups "chat" and "compaction") that drive the engine
 and post ui.events messages; the handlers here turn those into widget updates.
@@ -18,11 +20,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction.proposal import CompactionProposal
-from jarvis_tui.core.costs import CompactionCost
-from jarvis_tui.core.events import compaction_cost_of
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
-from jarvis_tui.core.notices import describe, pick_language
+from jarvis_tui.core.notices import describe
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
@@ -33,12 +32,14 @@ from jarvis_tui.ui.chat_texts import T, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import T as LT
-from jarvis_tui.ui.screens.chat_branches import ChatBranches
-from jarvis_tui.ui.screens.chat_branches import T as BT
-from jarvis_tui.ui.screens.chat_commands import explain
-from jarvis_tui.ui.screens.chat_tools import T as TT
+from jarvis_tui.ui.screens.chat.base import explain
+from jarvis_tui.ui.screens.chat.branches import ChatBranches
+from jarvis_tui.ui.screens.chat.branches import T as BT
+from jarvis_tui.ui.screens.chat.commands import ChatCommands
+from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
+from jarvis_tui.ui.screens.chat.tools import ChatTools
+from jarvis_tui.ui.screens.chat.tools import T as TT
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
-from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -48,28 +49,19 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatBranches):
+class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "") -> None:
-        super().__init__()
-        self.session = session
+        super().__init__(session)
         self._draft = draft
         translate_bindings(self, ui_language(self.app), KEY_TEXTS)
-        self.reply_view: MessageView | None = None
-        self.sending: Message | None = None  # the user message whose reply is on its way
-        self.compacting = False
-        self.previewing: CompactionProposal | None = None
         self._gauge_timer: Timer | None = None
         self._last_stream_gauge = 0.0
         self._retry_until = 0.0
         self._retry_attempt = 0
         self._retry_timer: Timer | None = None
         self._retry_notice: Notice | None = None  # one line per round, updated per attempt
-        self.relocalize_pending = False
-        # The engine's last counts when the round on its way began: the same ones at its end
-        # means the server counted nothing this time.
-        self._usage_before_round: object = None
         self._tools_init()
 
     # -- layout ---------------------------------------------------------------------------
@@ -104,28 +96,9 @@ class ChatScreen(ChatBranches):
         prompt.focus()
         self.set_interval(DISK_WATCH_S, self._watch_disk)
 
-    def relocalize_when_idle(self) -> None:
-        """The language changed: the app swaps in a new chat screen, once no reply streams and
-        no compaction runs (a new screen would not receive their events)."""
-        if self.sending is not None or self.compacting or self.previewing is not None:
-            self.relocalize_pending = True
-        else:
-            self.relocalize_pending = False
-            self.app.call_later(self.jarvis_app.relocalize)
-
     def on_screen_resume(self) -> None:
         if self.relocalize_pending:
             self.relocalize_when_idle()
-
-    def notice_language(self, sample: str = "") -> str:
-        """Notices in the conversation follow the conversation's language when set to auto."""
-        setting = self.jarvis_app.settings.language
-        if setting != "auto":
-            return setting
-        if not sample:
-            users = [m.content for m in self.session.messages[-6:] if m.role == "user"]
-            sample = users[-1] if users else ""
-        return "zh" if self.lang == "zh" else pick_language("auto", sample)
 
     async def load_session(self) -> None:
         """Show the session the ChatSession has open now (a switch cancels the rounds and
@@ -164,42 +137,6 @@ class ChatScreen(ChatBranches):
 
     # -- the gauge and the status line ----------------------------------------------------
 
-    def update_gauge(self) -> None:
-        usage = self.session.usage(pending=self.query_one(PromptInput).text)
-        self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
-
-    def update_cost(self, *, answered: bool = False) -> None:
-        """The gauge's cost lines from the store's counts: once a round or compaction ends, not
-        on every keystroke. `answered`: a round just ended, and what it reported (maybe
-        nothing) is the last turn. A store that cannot be read now leaves the lines as they
-        were."""
-        session = self.session
-        try:
-            if answered:
-                fresh = session.last_usage is not self._usage_before_round
-                last = session.last_usage if fresh else None
-            else:
-                last = session.latest_usage()
-            tally = session.session_cost()
-        except StoreError:
-            return
-        self.query_one(TokenGauge).update_cost(last, tally, session.price(session.model),
-                                               answered=answered)
-
-    def show_compaction(self, cost: CompactionCost | None) -> None:
-        price = self.session.price(cost.model) if cost is not None else None
-        self.query_one(SummaryPanel).show_compaction(cost, price)
-
-    def stored_compaction(self) -> CompactionCost | None:
-        """What the session's newest compaction cost, as the store kept it (after a restart)."""
-        return self.session.last_compaction()
-
-    def _unstored_reply_tokens(self) -> int:
-        """The streaming reply's text that the engine has not stored (and counted) yet."""
-        if self.reply_view is None:
-            return 0
-        return self.session.unstored_reply_tokens(self.reply_view.text)
-
     @on(PromptInput.Changed)
     def _typed(self) -> None:
         full_gc.keyed()
@@ -208,11 +145,6 @@ class ChatScreen(ChatBranches):
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)
         if self.reply_view is not None:
             self.reply_view.typing()
-
-    def set_status(self, key: str | None = None, **values: object) -> None:
-        if key is None:
-            key = "status_idle"
-        self.query_one("#status", Static).update(T(self.lang, key, **values))
 
     def _tick_retry(self) -> None:
         left = self._retry_until - time.monotonic()
@@ -281,7 +213,7 @@ class ChatScreen(ChatBranches):
         self.sending = question
         self.query_one(Conversation).anchor()
         self.set_status("status_compaction_wait" if self.compacting else "status_waiting")
-        local = getattr(self.app, "local", None)
+        local = self.host.local
         if local is not None and local.loading:
             self.show_local_progress(local.seconds)
         self.update_gauge()
@@ -306,7 +238,7 @@ class ChatScreen(ChatBranches):
                         again: bool = False) -> None:
         session, cid = self.session, self.cid
         try:
-            local = getattr(self.app, "local", None)
+            local = self.host.local
             if local is not None and await local.wait() is not None:
                 if not again:  # a question answered again keeps the reply it had
                     user.status = FAILED
@@ -374,9 +306,6 @@ class ChatScreen(ChatBranches):
         return True
 
     # -- engine events --------------------------------------------------------------------
-
-    def _current(self, message: ue.EngineMessage) -> bool:
-        return message.conversation_id == self.cid
 
     @on(ue.ReplyChunk)
     async def _chunk(self, message: ue.ReplyChunk) -> None:
@@ -566,86 +495,3 @@ class ChatScreen(ChatBranches):
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
             self.update_gauge()
-
-    @on(ue.CompactionStarted)
-    async def _compaction_started(self, message: ue.CompactionStarted) -> None:
-        if not self._current(message):
-            return
-        self.compacting = True
-        n = message.event.messages
-        self.query_one(TokenGauge).set_compacting(True, n)
-        self.query_one(SummaryPanel).set_compacting(True, n)
-        if self.sending is not None:
-            self.set_status("status_compaction_wait")
-
-    def _compaction_over(self) -> None:
-        self.compacting = False
-        self.query_one(TokenGauge).set_compacting(False)
-        self.query_one(SummaryPanel).set_compacting(False)
-        if self.sending is not None:
-            self.set_status("status_waiting")
-
-    @on(ue.CompactionFinished)
-    async def _compaction_finished(self, message: ue.CompactionFinished) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()
-        if message.event.reason == "manual":
-            self.previewing = None  # the accepted /compact summary is stored
-        panel = self.query_one(SummaryPanel)
-        panel.show_summary(self.session.summary, self.session.summary_size())
-        event = message.event
-        # The event says what this compaction cost even when the store could not keep it.
-        live = compaction_cost_of(event, self.session.summary_model) if event.calls else None
-        self.show_compaction(live or self.stored_compaction())
-        # Covered messages dim and stay visible.
-        self.query_one(Conversation).refresh_messages(event.covered_ids)
-        await self.say(describe(message.event, self.notice_language()) or "", "compact")
-        self.update_gauge()
-        self.update_cost()
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
-
-    @on(ue.CompactionFailed)
-    async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()
-        if message.event.reason == "manual":
-            self.previewing = None
-        kind = "info" if message.event.reason == "manual" else "warning"
-        await self.say(describe(message.event, self.notice_language()) or "", kind)
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
-
-    @on(ue.CompactionProposed)
-    def _compaction_proposed(self, message: ue.CompactionProposed) -> None:
-        if not self._current(message):
-            return
-        self._compaction_over()  # the summary request is done; nothing is stored yet
-        self.preview_compaction(message.event.proposal)
-
-    @work(group="compaction", exclusive=True, exit_on_error=False)
-    async def run_compaction(self, reason: str, focus: str | None = None) -> None:
-        session, cid = self.session, self.cid
-        # /compact's summary is shown before it is stored; automatic ones are stored at once.
-        events = (session.propose_compaction(focus) if reason == "manual"
-                  else session.compact(reason, focus))
-        try:
-            async for event in events:
-                if (message := ue.wrap(cid, event)) is not None:
-                    self.post_message(message)
-        except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
-
-    # Its own group: a background compaction starting in "compaction" must not cancel it.
-    @work(group="commit", exit_on_error=False)
-    async def run_commit(self, proposal: CompactionProposal, text: str) -> None:
-        session, cid = self.session, self.cid
-        try:
-            async for event in session.commit_compaction(proposal, text):
-                if (message := ue.wrap(cid, event)) is not None:
-                    self.post_message(message)
-        except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(
-                explain(err), proposal.reason)))

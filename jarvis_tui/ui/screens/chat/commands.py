@@ -1,78 +1,26 @@
 """What the chat screen does for its actions (ui/actions.py): one `action_<id>` method each,
-run by its key, its slash command and its palette entry alike. A base class of ChatScreen, so
-the screen file holds layout, sending and events; ChatScreen supplies the session state and the
-gauge and compaction methods declared here."""
+run by its key, its slash command and its palette entry alike (/compact's is in compaction.py,
+/retry's and the branch keys' in branches.py)."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from textual.screen import Screen
-
-from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.session import ChatSession, StoreError
+from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import T
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
-from jarvis_tui.ui.i18n import ui_language
+from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
-if TYPE_CHECKING:
-    from jarvis_tui.ui.app import JarvisApp
 
-
-class ChatCommands(Screen[None]):
-    # Set by ChatScreen: the session shown, the message whose reply is on its way, whether
-    # a compaction runs, and the /compact summary the user is reading or has just accepted.
-    session: ChatSession
-    sending: Message | None
-    compacting: bool
-    previewing: CompactionProposal | None
-    relocalize_pending: bool
-
-    def update_gauge(self) -> None:
-        raise NotImplementedError  # ChatScreen's: it owns the gauge
-
-    def update_cost(self, *, answered: bool = False) -> None:
-        raise NotImplementedError  # ChatScreen's: the gauge's cost lines
-
-    def relocalize_when_idle(self) -> None:
-        raise NotImplementedError  # ChatScreen's: it swaps itself for a new screen
-
-    def run_compaction(self, reason: str, focus: str | None = None) -> object:
-        raise NotImplementedError  # ChatScreen's: a worker that posts the compaction's events
-
-    def run_commit(self, proposal: CompactionProposal, text: str) -> object:
-        raise NotImplementedError  # ChatScreen's: a worker that stores an accepted proposal
-
-    @property
-    def jarvis_app(self) -> JarvisApp:
-        from jarvis_tui.ui.app import JarvisApp
-
-        app = self.app
-        assert isinstance(app, JarvisApp), "the chat screen runs in the jarvis-tui app"
-        return app
-
-    @property
-    def lang(self) -> str:
-        return ui_language(self.app)
-
-    @property
-    def cid(self) -> int:
-        return self.session.id
-
-    async def say(self, text: str, kind: str = "info") -> None:
-        if text:
-            await self.query_one(Conversation).add_notice(text, kind)
-
+class ChatCommands(ChatBase):
     async def run_command(self, action_id: str, arg: str = "") -> None:
         """Run an action as its slash command or palette entry does; the key runs the same
         `action_<id>` through the binding."""
@@ -81,38 +29,6 @@ class ChatCommands(Screen[None]):
         done = handler(arg) if action.arg else handler()
         if inspect.isawaitable(done):
             await done
-
-    async def action_compact(self, focus: str = "") -> None:
-        if self.sending is not None:
-            await self.say(T(self.lang, "compact_while_sending"), "info")
-        elif self.compacting:
-            await self.say(T(self.lang, "already_compacting"), "info")
-        else:
-            # Summarised now, stored only once the user accepts it (preview_compaction).
-            self.run_compaction("manual", focus or None)
-
-    def preview_compaction(self, proposal: CompactionProposal) -> None:
-        """Show /compact's summary before it replaces anything: Ctrl+S stores it, Esc not."""
-        from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
-
-        session = self.session
-        self.previewing = proposal
-        editor = ProposalEditor(proposal.text, session.proposal_covers(proposal),
-                                len(proposal.evict), proposal.before,
-                                functools.partial(session.tokens_after, proposal),
-                                session.summary_max_tokens, session.tokens, proposal.focus)
-        self.app.push_screen(editor, functools.partial(self._proposal_closed, proposal))
-
-    async def _proposal_closed(self, proposal: CompactionProposal, text: str | None) -> None:
-        if text is not None:
-            self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
-            return
-        self.previewing = None
-        self.session.discard_compaction(proposal)
-        self.update_cost()  # the summary requests were made: /cost and the totals count them
-        await self.say(T(self.lang, "compact_discarded"), "info")
-        if self.relocalize_pending:
-            self.relocalize_when_idle()
 
     async def action_pin(self) -> None:
         last = self.session.last_pinnable()
@@ -174,7 +90,7 @@ class ChatCommands(Screen[None]):
     async def copy_out(self, text: str, what: str) -> None:
         """Copy to the clipboard and to the copy file, and say where it went."""
         line, kind = copy_out(self.app.copy_to_clipboard, text, what,
-                              self.jarvis_app.copy_file, self.lang)
+                              self.host.copy_file, self.lang)
         await self.say(line, kind)
 
     def chosen_message(self, fits: Callable[[Message], bool]) -> Message | None:
@@ -226,7 +142,7 @@ class ChatCommands(Screen[None]):
     def action_help(self) -> None:
         from jarvis_tui.ui.screens.help import HelpScreen
 
-        keymap = self.jarvis_app.settings.keys
+        keymap = self.host.settings.keys
         self.app.push_screen(HelpScreen(help_keys(self.lang, keymap), help_commands(self.lang),
                                         help_keys(self.lang, keymap, "message")))
 
@@ -258,24 +174,20 @@ class ChatCommands(Screen[None]):
         await self.say(T(self.lang, "summary_saved"), "info")
 
     def action_settings(self) -> None:
-        self.jarvis_app.action_settings()
+        self.host.action_settings()
 
     async def action_new_session(self) -> None:
         if not self.session.messages:
             self.app.notify(T(self.lang, "already_new"), markup=False)
             return
-        await self.jarvis_app.open_session(None)
+        await self.host.open_session(None)
 
     def action_sessions(self) -> None:
-        self.jarvis_app.action_sessions()
+        self.host.action_sessions()
 
     def action_tools(self) -> None:
         from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 
-        tools = self.jarvis_app.tools
+        tools = self.host.tools
         self.app.push_screen(McpServersScreen(tools.statuses if tools is not None else list))
 
-
-def explain(err: BaseException) -> str:
-    text = str(err) or type(err).__name__
-    return text if isinstance(err, StoreError | OSError) else f"{type(err).__name__}: {text}"

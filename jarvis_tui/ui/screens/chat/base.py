@@ -1,0 +1,129 @@
+"""What the parts of the chat screen share: the session state they all read, the ways they all
+speak (a notice, the gauge) and the declarations of the screen's own methods they call. Each
+part (commands.py, tools.py, branches.py) builds on this alone, so a part can be read without
+the others; screen.py puts them together."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual.screen import Screen
+from textual.widgets import Static
+
+from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.notices import pick_language
+from jarvis_tui.core.session import ChatSession, StoreError
+from jarvis_tui.ui import events as ue
+from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui.host import AppHost
+from jarvis_tui.ui.i18n import ui_language
+from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.message_view import MessageView
+from jarvis_tui.ui.widgets.prompt_input import PromptInput
+from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+
+
+class ChatBase(Screen[None]):
+    def __init__(self, session: ChatSession) -> None:
+        super().__init__()
+        self.session = session
+        self.sending: Message | None = None  # the user message whose reply is on its way
+        self.reply_view: MessageView | None = None  # that reply, once its first text came
+        self.compacting = False
+        # The /compact summary the user is reading, or has accepted and is being stored.
+        self.previewing: CompactionProposal | None = None
+        # The language changed while a reply or compaction ran: swap the screen once idle.
+        self.relocalize_pending = False
+        # The engine's last counts when the round on its way began: the same ones at its end
+        # means the server counted nothing this time.
+        self._usage_before_round: object = None
+
+    if TYPE_CHECKING:
+        # screen.py's, declared here because branches.py resends and forks through them.
+        async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
+                       after: int | None = None) -> None: ...
+
+        def start_round(self, question: Message, *, again: bool = False,
+                        after: int | None = None) -> None: ...
+
+        async def load_session(self) -> None: ...
+
+    @property
+    def host(self) -> AppHost:
+        # JarvisApp, which imports this screen; a Protocol keeps the import one way.
+        return cast(AppHost, self.app)
+
+    @property
+    def lang(self) -> str:
+        return ui_language(self.app)
+
+    @property
+    def cid(self) -> int:
+        return self.session.id
+
+    async def say(self, text: str, kind: str = "info") -> None:
+        if text:
+            await self.query_one(Conversation).add_notice(text, kind)
+
+    def _current(self, message: ue.EngineMessage) -> bool:
+        return message.conversation_id == self.cid
+
+    def notice_language(self, sample: str = "") -> str:
+        """Notices in the conversation follow the conversation's language when set to auto."""
+        setting = self.host.settings.language
+        if setting != "auto":
+            return setting
+        if not sample:
+            users = [m.content for m in self.session.messages[-6:] if m.role == "user"]
+            sample = users[-1] if users else ""
+        return "zh" if self.lang == "zh" else pick_language("auto", sample)
+
+    def relocalize_when_idle(self) -> None:
+        """The language changed: the app swaps in a new chat screen, once no reply streams and
+        no compaction runs (a new screen would not receive their events)."""
+        if self.sending is not None or self.compacting or self.previewing is not None:
+            self.relocalize_pending = True
+        else:
+            self.relocalize_pending = False
+            self.app.call_later(self.host.relocalize)
+
+    # -- the status line and the gauge ----------------------------------------------------
+
+    def set_status(self, key: str | None = None, **values: object) -> None:
+        if key is None:
+            key = "status_idle"
+        self.query_one("#status", Static).update(T(self.lang, key, **values))
+
+    def update_gauge(self) -> None:
+        usage = self.session.usage(pending=self.query_one(PromptInput).text)
+        self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
+
+    def _unstored_reply_tokens(self) -> int:
+        """The streaming reply's text that the engine has not stored (and counted) yet."""
+        if self.reply_view is None:
+            return 0
+        return self.session.unstored_reply_tokens(self.reply_view.text)
+
+    def update_cost(self, *, answered: bool = False) -> None:
+        """The gauge's cost lines from the store's counts: once a round or compaction ends, not
+        on every keystroke. `answered`: a round just ended, and what it reported (maybe
+        nothing) is the last turn. A store that cannot be read now leaves the lines as they
+        were."""
+        session = self.session
+        try:
+            if answered:
+                fresh = session.last_usage is not self._usage_before_round
+                last = session.last_usage if fresh else None
+            else:
+                last = session.latest_usage()
+            tally = session.session_cost()
+        except StoreError:
+            return
+        self.query_one(TokenGauge).update_cost(last, tally, session.price(session.model),
+                                               answered=answered)
+
+
+def explain(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return text if isinstance(err, StoreError | OSError) else f"{type(err).__name__}: {text}"

@@ -1,0 +1,148 @@
+"""What the chat screen does to fold old turns into the summary: /compact and the preview of
+its summary, the workers that run a compaction (the screen starts one too, when the window
+fills), and the compaction's events on the gauge, the summary panel and the conversation."""
+
+from __future__ import annotations
+
+import functools
+
+from textual import on, work
+
+from jarvis_tui.core import events as ev
+from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.costs import CompactionCost
+from jarvis_tui.core.events import compaction_cost_of
+from jarvis_tui.core.notices import describe
+from jarvis_tui.ui import events as ue
+from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui.screens.chat.base import ChatBase, explain
+from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
+from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+
+
+class ChatCompaction(ChatBase):
+    async def action_compact(self, focus: str = "") -> None:
+        if self.sending is not None:
+            await self.say(T(self.lang, "compact_while_sending"), "info")
+        elif self.compacting:
+            await self.say(T(self.lang, "already_compacting"), "info")
+        else:
+            # Summarised now, stored only once the user accepts it (preview_compaction).
+            self.run_compaction("manual", focus or None)
+
+    def preview_compaction(self, proposal: CompactionProposal) -> None:
+        """Show /compact's summary before it replaces anything: Ctrl+S stores it, Esc not."""
+        from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
+
+        session = self.session
+        self.previewing = proposal
+        editor = ProposalEditor(proposal.text, session.proposal_covers(proposal),
+                                len(proposal.evict), proposal.before,
+                                functools.partial(session.tokens_after, proposal),
+                                session.summary_max_tokens, session.tokens, proposal.focus)
+        self.app.push_screen(editor, functools.partial(self._proposal_closed, proposal))
+
+    async def _proposal_closed(self, proposal: CompactionProposal, text: str | None) -> None:
+        if text is not None:
+            self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
+            return
+        self.previewing = None
+        self.session.discard_compaction(proposal)
+        self.update_cost()  # the summary requests were made: /cost and the totals count them
+        await self.say(T(self.lang, "compact_discarded"), "info")
+        if self.relocalize_pending:
+            self.relocalize_when_idle()
+
+    @work(group="compaction", exclusive=True, exit_on_error=False)
+    async def run_compaction(self, reason: str, focus: str | None = None) -> None:
+        session, cid = self.session, self.cid
+        # /compact's summary is shown before it is stored; automatic ones are stored at once.
+        events = (session.propose_compaction(focus) if reason == "manual"
+                  else session.compact(reason, focus))
+        try:
+            async for event in events:
+                if (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(message)
+        except Exception as err:
+            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
+
+    # Its own group: a background compaction starting in "compaction" must not cancel it.
+    @work(group="commit", exit_on_error=False)
+    async def run_commit(self, proposal: CompactionProposal, text: str) -> None:
+        session, cid = self.session, self.cid
+        try:
+            async for event in session.commit_compaction(proposal, text):
+                if (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(message)
+        except Exception as err:
+            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(
+                explain(err), proposal.reason)))
+
+    def show_compaction(self, cost: CompactionCost | None) -> None:
+        price = self.session.price(cost.model) if cost is not None else None
+        self.query_one(SummaryPanel).show_compaction(cost, price)
+
+    def stored_compaction(self) -> CompactionCost | None:
+        """What the session's newest compaction cost, as the store kept it (after a restart)."""
+        return self.session.last_compaction()
+
+    # -- the compaction's events ------------------------------------------------------------
+
+    @on(ue.CompactionStarted)
+    async def _compaction_started(self, message: ue.CompactionStarted) -> None:
+        if not self._current(message):
+            return
+        self.compacting = True
+        n = message.event.messages
+        self.query_one(TokenGauge).set_compacting(True, n)
+        self.query_one(SummaryPanel).set_compacting(True, n)
+        if self.sending is not None:
+            self.set_status("status_compaction_wait")
+
+    def _compaction_over(self) -> None:
+        self.compacting = False
+        self.query_one(TokenGauge).set_compacting(False)
+        self.query_one(SummaryPanel).set_compacting(False)
+        if self.sending is not None:
+            self.set_status("status_waiting")
+
+    @on(ue.CompactionFinished)
+    async def _compaction_finished(self, message: ue.CompactionFinished) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()
+        if message.event.reason == "manual":
+            self.previewing = None  # the accepted /compact summary is stored
+        panel = self.query_one(SummaryPanel)
+        panel.show_summary(self.session.summary, self.session.summary_size())
+        event = message.event
+        # The event says what this compaction cost even when the store could not keep it.
+        live = compaction_cost_of(event, self.session.summary_model) if event.calls else None
+        self.show_compaction(live or self.stored_compaction())
+        # Covered messages dim and stay visible.
+        self.query_one(Conversation).refresh_messages(event.covered_ids)
+        await self.say(describe(message.event, self.notice_language()) or "", "compact")
+        self.update_gauge()
+        self.update_cost()
+        if self.relocalize_pending:
+            self.relocalize_when_idle()
+
+    @on(ue.CompactionFailed)
+    async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()
+        if message.event.reason == "manual":
+            self.previewing = None
+        kind = "info" if message.event.reason == "manual" else "warning"
+        await self.say(describe(message.event, self.notice_language()) or "", kind)
+        if self.relocalize_pending:
+            self.relocalize_when_idle()
+
+    @on(ue.CompactionProposed)
+    def _compaction_proposed(self, message: ue.CompactionProposed) -> None:
+        if not self._current(message):
+            return
+        self._compaction_over()  # the summary request is done; nothing is stored yet
+        self.preview_compaction(message.event.proposal)
