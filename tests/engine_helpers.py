@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -114,6 +116,16 @@ def make_engine(fake: FakeProvider | str, tmp_path: Path, *, sleep: Sleeps | Non
 
 async def send(engine: Engine, text: str) -> list[ev.Event]:
     return [event async for event in engine.stream_reply(text)]
+
+
+async def until(condition: Callable[[], object], what: str, limit_s: float = 10.0) -> None:
+    """Let the event loop run until `condition()` holds; fail with `what` if it never does (a
+    bare wait on a broken condition would hang the suite)."""
+    end = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for: {what}")
+        await asyncio.sleep(0.01)
 
 
 def kinds(events: list[ev.Event]) -> list[str]:

@@ -41,6 +41,11 @@ async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp
         await send_and_wait(pilot, "first")
         await send_and_wait(pilot, "second")
         old = views(app)[-1].message
+        # Before any retry nothing has versions: /older says so and changes nothing.
+        await type_and_send(pilot, "/older")
+        await pilot.pause()
+        assert notices(app)[-1:] == ["This message has no other versions."]
+        assert views(app)[-1].message is old
         requests = len(fake_server.chat_requests)
         await type_and_send(pilot, "/retry")
         await wait_for(pilot, lambda: len(fake_server.chat_requests) > requests
@@ -58,10 +63,13 @@ async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp
         assert views(app)[-1].message is old
         await send_and_wait(pilot, "third")
         assert sent(fake_server)[-2:] == [old.content, "third"]
+        # /older again: the newest message with versions is that reply, already the first of
+        # its two, so nothing further that way: the same turns stay shown.
+        shown = [v.message for v in views(app)]
         await type_and_send(pilot, "/older")
         await pilot.pause()
-        assert any("no other versions" in n for n in notices(app)) or \
-            views(app)[-3].message is old
+        assert [v.message for v in views(app)] == shown and shown[-3] is old
+        assert app.chat.session.alternatives(old) == (1, 2)
     with Store(tmp_path / "sessions.db") as store:
         contents = [m.content for m in store.messages(store.latest_conversation().id)]
     assert old.content in contents and any(c.startswith("Reply 3") for c in contents)

@@ -18,7 +18,7 @@ from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.core.recall.test_recall import FACT_EN, lossy
-from tests.engine_helpers import summarising_replies
+from tests.engine_helpers import is_summary_request, summarising_replies
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -169,11 +169,17 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
         await pilot.pause()
         assert "Compacting the conversation first" in str(
             app.chat.query_one("#status").content)
+        asked_while_held = len(fake_server.chat_requests)
         gate.set()
         await wait_for(pilot, lambda: app.chat.sending is None and not app.chat.compacting,
                        "the reply after the compaction")
-        kinds = [r.body["messages"][0]["content"][:20] for r in fake_server.chat_requests[-2:]]
-        assert len(kinds) == 2
+        # The held summary was asked first, and the question went out only after it was written.
+        assert len(fake_server.chat_requests) == asked_while_held + 1
+        summary, reply = fake_server.chat_requests[-2:]
+        assert is_summary_request(summary.body)
+        assert not is_summary_request(reply.body)
+        assert [m["content"] for m in reply.body["messages"] if m["role"] == "user"][-1] \
+            == "next question"
         assert app.chat.session.engine.summary is not None
         assert views(app)[-1].message.content.startswith("Reply")
 

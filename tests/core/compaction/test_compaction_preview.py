@@ -11,7 +11,7 @@ from jarvis_tui.core.details.ledger import HEADER
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import Message
 from tests.core.details.test_ledger import PLANTED, replies
-from tests.engine_helpers import is_summary_request, kinds, make_engine, send
+from tests.engine_helpers import is_summary_request, kinds, make_engine, send, until
 
 
 async def talked(fake, tmp_path, **changes) -> Engine:  # type: ignore[no-untyped-def]
@@ -168,8 +168,7 @@ async def test_a_commit_waits_for_the_round_on_its_way(fake_server, tmp_path):
     fake_server.chunk_delay = 0.05  # a reply that takes a while to stream
     fake_server.reply_fn = lambda body: "word " * 20
     round_ = asyncio.create_task(send(engine, "a question sent meanwhile"))
-    while not engine.streaming_reply:
-        await asyncio.sleep(0.01)
+    await until(lambda: engine.streaming_reply, "the reply to start streaming")
     assert not round_.done()
     events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
     assert round_.done() and kinds(round_.result())[-1] == "Finished"

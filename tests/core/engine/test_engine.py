@@ -26,7 +26,9 @@ from tests.engine_helpers import (
 
 async def test_a_round_streams_stores_and_calibrates(fake_server, tmp_path):
     engine = make_engine(fake_server, tmp_path)
-    events = await send(engine, "Hello there, 你好")
+    # Text the fake server counts differently from the estimate (42 estimated, 43 counted), so
+    # the calibration from its report shows.
+    events = await send(engine, "Hello there, 你好，今天天气怎么样？")
     assert kinds(events)[0] == "WindowFitted"
     deltas = "".join(e.text for e in events if isinstance(e, ev.Delta))
     assert deltas == fake_server.chat_requests[-1].reply
@@ -36,8 +38,11 @@ async def test_a_round_streams_stores_and_calibrates(fake_server, tmp_path):
     stored = engine.store.messages(engine.conversation.id)
     assert [(m.role, m.status) for m in stored] == [("user", COMPLETE), ("assistant", COMPLETE)]
     assert stored[1].content == deltas
-    assert engine.counter.source in ("calibrated", "estimated")
-    assert engine.counter.factor != 1.0 or usage.prompt_tokens == usage.estimated_prompt_tokens
+    assert usage.prompt_tokens != usage.estimated_prompt_tokens, "the server counted as we did"
+    # The first report sets the factor to what the server counted over what we estimated.
+    assert engine.counter.source == "calibrated"
+    assert engine.counter.factor == pytest.approx(usage.prompt_tokens
+                                                  / usage.estimated_prompt_tokens)
     body = fake_server.chat_requests[-1].body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["max_tokens"] == 512
@@ -383,10 +388,13 @@ async def test_leaving_during_compaction_does_not_lock_the_next_round(fake_serve
     await send(engine, "first question " + "x " * 200)
     fake_server.faults.append(("delay", 0.3))  # the summary request is slow
     stream = engine.stream_reply("second question " + "y " * 200)
+    started = False
     async for event in stream:
         if isinstance(event, ev.CompactionStarted):
+            started = True
             break  # the user pressed Esc while the summary was being written
     await stream.aclose()
+    assert started, "the second question did not start threshold compaction"
     events = await asyncio.wait_for(send(engine, "third question"), timeout=10)
     assert isinstance(final(events), ev.Finished)
 

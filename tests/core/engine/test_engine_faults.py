@@ -14,7 +14,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import COMPLETE, PARTIAL
 from jarvis_tui.core.store.store import Store
-from tests.engine_helpers import final, kinds, make_engine, send
+from tests.engine_helpers import final, kinds, make_engine, send, until
 from tests.fakeserver import overflow_answer
 from tests.hostile_server import HostileServer, past_max_tokens, silent
 
@@ -177,8 +177,7 @@ async def test_a_retry_waits_for_the_other_engine_and_is_sent_after_it(make_fake
     fake.reply_fn = lambda body: "a slow answer " * 100
     fake.chunk_delay = 0.003
     other = asyncio.ensure_future(send(first, "question B"))
-    while not first._session.held:
-        await asyncio.sleep(0.01)
+    await until(lambda: first._session.held, "the first engine's round to hold the session")
     retried = [e async for e in second.regenerate(question)]
     await other
     assert "SessionBusy" in kinds(retried) and "SessionChanged" in kinds(retried)

@@ -24,6 +24,8 @@ PROSE = [
     "Here is the config for step {i}:\n```json\n{{\"port\": 80{i:02d}, \"retries\": 3}}\n```",
 ]
 
+MAX_TURNS = 30  # the default 4096-token window compacts within a few turns of these
+
 
 def chat_bodies(fake) -> list[dict]:
     return [r.body for r in fake.chat_requests if r.status == 200
@@ -135,9 +137,12 @@ async def test_the_summary_request_is_the_chat_prefix_plus_one_instruction(
     summarising_replies(fake_server, chat_words=60)
     engine = make_engine(fake_server, tmp_path)
     finished: list[ev.CompactionFinished] = []
-    while not finished:
+    for _ in range(MAX_TURNS):
         events = await send(engine, PROSE[len(engine.messages) % 3].format(i=1) + " x" * 60)
         finished += [e for e in events if isinstance(e, ev.CompactionFinished)]
+        if finished:
+            break
+    assert finished, f"no compaction in {MAX_TURNS} turns"
     order = requests_in_order(fake_server)
     at = next(i for i, (kind, _) in enumerate(order) if kind == "summary")
     summary, chat_before = order[at][1], order[at - 1][1]
@@ -167,9 +172,12 @@ async def test_a_separate_summary_model_gets_the_small_prompt(fake_server, tmp_p
     summarising_replies(fake_server, chat_words=60)
     engine = make_engine(fake_server, tmp_path, summary_model="small-summariser")
     finished: list[ev.CompactionFinished] = []
-    while not finished:
+    for _ in range(MAX_TURNS):
         events = await send(engine, PROSE[0].format(i=len(engine.messages)) + " x" * 60)
         finished += [e for e in events if isinstance(e, ev.CompactionFinished)]
+        if finished:
+            break
+    assert finished, f"no compaction in {MAX_TURNS} turns"
     summary = next(b for kind, b in requests_in_order(fake_server) if kind == "summary")
     assert summary["messages"][0]["content"] == SUMMARY_SYSTEM_PROMPT
     assert summary["model"] == "small-summariser" and not finished[0].cached_prefix

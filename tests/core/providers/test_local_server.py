@@ -15,7 +15,7 @@ import time
 import pytest
 
 from jarvis_tui.core.providers.local_server import LocalServer, LocalServerError, free_port
-from tests.engine_helpers import final, make_engine, running, send
+from tests.engine_helpers import final, make_engine, running, send, until
 
 
 def fake_command(port: int, limit: int = 2048) -> list[str]:
@@ -59,7 +59,7 @@ async def test_a_server_that_never_answers_is_stopped(tmp_path):
                          startup_timeout=1.0)
     steps: list[float] = []
     start = asyncio.get_running_loop().create_task(server.start(progress=steps.append))
-    await asyncio.sleep(0.5)
+    await until(lambda: server.process is not None, "the server process to be started")
     pid = server.process.pid
     with pytest.raises(LocalServerError, match="did not answer within 1s"):
         await start

@@ -15,7 +15,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -222,23 +221,25 @@ async def test_arguments_the_server_refuses_are_an_error_result(hub: McpHub) -> 
 
 # -- slow, cancelled, crashed ---------------------------------------------------------------------
 
+# No stopwatch in these: a tool that would take an hour, or a server that never answers, can
+# only end by what the test is about (the timeout, the cancel, the kill); if that breaks, the
+# test hangs until pytest-timeout fails it, and a loaded machine cannot make it flake.
+HOUR = 3600
+
+
 async def test_a_call_past_its_timeout_is_an_error_and_the_server_stays(hub: McpHub) -> None:
-    began = time.monotonic()
-    result = await call(hub, "faulty2", "slow", seconds=10)
+    result = await call(hub, "faulty2", "slow", seconds=HOUR)  # returns: the timeout ended it
     assert result.is_error and result.text == "faulty2_slow did not finish within 1 s"
-    assert time.monotonic() - began < 4
     assert (await call(hub, "faulty2", "echo", text="still here")).text == "still here"
 
 
 @pytest.mark.parametrize("server", ["faulty", "web"])
 async def test_a_cancelled_call_leaves_the_server_usable(hub: McpHub, server: str) -> None:
-    task = asyncio.create_task(call(hub, server, "slow", seconds=20))
-    await asyncio.sleep(0.3)
-    began = time.monotonic()
+    task = asyncio.create_task(call(hub, server, "slow", seconds=HOUR))
+    await asyncio.sleep(0.3)  # the call on its way (the test holds whether it arrived or not)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - began < 2
+        await task  # ends: the cancel, not the hour-long tool, ended the call
     assert (await call(hub, server, "echo", text="next")).text == "next"
     assert (await call(hub, server, "slow", seconds=0.05)).text == "slept 0.05 s"
     assert status(hub, server).state == "ready"
@@ -280,9 +281,7 @@ async def test_aclose_ends_every_server_process_and_task(hub: McpHub) -> None:
             if srv.process is not None and srv.process.returncode is None]
     assert len(pids) >= 4
     tasks = [srv.task for srv in hub._servers.values() if srv.task is not None]
-    began = time.monotonic()
     await hub.aclose()
-    assert time.monotonic() - began < 5
     assert [pid for pid in pids if alive(pid)] == []
     assert all(task.done() for task in tasks)
     assert {s.state for s in hub.statuses()} <= {"stopped", "failed", "disabled"}
@@ -296,9 +295,7 @@ async def test_a_server_that_never_answers_fails_after_the_start_timeout() -> No
     hub = McpHub([stdio("mute", *faulty_args("--start", "hang")),
                   stdio("gone", *faulty_args(), env={"FAULTY_START": "exit"})],
                  start_timeout=1.0)
-    began = time.monotonic()
-    mute, gone = await hub.start()
-    assert time.monotonic() - began < 4
+    mute, gone = await hub.start()  # returns: the mute one never answers, the timeout ends it
     assert mute.state == "failed" and mute.error == "server mute did not answer within 1 s"
     assert gone.error == f"server gone exited (code 3): {START_EXIT_WHY}"
     await hub.aclose()
