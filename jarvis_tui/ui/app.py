@@ -18,11 +18,10 @@ from jarvis_tui.core.settings.config import ConfigError, Settings, config_path, 
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.actions import keymap, palette_entries
-from jarvis_tui.ui.app_texts import T
+from jarvis_tui.ui.app_texts import APP_TEXTS
 from jarvis_tui.ui.clipboard import copy_file_path
 from jarvis_tui.ui.i18n import resolve_language
-from jarvis_tui.ui.local_model import LocalModel
-from jarvis_tui.ui.local_model import T as LT
+from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS, LocalModel
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.themes import register_themes
 from jarvis_tui.ui.tool_servers import HubFactory, ToolServers, make_hub
@@ -89,7 +88,8 @@ class JarvisApp(App[None]):
         for line in self._warnings:
             self.notify(line, severity="warning", markup=False, timeout=15)
         for problem in self._theme_problems:
-            self.notify(problem, title=T(self.language, "theme_problem"), severity="warning",
+            self.notify(problem, title=APP_TEXTS(self.language, "theme_problem"),
+                        severity="warning",
                         markup=False, timeout=10)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self._session = self._open()
@@ -118,11 +118,12 @@ class JarvisApp(App[None]):
         try:
             await local.start(lambda seconds: self.chat.show_local_progress(seconds))
         except Exception:  # LocalServerError, or anything else: the app stays up
-            await self.chat.say(LT(self.chat.lang, "failed", why=local.error), "error")
+            await self.chat.say(LOCAL_MODEL_TEXTS(self.chat.lang, "failed", why=local.error),
+                                "error")
         else:
-            await self.chat.say(LT(self.chat.lang, "ready", model=local.name,
-                                   window=self.settings.context_window, seconds=local.seconds),
-                                "info")
+            ready = LOCAL_MODEL_TEXTS(self.chat.lang, "ready", model=local.name,
+                                      window=self.settings.context_window, seconds=local.seconds)
+            await self.chat.say(ready, "info")
         self.chat.local_settled()
 
     @work(group="mcp", exclusive=True, exit_on_error=False)
@@ -139,7 +140,7 @@ class JarvisApp(App[None]):
             self.theme = name
         else:
             self.theme = FALLBACK_THEME
-            self.notify(T(self.language, "no_theme", name=name, fallback=FALLBACK_THEME),
+            self.notify(APP_TEXTS(self.language, "no_theme", name=name, fallback=FALLBACK_THEME),
                         severity="warning", markup=False)
 
     async def open_session(self, conversation_id: int | None) -> None:
@@ -175,7 +176,7 @@ class JarvisApp(App[None]):
             self.language = language
             self.chat.relocalize_when_idle()
         self.chat.update_gauge()
-        self.notify(T(self.language, "settings_saved"), markup=False)
+        self.notify(APP_TEXTS(self.language, "settings_saved"), markup=False)
 
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", "")
@@ -185,7 +186,8 @@ class JarvisApp(App[None]):
         try:
             update_settings_file(self.config_file, {"theme": name})
         except (ConfigError, OSError) as err:
-            self.notify(T(self.language, "theme_not_saved", why=str(err)), severity="warning",
+            self.notify(APP_TEXTS(self.language, "theme_not_saved", why=str(err)),
+                        severity="warning",
                         markup=False)
 
     # -- sessions and the palette ---------------------------------------------------------

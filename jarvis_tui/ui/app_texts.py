@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+APP_TEXTS = Texts(
     en={
         "theme_problem": "Theme file skipped",
         "no_theme": "There is no theme named {name!r}; using {fallback}. Pick one with F3 or "

@@ -6,7 +6,7 @@ from jarvis_tui.core.providers import missing_key
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+CHAT_TEXTS = Texts(
     en={
         "placeholder": "Message Jarvis… (Enter sends, Ctrl+J new line, /help for commands)",
         "untitled": "New session",
@@ -101,4 +101,4 @@ T = Texts(
 def missing_key_problem(settings: Settings, lang: str) -> str | None:
     """The one case where sending cannot work and the server would only say so after retries."""
     var = missing_key(settings)
-    return T(lang, "no_key", var=var) if var else None
+    return CHAT_TEXTS(lang, "no_key", var=var) if var else None

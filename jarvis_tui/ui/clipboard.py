@@ -25,7 +25,7 @@ from jarvis_tui.core.settings.config import APP_NAME
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+CLIPBOARD_TEXTS = Texts(
     en={"copied": "Copied {what} to the clipboard (OSC 52). If your terminal blocks that, it is "
                   "also in {path}",
         "doubtful": "Your terminal may not take OSC 52 copies: {what} is in {path} (it was "
@@ -100,6 +100,6 @@ def copy_out(copy_to_clipboard: Callable[[str], None], text: str, what: str, pat
         write_copy(path, text)
     except OSError as err:
         key = "doubtful_unwritten" if doubtful else "copied_unwritten"
-        return T(lang, key, what=what, path=path, why=err.strerror or err), "warning"
-    return T(lang, "doubtful" if doubtful else "copied", what=what, path=path), \
+        return CLIPBOARD_TEXTS(lang, key, what=what, path=path, why=err.strerror or err), "warning"
+    return CLIPBOARD_TEXTS(lang, "doubtful" if doubtful else "copied", what=what, path=path), \
         "warning" if doubtful else "info"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from jarvis_tui.ui.actions import BY_SLASH
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+COMMAND_TEXTS = Texts(
     en={"unknown": "Unknown command /{name}. Known: {known}. To send text that starts with "
                    "a slash, begin it with //"},
     zh={"unknown": "未知命令 /{name}。可用命令：{known}。若要发送以斜杠开头的文字，请以 // 开头"},
@@ -48,4 +48,4 @@ def parse(text: str) -> Command | str:
 
 def unknown_text(lang: str, name: str) -> str:
     known = ", ".join(f"/{n}" for n in BY_SLASH)
-    return T(lang, "unknown", name=name, known=known)
+    return COMMAND_TEXTS(lang, "unknown", name=name, known=known)

@@ -7,7 +7,7 @@ from jarvis_tui.core import costs
 from jarvis_tui.core.costs import Tally
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+COST_TEXTS = Texts(
     en={
         "none": "💰 Session #{id}: no request with token counts yet.",
         "head": "💰 Session #{id}: {chat} chat and {summary} summary requests",
@@ -46,30 +46,31 @@ T = Texts(
 def cost_report(session: Tally, conversation_id: int, lang: str) -> str:
     """The lines /cost prints for a session's tally."""
     if not session.requests:
-        return T(lang, "none", id=conversation_id)
-    lines = [T(lang, "head", id=conversation_id, chat=f"{session.chat_requests:,}",
-               summary=f"{session.summary_requests:,}"),
-             T(lang, "prompt", n=costs.tokens(session.prompt_tokens))]
+        return COST_TEXTS(lang, "none", id=conversation_id)
+    lines = [COST_TEXTS(lang, "head", id=conversation_id, chat=f"{session.chat_requests:,}",
+                        summary=f"{session.summary_requests:,}"),
+             COST_TEXTS(lang, "prompt", n=costs.tokens(session.prompt_tokens))]
     share = session.cached_share
     if session.cached_tokens is None or share is None:
-        lines.append(T(lang, "cached_none"))
+        lines.append(COST_TEXTS(lang, "cached_none"))
     elif session.reported_requests < session.requests:
-        lines.append(T(lang, "cached_some", n=costs.tokens(session.cached_tokens),
-                       share=costs.share(share), k=f"{session.reported_requests:,}",
-                       of=f"{session.requests:,}"))
+        lines.append(COST_TEXTS(lang, "cached_some", n=costs.tokens(session.cached_tokens),
+                                share=costs.share(share), k=f"{session.reported_requests:,}",
+                                of=f"{session.requests:,}"))
     else:
-        lines.append(T(lang, "cached_all", n=costs.tokens(session.cached_tokens),
-                       share=costs.share(share)))
+        lines.append(COST_TEXTS(lang, "cached_all", n=costs.tokens(session.cached_tokens),
+                                share=costs.share(share)))
     if session.cache_write_tokens:
-        lines.append(T(lang, "written", n=costs.tokens(session.cache_write_tokens)))
-    lines.append(T(lang, "completion", n=costs.tokens(session.completion_tokens)))
+        lines.append(COST_TEXTS(lang, "written", n=costs.tokens(session.cache_write_tokens)))
+    lines.append(COST_TEXTS(lang, "completion", n=costs.tokens(session.completion_tokens)))
     if session.freed_tokens is not None:
-        lines.append(T(lang, "freed", n=costs.tokens(session.freed_tokens)))
+        lines.append(COST_TEXTS(lang, "freed", n=costs.tokens(session.freed_tokens)))
     models = ", ".join(m or "?" for m in session.unpriced)
     if not session.money:
-        lines.append(T(lang, "no_price", models=models))
+        lines.append(COST_TEXTS(lang, "no_price", models=models))
     elif session.unpriced:
-        lines.append(T(lang, "money_part", money=costs.moneys(session.money), models=models))
+        lines.append(COST_TEXTS(lang, "money_part", money=costs.moneys(session.money),
+                                models=models))
     else:
-        lines.append(T(lang, "money", money=costs.moneys(session.money)))
+        lines.append(COST_TEXTS(lang, "money", money=costs.moneys(session.money)))
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+LOCAL_MODEL_TEXTS = Texts(
     en={
         "status_loading": "⏳ Loading the local model… {seconds}s. You can type; a message "
                           "sent now waits for it.",

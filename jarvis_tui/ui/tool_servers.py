@@ -22,7 +22,7 @@ from jarvis_tui.ui.i18n import Texts
 
 CLOSE_WAIT_S = 5.0  # at exit: a server that will not stop does not hold the terminal longer
 
-T = Texts(
+TOOL_SERVERS_TEXTS = Texts(
     en={
         "starting": "⚙ Starting {n} tool servers…",
         "starting_one": "⚙ Starting the tool server {name}…",
@@ -90,8 +90,8 @@ class ToolServers:
         try:
             self.hub = self.factory(self.app.settings)
         except Exception as err:  # noqa: BLE001 - a bad server entry must not stop the app
-            self.app.call_later(self._say, T(self.app.language, "hub_failed",
-                                             error=_line(err)), "error")
+            self.app.call_later(self._say, TOOL_SERVERS_TEXTS(self.app.language, "hub_failed",
+                                                              error=_line(err)), "error")
             return None
         if self.hub is None:
             return None
@@ -107,17 +107,18 @@ class ToolServers:
         if not statuses:
             return  # all disabled: F5 shows them, nothing else to say
         if len(statuses) == 1:
-            await self._say(T(lang, "starting_one", name=_line(statuses[0].name)))
+            await self._say(TOOL_SERVERS_TEXTS(lang, "starting_one", name=_line(statuses[0].name)))
         else:
-            await self._say(T(lang, "starting", n=len(statuses)))
+            await self._say(TOOL_SERVERS_TEXTS(lang, "starting", n=len(statuses)))
         # Servers the config file itself does not name are never started unannounced.
         for source, names in from_servers_files(getattr(self.app.settings, "mcp", ())).items():
-            await self._say(T(lang, "from_file", file=_line(source),
-                              names=", ".join(_line(n) for n in names)))
+            await self._say(TOOL_SERVERS_TEXTS(lang, "from_file", file=_line(source),
+                                               names=", ".join(_line(n) for n in names)))
         try:
             await hub.start()
         except Exception as err:  # noqa: BLE001 - the hub should not raise; if it does, say it
-            await self._say(T(lang, "hub_failed", error=_line(err) or type(err).__name__),
+            await self._say(TOOL_SERVERS_TEXTS(lang, "hub_failed",
+                                               error=_line(err) or type(err).__name__),
                             "error")
             return
         self._started = True
@@ -128,8 +129,9 @@ class ToolServers:
             if status.state == "ready":
                 ready.append(status)
                 for tool, why in getattr(status, "left_out", ()):
-                    await self._say(T(lang, "left_out", name=_line(status.name), tool=_line(tool),
-                                      why=_line(why)), "warning")
+                    await self._say(TOOL_SERVERS_TEXTS(lang, "left_out", name=_line(status.name),
+                                                       tool=_line(tool),
+                                                       why=_line(why)), "warning")
             elif status.state in ("failed", "stopped"):
                 await self._say(self._failure(status), "error")
         if ready:
@@ -138,10 +140,12 @@ class ToolServers:
             key = key_name(keys_of(BY_ID["tools"], getattr(self.app.settings, "keys", {})))
             tools = sum(len(s.tools) for s in ready)
             if len(ready) == 1:
-                await self._say(T(lang, "ready_one", tools=tools, name=_line(ready[0].name),
-                                  keys=key))
+                await self._say(TOOL_SERVERS_TEXTS(lang, "ready_one", tools=tools,
+                                                   name=_line(ready[0].name),
+                                                   keys=key))
             else:
-                await self._say(T(lang, "ready", tools=tools, servers=len(ready), keys=key))
+                await self._say(TOOL_SERVERS_TEXTS(lang, "ready", tools=tools, servers=len(ready),
+                                                   keys=key))
             warnings: list[str] = []
             with contextlib.suppress(Exception):  # the session is being switched: no warning
                 warnings = self.app.chat.session.tools_warnings(lang)
@@ -149,9 +153,9 @@ class ToolServers:
                 await self._say(line, "warning")
 
     def _failure(self, status: Any) -> str:
-        error = _line(status.error or "") or T(self.app.language, "no_error")
+        error = _line(status.error or "") or TOOL_SERVERS_TEXTS(self.app.language, "no_error")
         key = "failed" if status.state == "failed" else "stopped"
-        return T(self.app.language, key, name=_line(status.name), error=error)
+        return TOOL_SERVERS_TEXTS(self.app.language, key, name=_line(status.name), error=error)
 
     def _changed(self, status: Any) -> None:
         """hub.on_change: maybe from another thread, so the work goes to the app's loop."""
@@ -175,8 +179,8 @@ class ToolServers:
         if status.state in ("failed", "stopped"):
             await self._say(self._failure(status), "error")
         elif status.state == "ready" and before in ("failed", "stopped"):
-            await self._say(T(self.app.language, "back", name=_line(status.name),
-                              tools=len(status.tools)))
+            await self._say(TOOL_SERVERS_TEXTS(self.app.language, "back", name=_line(status.name),
+                                               tools=len(status.tools)))
 
     def _gauge(self) -> None:
         with contextlib.suppress(Exception):  # the app is closing: nothing to draw

@@ -10,7 +10,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import Price
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.ui import events as ue
+from jarvis_tui.ui import posted
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.ui.app_helpers import (
@@ -155,7 +155,7 @@ async def test_a_finished_compaction_shows_what_it_cost_at_once(fake_server, tmp
         finished = ev.CompactionFinished(app.chat.session.summary.id, 2, 3_000, 1_200,
                                          "manual", cost_prompt_tokens=2_500,
                                          cost_completion_tokens=180, calls=1)
-        app.chat.post_message(ue.CompactionFinished(cid, finished))
+        app.chat.post_message(posted.CompactionFinished(cid, finished))
         await wait_for(pilot, lambda: "2,500" in panel.cost_text, "the live compaction cost")
         # No price for the model: tokens only, no money.
         assert panel.cost_text == ("Last compaction: 1 request · prompt 2,500 · out 180 · "

@@ -2,7 +2,7 @@
 servers' screen and notices, and the gauge's tools segment.
 
 The engine's tool loop is driven here by posting its events to the chat screen as the chat
-worker would (ui.events.wrap), and the MCP hub is a fake with the hub's interface."""
+worker would (ui.posted.wrap), and the MCP hub is a fake with the hub's interface."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
-from jarvis_tui.ui import events as ue
+from jarvis_tui.ui import posted
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
@@ -104,7 +104,7 @@ def result_message(content: str, call_id: str = "c1") -> Message:
 
 def post(app, event: ev.Event) -> None:
     chat: ChatScreen = app.chat
-    message = ue.wrap(chat.cid, event)
+    message = posted.wrap(chat.cid, event)
     assert message is not None, event
     chat.post_message(message)
 
@@ -211,7 +211,7 @@ async def test_a_running_call_shows_a_spinner_then_its_result(fake_server, tmp_p
         assert [v.message.role for v in views(app)] == ["assistant", "tool"]
         assert views(app)[1].message.content == "commit abc\nAuthor: me"
         # The next step's text opens a new reply view under the result.
-        app.chat.post_message(ue.ReplyChunk(app.chat.cid, "It was abc."))
+        app.chat.post_message(posted.ReplyChunk(app.chat.cid, "It was abc."))
         await wait_for(pilot, lambda: len(views(app)) == 3, "the next reply view")
         assert views(app)[2].message.role == "assistant"
 
@@ -220,14 +220,14 @@ async def test_a_streamed_step_that_calls_tools_ends_its_reply_view(fake_server,
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=WIDE) as pilot:
         cid = app.chat.cid
-        app.chat.post_message(ue.ReplyChunk(cid, "Let me check the log."))
+        app.chat.post_message(posted.ReplyChunk(cid, "Let me check the log."))
         await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply view")
         await run_call(pilot, app, "commit abc")
         assert app.chat.reply_view is None
         first = views(app)[0]
         assert not first.streaming and first.message.tool_calls
         assert "asks for git_log" in screen_text(app)
-        app.chat.post_message(ue.ReplyChunk(cid, "Done."))
+        app.chat.post_message(posted.ReplyChunk(cid, "Done."))
         await wait_for(pilot, lambda: len(views(app)) == 3, "a new reply view")
         assert [v.message.role for v in views(app)] == ["assistant", "tool", "assistant"]
 
@@ -242,7 +242,7 @@ async def test_esc_while_a_tool_runs_keeps_what_was_done(fake_server, tmp_path):
         post(app, ev.ToolStarted(call, GIT_LOG))
         await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
                        "the running call")
-        chat.post_message(ue.ReplyFailed(chat.cid, "", user_text="look", stopped=True))
+        chat.post_message(posted.ReplyFailed(chat.cid, "", user_text="look", stopped=True))
         await wait_for(pilot, lambda: chat.sending is None, "the round to end")
         await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block to stop")
         await pilot.pause()

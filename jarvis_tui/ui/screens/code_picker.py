@@ -17,7 +17,7 @@ from jarvis_tui.ui.code_blocks import CodeBlock
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
-T = Texts(
+CODE_PICKER_TEXTS = Texts(
     en={"title": "Copy a code block",
         "code": "code",
         "lines": "{n} lines",
@@ -44,7 +44,7 @@ class CodePicker(ModalScreen[int | None]):
         self.blocks = blocks
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return CODE_PICKER_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog") as dialog:

@@ -12,7 +12,8 @@ from textual.widgets import Button, Static
 from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.dialog import dialog_css
 
-T = Texts(en={"yes": "Yes (Enter)", "no": "No (Esc)"}, zh={"yes": "是（Enter）", "no": "否（Esc）"})
+CONFIRM_TEXTS = Texts(en={"yes": "Yes (Enter)", "no": "No (Esc)"}, zh={"yes": "是（Enter）",
+                                                                       "no": "否（Esc）"})
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -34,8 +35,8 @@ class ConfirmScreen(ModalScreen[bool]):
             dialog.border_title = self._title
             yield Static(self._question, id="question", markup=False)
             with Horizontal(id="buttons"):
-                yield Button(T(self._lang, "no"), id="no")
-                yield Button(T(self._lang, "yes"), id="yes", variant="primary")
+                yield Button(CONFIRM_TEXTS(self._lang, "no"), id="no")
+                yield Button(CONFIRM_TEXTS(self._lang, "yes"), id="yes", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#yes", Button).focus()

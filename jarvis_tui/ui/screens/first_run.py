@@ -18,7 +18,7 @@ from textual.widgets import Static
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
-T = Texts(
+FIRST_RUN_TEXTS = Texts(
     en={
         "title": "Welcome to jarvis-tui: choose a model provider",
         "intro": "No provider is configured and no API key is in the environment, so there is "
@@ -103,7 +103,7 @@ class FirstRunScreen(ModalScreen[str | None]):
         self.config_file = config_file
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return FIRST_RUN_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog") as dialog:

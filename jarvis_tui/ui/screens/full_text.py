@@ -16,7 +16,7 @@ from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets.text_pager import TextPager
 
-T = Texts(
+FULL_TEXT_TEXTS = Texts(
     en={"title": "The whole message: {chars} characters, {lines} lines, as plain text",
         "hint": "↑↓ PgUp PgDn Home End scroll · Esc close · /export writes it to a file"},
     zh={"title": "完整消息：{chars} 个字符，{lines} 行，纯文本显示",
@@ -42,10 +42,11 @@ class FullTextScreen(ModalScreen[None]):
         lang = ui_language(self.app)
         text = self.message.content
         lines = text.count("\n") + 1
-        yield Static(T(lang, "title", chars=f"{len(text):,}", lines=f"{lines:,}"), markup=False,
+        yield Static(FULL_TEXT_TEXTS(lang, "title", chars=f"{len(text):,}", lines=f"{lines:,}"),
+                     markup=False,
                      id="title")
         yield TextPager(terminal_safe(text), id="pager")
-        yield Static(T(lang, "hint"), markup=False, id="hint")
+        yield Static(FULL_TEXT_TEXTS(lang, "hint"), markup=False, id="hint")
 
     def on_mount(self) -> None:
         self.query_one(TextPager).focus()

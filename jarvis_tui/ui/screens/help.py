@@ -21,7 +21,7 @@ from jarvis_tui.ui.screens.dialog import dialog_css
 
 MAX_KEY_COLUMN = 28  # wider keys wrap rather than squeeze the descriptions
 
-T = Texts(
+HELP_TEXTS = Texts(
     en={
         "title": "Help",
         "keys": "Keys",
@@ -107,7 +107,7 @@ class HelpScreen(ModalScreen[None]):
         self.message_rows = list(message_keys or [])
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return HELP_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         names = [name for name, _ in self.key_rows + self.message_rows + self.command_rows]

@@ -23,7 +23,7 @@ MARKS = {"ready": "●", "starting": "○", "failed": "✗", "stopped": "✗", "
 STYLES = {"ready": "$success", "starting": "$warning", "failed": "$error", "stopped": "$error",
           "disabled": "$text-muted"}
 
-T = Texts(
+SERVERS_TEXTS = Texts(
     en={
         "title": "Tool servers",
         "none": "No tool servers are configured: add them to the config file and restart.",
@@ -71,7 +71,7 @@ class McpServersScreen(ModalScreen[None]):
         self.servers: list[Any] = list(statuses())
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return SERVERS_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog") as dialog:
@@ -86,7 +86,7 @@ class McpServersScreen(ModalScreen[None]):
 
     def _state(self, status: Any) -> str:
         state = str(getattr(status, "state", ""))
-        return self._t(state) if state in T.tables["en"] else _safe(state)
+        return self._t(state) if state in SERVERS_TEXTS.tables["en"] else _safe(state)
 
     def _count(self, status: Any) -> str:
         n = len(getattr(status, "tools", ()) or ())

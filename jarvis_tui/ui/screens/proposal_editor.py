@@ -16,10 +16,9 @@ from textual.widgets import Static
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.window.tokens import estimate
 from jarvis_tui.ui.i18n import Texts, ui_language
-from jarvis_tui.ui.screens.summary_editor import SummaryEditor
-from jarvis_tui.ui.screens.summary_editor import T as EDITOR_TEXTS
+from jarvis_tui.ui.screens.summary_editor import EDITOR_TEXTS, SummaryEditor
 
-T = Texts(
+PROPOSAL_TEXTS = Texts(
     en={
         "title": "PROPOSED summary · not applied yet · /compact{focus}",
         "focus": " · focus: {focus}",
@@ -69,7 +68,7 @@ class ProposalEditor(SummaryEditor):
         self.focus = focus
 
     def _t(self, key: str, **values: object) -> str:
-        table = T if key in T.tables["en"] else EDITOR_TEXTS
+        table = PROPOSAL_TEXTS if key in PROPOSAL_TEXTS.tables["en"] else EDITOR_TEXTS
         return table(ui_language(self.app), key, **values)
 
     def _title(self) -> str:

@@ -24,7 +24,7 @@ from jarvis_tui.ui.screens.dialog import dialog_css
 
 PREVIEW_CHARS = 160
 
-T = Texts(
+RECALL_TEXTS = Texts(
     en={
         "title": "Recall: “{query}”",
         "none": "Nothing earlier in this session matches “{query}”.",
@@ -59,7 +59,7 @@ class RecallScreen(ModalScreen[list[Message] | None]):
         self.turns = turns
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return RECALL_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         query = terminal_safe(self.search_text)

@@ -26,7 +26,7 @@ NEW_SESSION = 0  # never a real id: SQLite AUTOINCREMENT starts at 1
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 CURRENT_MARK = "●"
 
-T = Texts(
+SESSIONS_TEXTS = Texts(
     en={
         "title": "Sessions",
         "filter": "Type to filter by title",
@@ -130,7 +130,7 @@ class SessionsScreen(ModalScreen[int | None]):
         self._done = False  # a click and a key in the same frame must not dismiss twice
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return SESSIONS_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog") as dialog:

@@ -52,7 +52,7 @@ def _percent_range(key: str) -> tuple[float, float]:
     return round(check.lo * 100, 6), round(check.hi * 100, 6)
 
 
-T = Texts(
+SETTINGS_TEXTS = Texts(
     en={
         "title": "Settings",
         "file": "Settings file: {path}",
@@ -173,7 +173,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
     # -- layout ----------------------------------------------------------------------------------
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return SETTINGS_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         path = self.config_file if self.config_file is not None else config_path()

@@ -28,7 +28,7 @@ from jarvis_tui.ui.screens.dialog import dialog_css
 SIDE_BY_SIDE_MIN_WIDTH = 100
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 
-T = Texts(
+EDITOR_TEXTS = Texts(
     en={
         "title": "Summary · {kind} · {created} · covers {count} messages",
         "kind.auto": "automatic",
@@ -170,7 +170,7 @@ class SummaryEditor(ModalScreen[str | None]):
         self._notice_for: str | None = None  # the text the notice or question was about
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return EDITOR_TEXTS(ui_language(self.app), key, **values)
 
     def _title(self) -> str:
         s = self.summary

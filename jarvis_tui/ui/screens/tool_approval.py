@@ -33,7 +33,7 @@ from jarvis_tui.ui.screens.dialog import dialog_css
 from jarvis_tui.ui.widgets.prompt_input import NEWLINE_KEYS, PromptInput
 from jarvis_tui.ui.widgets.tool_block import pretty
 
-T = Texts(
+APPROVAL_TEXTS = Texts(
     en={
         "title": "Run a tool?",
         "asks": "The model wants to run {tool} on the tool server {server}.",
@@ -100,7 +100,7 @@ class ToolApprovalScreen(ModalScreen[str]):
         self.prompt = prompt  # where typing goes while the dialog is up
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return APPROVAL_TEXTS(ui_language(self.app), key, **values)
 
     def compose(self) -> ComposeResult:
         spec = self.spec

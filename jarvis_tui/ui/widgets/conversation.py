@@ -19,7 +19,7 @@ from jarvis_tui.ui.widgets.tool_block import ToolInfo
 
 __all__ = ["MAX_VIEWS", "PAGE", "Conversation", "Notice"]
 
-T = Texts(
+CONVERSATION_TEXTS = Texts(
     en={"welcome": "New session. Type a message and press Enter; Ctrl+J adds a new line; "
                    "F1 lists every key and command."},
     zh={"welcome": "新会话。输入消息后按 Enter 发送；Ctrl+J 换行；F1 查看全部按键与命令。"},
@@ -48,7 +48,7 @@ class Conversation(MessageCursor):
             self.stubbed = set()
             await self.mount_slice(max(0, len(messages) - PAGE), len(messages))
             if not messages:
-                await self.mount(Notice(T(self.lang, "welcome"), "welcome"))
+                await self.mount(Notice(CONVERSATION_TEXTS(self.lang, "welcome"), "welcome"))
         self.anchor()
         if self.has_focus:  # another session, or this one read again: the newest is selected
             self.call_after_refresh(self.on_focus)

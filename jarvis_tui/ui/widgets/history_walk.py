@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.ui.i18n import Texts
 
-T = Texts(
+HISTORY_TEXTS = Texts(
     en={
         "walking": "History {n}/{total} · {where} · {other} · Esc back to your draft",
         "this_session": "this session",
@@ -87,7 +87,9 @@ class HistoryWalk:
 
     def line(self, lang: str) -> str:
         if self.edit_of is not None:
-            return T(lang, "editing", what=self.what or T(lang, "last_message"))
-        return T(lang, "walking", n=self.index + 1, total=len(self.entries),
-                 where=T(lang, "all_sessions" if self.across else "this_session"),
-                 other=T(lang, "to_this" if self.across else "to_all"))
+            what = self.what or HISTORY_TEXTS(lang, "last_message")
+            return HISTORY_TEXTS(lang, "editing", what=what)
+        return HISTORY_TEXTS(lang, "walking", n=self.index + 1, total=len(self.entries),
+                             where=HISTORY_TEXTS(lang, "all_sessions" if self.across
+                                                 else "this_session"),
+                             other=HISTORY_TEXTS(lang, "to_this" if self.across else "to_all"))

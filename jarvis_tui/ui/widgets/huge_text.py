@@ -25,7 +25,7 @@ HEAD = 10_000
 HEAD_LINES = 100
 TAIL = 2_000  # characters of the end shown below the line, as plain text (one widget)
 
-T = Texts(
+HUGE_TEXT_TEXTS = Texts(
     en={"cut": "✂ {hidden} characters ({lines} lines) of {total} not shown here; the last "
                "{tail} below. To read it all: Tab, select this message, V (a view that scrolls "
                "through the whole text); /export writes it to a file, F4 copies it.",
@@ -91,9 +91,9 @@ def cut(text: str, head: int | None = None) -> Cut | None:
 
 
 def marker(lang: str, part: Cut) -> str:
-    return T(lang, "cut", hidden=f"{part.hidden:,}", lines=f"{part.hidden_lines:,}",
-             total=f"{part.total:,}", tail=f"{len(part.tail):,}")
+    return HUGE_TEXT_TEXTS(lang, "cut", hidden=f"{part.hidden:,}", lines=f"{part.hidden_lines:,}",
+                           total=f"{part.total:,}", tail=f"{len(part.tail):,}")
 
 
 def streaming_marker(lang: str, hidden: int) -> str:
-    return T(lang, "streaming", hidden=f"{hidden:,}")
+    return HUGE_TEXT_TEXTS(lang, "streaming", hidden=f"{hidden:,}")

@@ -29,7 +29,7 @@ from jarvis_tui.ui.widgets.tool_block import (
     stored_outcome,
 )
 
-T = Texts(
+MESSAGE_TEXTS = Texts(
     en={"user": "You", "assistant": "Jarvis", "tool": "Tool", "system": "System",
         "streaming": "writing…", "partial": "partial: stopped or cut off",
         "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
@@ -187,22 +187,23 @@ class MessageView(Vertical):
     def _label_text(self) -> str:
         lang = ui_language(self.app) if self.is_attached else "en"
         msg = self.message
-        parts = [T(lang, msg.role) if msg.role in ("user", "assistant", "tool", "system")
+        parts = [MESSAGE_TEXTS(lang, msg.role) if msg.role in ("user", "assistant", "tool",
+                                                               "system")
                  else msg.role]
         if self.streaming:
-            parts.append(T(lang, "streaming"))
+            parts.append(MESSAGE_TEXTS(lang, "streaming"))
         elif msg.status == PARTIAL:
-            parts.append(T(lang, "partial"))
+            parts.append(MESSAGE_TEXTS(lang, "partial"))
         elif msg.status == FAILED:
-            parts.append(T(lang, "failed"))
+            parts.append(MESSAGE_TEXTS(lang, "failed"))
         elif msg.role == "assistant" and not msg.content.strip() and not msg.tool_calls:
-            parts.append(T(lang, "empty"))
+            parts.append(MESSAGE_TEXTS(lang, "empty"))
         if msg.pinned:
-            parts.append(T(lang, "pinned"))
+            parts.append(MESSAGE_TEXTS(lang, "pinned"))
         if msg.covered:
-            parts.append(T(lang, "covered"))
+            parts.append(MESSAGE_TEXTS(lang, "covered"))
         if msg.excluded:
-            parts.append(T(lang, "excluded"))
+            parts.append(MESSAGE_TEXTS(lang, "excluded"))
         index, count = self._alternatives
         if count > 1:
             parts.append(f"‹ {index}/{count} ›")
@@ -211,7 +212,8 @@ class MessageView(Vertical):
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         event.stop()
         self.app.copy_to_clipboard(event.href)
-        self.app.notify(T(ui_language(self.app), "link", href=terminal_safe(event.href)),
+        self.app.notify(MESSAGE_TEXTS(ui_language(self.app), "link",
+                                      href=terminal_safe(event.href)),
                         markup=False)
 
     def refresh_state(self) -> None:

@@ -15,7 +15,7 @@ from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
 from jarvis_tui.ui.widgets.history_walk import HistoryWalk
 
-T = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})
+PROMPT_TEXTS = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})
 NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
 # key -> (across sessions, towards older entries)
 WALK_KEYS = {"up": (False, True), "down": (False, False),
@@ -51,7 +51,7 @@ class PromptInput(TextArea):
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=False, **kwargs)
-        translate_bindings(self, ui_language(self.app), T)
+        translate_bindings(self, ui_language(self.app), PROMPT_TEXTS)
         # Given by the screen: the sent messages, newest first, of this session (False) or of
         # every session (True). None: no history to walk.
         self.history_source: Callable[[bool], list[HistoryEntry]] | None = None

@@ -19,7 +19,7 @@ from jarvis_tui.core.session import Summary
 from jarvis_tui.ui.i18n import Texts, ui_language
 from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
 
-T = Texts(
+SUMMARY_TEXTS = Texts(
     en={
         "title": "Summary",
         "empty": "No summary yet: older turns are summarised when the conversation reaches the "
@@ -164,7 +164,7 @@ class SummaryPanel(Widget):
     # -- rendering ----------------------------------------------------------------------------
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return SUMMARY_TEXTS(ui_language(self.app), key, **values)
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)

@@ -26,7 +26,7 @@ MUTED = "$foreground-muted"
 # segment is checkered in the plain text colour.
 TOOLS_STYLE = "$foreground"
 
-T = Texts(
+GAUGE_TEXTS = Texts(
     en={
         "title": "Token budget",
         "empty": "Nothing counted yet.",
@@ -270,7 +270,7 @@ class TokenGauge(Widget):
         return self._content
 
     def _t(self, key: str, **values: object) -> str:
-        return T(ui_language(self.app), key, **values)
+        return GAUGE_TEXTS(ui_language(self.app), key, **values)
 
     def _build(self, width: int) -> Content:
         lines: list[list[Part]] = [[(self._t("title"), "bold")]]
@@ -377,7 +377,7 @@ class TokenGauge(Widget):
         key = f"ws_{u.window_source}"
         if u.window_source == "default":
             lines.append([(self._t(key, n=f"{u.context_window:,}"), "$warning")])
-        elif key in T.tables["en"]:
+        elif key in GAUGE_TEXTS.tables["en"]:
             lines.append([(self._t(key), MUTED)])
         else:
             lines.append([(u.window_source, MUTED)])

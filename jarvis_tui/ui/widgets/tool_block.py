@@ -41,7 +41,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # The engine's words for a refused call: a stored result keeps no outcome of its own.
 DENIED = ("the user did not allow this call of ", "is not allowed to run without asking")
 
-T = Texts(
+TOOL_BLOCK_TEXTS = Texts(
     en={
         "calls": "⚙ asks for {names}",
         "size": "{chars} characters · {tokens} tokens",
@@ -141,7 +141,7 @@ def find_call(records: list[Message], index: int) -> ToolCall | None:
 
 def calls_line(message: Message, lang: str) -> str:
     names = [ToolCall.from_wire(c).name for c in message.tool_calls or ()]
-    return T(lang, "calls", names=visible(", ".join(names)))
+    return TOOL_BLOCK_TEXTS(lang, "calls", names=visible(", ".join(names)))
 
 
 class ToolBlock(Vertical):
@@ -201,7 +201,7 @@ class ToolBlock(Vertical):
 
     def _output(self, output: str) -> ComposeResult:
         if not output:
-            yield Static(T(self.lang, "no_output"), markup=False, classes="more")
+            yield Static(TOOL_BLOCK_TEXTS(self.lang, "no_output"), markup=False, classes="more")
             return
         shown = output[:SHOWN_CHARS]
         cut = shown.split("\n")
@@ -209,7 +209,8 @@ class ToolBlock(Vertical):
             shown = "\n".join(cut[:SHOWN_LINES])
         yield Static(shown, markup=False, classes="output")
         if len(shown) < len(output):
-            yield Static(T(self.lang, "more", n=f"{len(output) - len(shown):,}"), markup=False,
+            yield Static(TOOL_BLOCK_TEXTS(self.lang, "more", n=f"{len(output) - len(shown):,}"),
+                         markup=False,
                          classes="more")
 
     def on_mount(self) -> None:
@@ -245,21 +246,23 @@ class ToolBlock(Vertical):
     def status_text(self) -> str:
         info, lang = self.info, self.lang
         if info.state == "approval":
-            return T(lang, "approval")
+            return TOOL_BLOCK_TEXTS(lang, "approval")
         if info.state == "running":
             seconds = int(time.monotonic() - info.started)
             frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
             name = info.call.name if info.call is not None else (self.message.name or "")
-            return f"{frame} " + T(lang, "running", name=visible(name), s=seconds)
+            return f"{frame} " + TOOL_BLOCK_TEXTS(lang, "running", name=visible(name), s=seconds)
         tokens = "?" if self.tokens is None else f"{self.tokens:,}"
-        parts = [T(lang, "size", chars=f"{len(self.message.content):,}", tokens=tokens)]
+        parts = [TOOL_BLOCK_TEXTS(lang, "size", chars=f"{len(self.message.content):,}",
+                                  tokens=tokens)]
         if info.seconds is not None:
-            parts.append(T(lang, "seconds", s=info.seconds))
+            parts.append(TOOL_BLOCK_TEXTS(lang, "seconds", s=info.seconds))
         if self.stubbed:
-            parts.append(T(lang, "stub"))
+            parts.append(TOOL_BLOCK_TEXTS(lang, "stub"))
         outcome = info.outcome or "ok"
         # "✓ 21 characters …", but "⊘ denied · 17 characters …"
-        return T(lang, outcome) + (" " if outcome == "ok" else " · ") + " · ".join(parts)
+        return TOOL_BLOCK_TEXTS(lang,
+                                outcome) + (" " if outcome == "ok" else " · ") + " · ".join(parts)
 
     def _tick(self) -> None:
         if self.is_mounted:

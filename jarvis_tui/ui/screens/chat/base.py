@@ -14,8 +14,8 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import pick_language
 from jarvis_tui.core.session import ChatSession, StoreError
-from jarvis_tui.ui import events as ue
-from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui import posted
+from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.host import AppHost
 from jarvis_tui.ui.i18n import ui_language
 from jarvis_tui.ui.widgets.conversation import Conversation
@@ -66,7 +66,7 @@ class ChatBase(Screen[None]):
         if text:
             await self.query_one(Conversation).add_notice(text, kind)
 
-    def _current(self, message: ue.EngineMessage) -> bool:
+    def _current(self, message: posted.EngineMessage) -> bool:
         return message.conversation_id == self.cid
 
     def notice_language(self, sample: str = "") -> str:
@@ -93,7 +93,7 @@ class ChatBase(Screen[None]):
     def set_status(self, key: str | None = None, **values: object) -> None:
         if key is None:
             key = "status_idle"
-        self.query_one("#status", Static).update(T(self.lang, key, **values))
+        self.query_one("#status", Static).update(CHAT_TEXTS(self.lang, key, **values))
 
     def update_gauge(self) -> None:
         usage = self.session.usage(pending=self.query_one(PromptInput).text)

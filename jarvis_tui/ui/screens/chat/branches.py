@@ -16,7 +16,7 @@ from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
-T = Texts(
+BRANCH_TEXTS = Texts(
     en={
         "nothing_to_retry": "There is no question to answer again yet.",
         "retry_covered": ("The last question is folded into the summary, so it cannot be "
@@ -124,12 +124,13 @@ def _gist(messages: list[Message]) -> str:
 
 class ChatBranches(ChatBase):
     # The question answered again, while a /retry is on its way, and the notice that says
-    # what is shown again if it fails (a key of T; "": nothing is); screen.py ends the round.
+    # what is shown again if it fails (a key of BRANCH_TEXTS; "": nothing is); screen.py ends
+    # the round.
     regenerating: Message | None = None
     retry_note = ""
 
     def _bt(self, key: str, **values: object) -> str:
-        return T(self.lang, key, **values)
+        return BRANCH_TEXTS(self.lang, key, **values)
 
     def target_message(self) -> Message | None:
         """The message a message key acts on: the one selected in the conversation while it

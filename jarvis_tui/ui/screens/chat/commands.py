@@ -12,7 +12,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
-from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
@@ -33,7 +33,7 @@ class ChatCommands(ChatBase):
     async def action_pin(self) -> None:
         last = self.session.last_pinnable()
         if last is None:
-            await self.say(T(self.lang, "nothing_to_pin"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "nothing_to_pin"), "info")
             return
         await self.toggle_pin([last])
 
@@ -45,13 +45,13 @@ class ChatCommands(ChatBase):
         self.query_one(Conversation).refresh_messages(changed.message_ids)
         self.update_gauge()
         preview = " ".join(messages[0].content.split())[:60]
-        await self.say(T(self.lang, "pinned" if pin else "unpinned", text=preview))
+        await self.say(CHAT_TEXTS(self.lang, "pinned" if pin else "unpinned", text=preview))
 
     async def action_recall(self, query: str = "") -> None:
         from jarvis_tui.ui.screens.recall import RecallScreen
 
         if not query.strip():
-            await self.say(T(self.lang, "recall_usage"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "recall_usage"), "info")
             return
         turns = self.session.search(query)
 
@@ -66,9 +66,10 @@ class ChatCommands(ChatBase):
         try:
             n = self.session.export(path)
         except (OSError, StoreError) as err:
-            await self.say(T(self.lang, "export_failed", path=path, why=explain(err)), "error")
+            await self.say(CHAT_TEXTS(self.lang, "export_failed", path=path, why=explain(err)),
+                           "error")
             return
-        await self.say(T(self.lang, "exported", path=path, n=n))
+        await self.say(CHAT_TEXTS(self.lang, "exported", path=path, n=n))
 
     async def action_cost(self) -> None:
         from jarvis_tui.ui.cost_report import cost_report
@@ -83,9 +84,10 @@ class ChatCommands(ChatBase):
     async def action_copy_reply(self) -> None:
         reply = self.session.last_reply()
         if reply is None:
-            await self.say(T(self.lang, "nothing_to_copy"))
+            await self.say(CHAT_TEXTS(self.lang, "nothing_to_copy"))
             return
-        await self.copy_out(reply.content, T(self.lang, "reply_what", n=len(reply.content)))
+        await self.copy_out(reply.content, CHAT_TEXTS(self.lang, "reply_what",
+                                                      n=len(reply.content)))
 
     async def copy_out(self, text: str, what: str) -> None:
         """Copy to the clipboard and to the copy file, and say where it went."""
@@ -111,7 +113,8 @@ class ChatCommands(ChatBase):
         message = self.chosen_message(lambda m: m.role == "assistant" and bool(blocks_of(m)))
         blocks = blocks_of(message) if message is not None else []
         if not blocks:
-            await self.say(T(self.lang, "no_code" if message is not None else "no_code_yet"))
+            await self.say(CHAT_TEXTS(self.lang,
+                                      "no_code" if message is not None else "no_code_yet"))
         elif len(blocks) == 1:
             await self.copy_block(blocks[0])
         else:
@@ -128,15 +131,15 @@ class ChatCommands(ChatBase):
 
         message = self.chosen_message(lambda m: m.role == "assistant" and bool(m.content))
         if message is None:
-            await self.say(T(self.lang, "nothing_to_view"))
+            await self.say(CHAT_TEXTS(self.lang, "nothing_to_view"))
             return
         self.app.push_screen(FullTextScreen(message))
 
     async def copy_block(self, block: CodeBlock) -> None:
-        size = T(self.lang, "one_line") if block.lines == 1 else T(self.lang, "n_lines",
-                                                                      n=block.lines)
-        what = T(self.lang, "code_what", kind=block.lang, lines=size) if block.lang \
-            else T(self.lang, "code_what_plain", lines=size)
+        size = (CHAT_TEXTS(self.lang, "one_line") if block.lines == 1
+                else CHAT_TEXTS(self.lang, "n_lines", n=block.lines))
+        what = CHAT_TEXTS(self.lang, "code_what", kind=block.lang, lines=size) if block.lang \
+            else CHAT_TEXTS(self.lang, "code_what_plain", lines=size)
         await self.copy_out(block.text, what)
 
     def action_help(self) -> None:
@@ -150,10 +153,10 @@ class ChatCommands(ChatBase):
         from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 
         if self.session.summary is None:
-            await self.say(T(self.lang, "no_summary"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "no_summary"), "info")
             return
         if self.compacting:
-            await self.say(T(self.lang, "edit_while_compacting"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "edit_while_compacting"), "info")
             return
         session = self.session
         self.app.push_screen(SummaryEditor(session.summary, session.covered(),
@@ -171,14 +174,14 @@ class ChatCommands(ChatBase):
         self.query_one(SummaryPanel).show_summary(self.session.summary,
                                                   self.session.summary_size())
         self.update_gauge()
-        await self.say(T(self.lang, "summary_saved"), "info")
+        await self.say(CHAT_TEXTS(self.lang, "summary_saved"), "info")
 
     def action_settings(self) -> None:
         self.host.action_settings()
 
     async def action_new_session(self) -> None:
         if not self.session.messages:
-            self.app.notify(T(self.lang, "already_new"), markup=False)
+            self.app.notify(CHAT_TEXTS(self.lang, "already_new"), markup=False)
             return
         await self.host.open_session(None)
 

@@ -13,8 +13,8 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.events import compaction_cost_of
 from jarvis_tui.core.notices import describe
-from jarvis_tui.ui import events as ue
-from jarvis_tui.ui.chat_texts import T
+from jarvis_tui.ui import posted
+from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -24,9 +24,9 @@ from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 class ChatCompaction(ChatBase):
     async def action_compact(self, focus: str = "") -> None:
         if self.sending is not None:
-            await self.say(T(self.lang, "compact_while_sending"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "compact_while_sending"), "info")
         elif self.compacting:
-            await self.say(T(self.lang, "already_compacting"), "info")
+            await self.say(CHAT_TEXTS(self.lang, "already_compacting"), "info")
         else:
             # Summarised now, stored only once the user accepts it (preview_compaction).
             self.run_compaction("manual", focus or None)
@@ -50,7 +50,7 @@ class ChatCompaction(ChatBase):
         self.previewing = None
         self.session.discard_compaction(proposal)
         self.update_cost()  # the summary requests were made: /cost and the totals count them
-        await self.say(T(self.lang, "compact_discarded"), "info")
+        await self.say(CHAT_TEXTS(self.lang, "compact_discarded"), "info")
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
@@ -62,10 +62,11 @@ class ChatCompaction(ChatBase):
                   else session.compact(reason, focus))
         try:
             async for event in events:
-                if (message := ue.wrap(cid, event)) is not None:
+                if (message := posted.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(explain(err), reason)))
+            failed = ev.CompactionFailed(explain(err), reason)
+            self.post_message(posted.CompactionFailed(cid, failed))
 
     # Its own group: a background compaction starting in "compaction" must not cancel it.
     @work(group="commit", exit_on_error=False)
@@ -73,10 +74,10 @@ class ChatCompaction(ChatBase):
         session, cid = self.session, self.cid
         try:
             async for event in session.commit_compaction(proposal, text):
-                if (message := ue.wrap(cid, event)) is not None:
+                if (message := posted.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:
-            self.post_message(ue.CompactionFailed(cid, ev.CompactionFailed(
+            self.post_message(posted.CompactionFailed(cid, ev.CompactionFailed(
                 explain(err), proposal.reason)))
 
     def show_compaction(self, cost: CompactionCost | None) -> None:
@@ -89,8 +90,8 @@ class ChatCompaction(ChatBase):
 
     # -- the compaction's events ------------------------------------------------------------
 
-    @on(ue.CompactionStarted)
-    async def _compaction_started(self, message: ue.CompactionStarted) -> None:
+    @on(posted.CompactionStarted)
+    async def _compaction_started(self, message: posted.CompactionStarted) -> None:
         if not self._current(message):
             return
         self.compacting = True
@@ -107,8 +108,8 @@ class ChatCompaction(ChatBase):
         if self.sending is not None:
             self.set_status("status_waiting")
 
-    @on(ue.CompactionFinished)
-    async def _compaction_finished(self, message: ue.CompactionFinished) -> None:
+    @on(posted.CompactionFinished)
+    async def _compaction_finished(self, message: posted.CompactionFinished) -> None:
         if not self._current(message):
             return
         self._compaction_over()
@@ -128,8 +129,8 @@ class ChatCompaction(ChatBase):
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
-    @on(ue.CompactionFailed)
-    async def _compaction_failed(self, message: ue.CompactionFailed) -> None:
+    @on(posted.CompactionFailed)
+    async def _compaction_failed(self, message: posted.CompactionFailed) -> None:
         if not self._current(message):
             return
         self._compaction_over()
@@ -140,8 +141,8 @@ class ChatCompaction(ChatBase):
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
-    @on(ue.CompactionProposed)
-    def _compaction_proposed(self, message: ue.CompactionProposed) -> None:
+    @on(posted.CompactionProposed)
+    def _compaction_proposed(self, message: posted.CompactionProposed) -> None:
         if not self._current(message):
             return
         self._compaction_over()  # the summary request is done; nothing is stored yet

@@ -3,7 +3,7 @@ It is its parts (commands.py, compaction.py, tools.py, branches.py, each on base
 together, plus the layout, sending and the events of a reply.
 
 Replies and compactions run in workers (groups "chat" and "compaction") that drive the engine
-and post ui.events messages; the handlers here turn those into widget updates.
+and post ui/posted.py messages; the handlers here turn those into widget updates.
 """
 
 from __future__ import annotations
@@ -25,20 +25,17 @@ from jarvis_tui.core.notices import describe
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui import events as ue
-from jarvis_tui.ui import full_gc
+from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
-from jarvis_tui.ui.chat_texts import T, missing_key_problem
+from jarvis_tui.ui.chat_texts import CHAT_TEXTS, missing_key_problem
 from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
-from jarvis_tui.ui.local_model import T as LT
+from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS
 from jarvis_tui.ui.screens.chat.base import explain
-from jarvis_tui.ui.screens.chat.branches import ChatBranches
-from jarvis_tui.ui.screens.chat.branches import T as BT
+from jarvis_tui.ui.screens.chat.branches import BRANCH_TEXTS, ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
 from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
-from jarvis_tui.ui.screens.chat.tools import ChatTools
-from jarvis_tui.ui.screens.chat.tools import T as TT
+from jarvis_tui.ui.screens.chat.tools import TOOL_TEXTS, ChatTools
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -73,7 +70,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield Static("", id="history", markup=False)
-                prompt = PromptInput(id="prompt", placeholder=T(lang, "placeholder"))
+                prompt = PromptInput(id="prompt", placeholder=CHAT_TEXTS(lang, "placeholder"))
                 prompt.history_source = self.sent_prompts
                 yield prompt
                 yield Static("", id="status", markup=False)
@@ -111,7 +108,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         self.query_one(PromptInput).cancel_walk()  # its entries were the other session's
         self.compacting = False
         self.previewing = None
-        self.title = terminal_safe(session.title) or T(self.lang, "untitled")
+        self.title = terminal_safe(session.title) or CHAT_TEXTS(self.lang, "untitled")
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
         self.mark_versions()
@@ -133,7 +130,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         except Exception:  # a server that cannot say is the same as one that does not
             return
         if found is not None:
-            self.post_message(ue.WindowDetected(cid, found))
+            self.post_message(posted.WindowDetected(cid, found))
 
     # -- the gauge and the status line ----------------------------------------------------
 
@@ -196,7 +193,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         the message it follows, for an edited question (a new branch from there)."""
         if self.sending is not None:
             prompt.restore(typed or text)
-            self.app.notify(T(self.lang, "busy"), severity="warning", markup=False)
+            self.app.notify(CHAT_TEXTS(self.lang, "busy"), severity="warning", markup=False)
             return
         problem = missing_key_problem(self.session.settings, self.lang)
         if problem:
@@ -226,7 +223,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         key = "status_waiting" if self.sending is not None else "status_loading"
         with contextlib.suppress(NoMatches):  # a screen being swapped in or out
             self.query_one("#status", Static).update(
-                LT(self.lang, key, seconds=f"{seconds:.0f}"))
+                LOCAL_MODEL_TEXTS(self.lang, key, seconds=f"{seconds:.0f}"))
 
     def local_settled(self) -> None:
         with contextlib.suppress(NoMatches):
@@ -242,8 +239,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             if local is not None and await local.wait() is not None:
                 if not again:  # a question answered again keeps the reply it had
                     user.status = FAILED
-                self.post_message(ue.ReplyFailed(cid, LT(self.lang, "failed_send"),
-                                                 user_text=user.content))
+                failed = LOCAL_MODEL_TEXTS(self.lang, "failed_send")
+                self.post_message(posted.ReplyFailed(cid, failed, user_text=user.content))
                 return
             if again:  # `user` is the question, or the new version of it on screen
                 asked = self.regenerating or user
@@ -252,11 +249,11 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
                 rounds = session.stream_reply(user, after)
             async for event in rounds:
                 if isinstance(event, ev.Delta):
-                    self.post_message(ue.ReplyChunk(cid, event.text))
+                    self.post_message(posted.ReplyChunk(cid, event.text))
                 elif isinstance(event, ev.Failed):
-                    self.post_message(ue.ReplyFailed(cid, event.error, user_text=user.content,
-                                                     partial=event.message, saved=event.saved))
-                elif (message := ue.wrap(cid, event)) is not None:
+                    self.post_message(posted.ReplyFailed(cid, event.error, user_text=user.content,
+                                                         partial=event.message, saved=event.saved))
+                elif (message := posted.wrap(cid, event)) is not None:
                     self.post_message(message)
         except asyncio.CancelledError:
             if not self.app.is_running:
@@ -268,11 +265,11 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             last = session.messages[-1] if session.messages else None
             partial = last if last is not None and last.role == "assistant" \
                 and last.status == PARTIAL and last.id and user.id and last.id > user.id else None
-            self.post_message(ue.ReplyFailed(cid, "", user_text=user.content, partial=partial,
-                                             stopped=True))
+            self.post_message(posted.ReplyFailed(cid, "", user_text=user.content, partial=partial,
+                                                 stopped=True))
             raise
         except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
-            self.post_message(ue.ReplyFailed(cid, explain(err), user_text=user.content))
+            self.post_message(posted.ReplyFailed(cid, explain(err), user_text=user.content))
 
     def action_toggle_sidebar(self) -> None:
         """Narrow terminals: give the conversation the whole width, and back."""
@@ -307,8 +304,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
 
     # -- engine events --------------------------------------------------------------------
 
-    @on(ue.ReplyChunk)
-    async def _chunk(self, message: ue.ReplyChunk) -> None:
+    @on(posted.ReplyChunk)
+    async def _chunk(self, message: posted.ReplyChunk) -> None:
         if not self._current(message):
             return
         if self.reply_view is None:
@@ -323,14 +320,14 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             self._last_stream_gauge = now
             self.update_gauge()
 
-    @on(ue.WindowFitted)
-    def _fitted(self, message: ue.WindowFitted) -> None:
+    @on(posted.WindowFitted)
+    def _fitted(self, message: posted.WindowFitted) -> None:
         if self._current(message):
             self.refresh_bindings()
             self.update_gauge()
 
-    @on(ue.UsageReported)
-    def _usage(self, message: ue.UsageReported) -> None:
+    @on(posted.UsageReported)
+    def _usage(self, message: posted.UsageReported) -> None:
         if self._current(message):
             self.update_gauge()  # the calibration factor may have moved
             self.update_cost()
@@ -361,8 +358,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         if self.relocalize_pending:
             self.relocalize_when_idle()
 
-    @on(ue.ReplyFinished)
-    async def _finished(self, message: ue.ReplyFinished) -> None:
+    @on(posted.ReplyFinished)
+    async def _finished(self, message: posted.ReplyFinished) -> None:
         if not self._current(message):
             return
         line = describe(message.event, self.notice_language())
@@ -373,47 +370,48 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             # leave that one nothing to apply to.
             self.run_compaction("threshold")
 
-    @on(ue.ReplyFailed)
-    async def _failed(self, message: ue.ReplyFailed) -> None:
+    @on(posted.ReplyFailed)
+    async def _failed(self, message: posted.ReplyFailed) -> None:
         if not self._current(message):
             return
         lang = self.notice_language(message.user_text)
         if message.stopped and message.partial is not None:
-            await self._end_reply(message.partial, (T(lang, "stopped_partial"), "warning"))
+            await self._end_reply(message.partial, (CHAT_TEXTS(lang, "stopped_partial"), "warning"))
             return
         if message.stopped and self.tool_round:
             # The calls and results are stored: the message is not sent again, nothing to
             # restore.
-            await self._end_reply(message.partial, (TT(lang, "stopped_tools"), "warning"))
+            await self._end_reply(message.partial, (TOOL_TEXTS(lang, "stopped_tools"), "warning"))
             return
         if self.regenerating is not None and message.partial is None:
             # The question keeps the reply it had, or the turns after it (the engine shows
             # that branch again).
             error = describe(ev.Failed(message.error), lang) or message.error
-            note = [(BT(lang, self.retry_note), "info")] if self.retry_note else []
+            note = [(BRANCH_TEXTS(lang, self.retry_note), "info")] if self.retry_note else []
             await self._end_reply(None, *([(error, "error")] if message.error else []), *note)
             await self.show_branch()
             return
         if not message.saved:
             # Asked and answered: only the store failed. The reply stays on screen to copy.
             error = describe(ev.Failed(message.error), lang) or message.error
-            await self._end_reply(message.partial, (error, "error"), (T(lang, "unsaved"),
+            await self._end_reply(message.partial, (error, "error"), (CHAT_TEXTS(lang, "unsaved"),
                                                                       "warning"))
             return
         self.query_one(PromptInput).restore(message.user_text)
         if message.stopped:
-            await self._end_reply(None, (T(lang, "stopped_empty"), "warning"))
+            await self._end_reply(None, (CHAT_TEXTS(lang, "stopped_empty"), "warning"))
             return
         error = describe(ev.Failed(message.error), lang) or message.error
-        await self._end_reply(message.partial, (error, "error"), (T(lang, "restored"), "info"))
+        await self._end_reply(message.partial, (error, "error"), (CHAT_TEXTS(lang, "restored"),
+                                                                  "info"))
 
     def _refresh_title(self) -> None:
         title = self.session.refresh_title()
         if title:
             self.title = terminal_safe(title)
 
-    @on(ue.RetryScheduled)
-    async def _retry(self, message: ue.RetryScheduled) -> None:
+    @on(posted.RetryScheduled)
+    async def _retry(self, message: posted.RetryScheduled) -> None:
         if not self._current(message):
             return
         event = message.event
@@ -429,21 +427,21 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         self._retry_timer = self.set_interval(0.1, self._tick_retry)
         self._tick_retry()
 
-    @on(ue.SessionBusy)
-    async def _busy(self, message: ue.SessionBusy) -> None:
+    @on(posted.SessionBusy)
+    async def _busy(self, message: posted.SessionBusy) -> None:
         if self._current(message):
             if self.sending is not None:  # else an accepted /compact summary waits, not a message
                 self.set_status("status_busy")
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
 
-    @on(ue.SessionChanged)
-    async def _changed(self, message: ue.SessionChanged) -> None:
+    @on(posted.SessionChanged)
+    async def _changed(self, message: posted.SessionChanged) -> None:
         if self._current(message):
             await self.show_stored()
             await self.say(describe(message.event, self.notice_language()) or "", "info")
 
-    @on(ue.SaveDelayed)
-    async def _save_delayed(self, message: ue.SaveDelayed) -> None:
+    @on(posted.SaveDelayed)
+    async def _save_delayed(self, message: posted.SaveDelayed) -> None:
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
 
@@ -479,19 +477,19 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         except StoreError:
             return  # the next send says what is wrong with the store
         if added:
-            self.post_message(ue.SessionChanged(self.cid, ev.SessionChanged(added)))
+            self.post_message(posted.SessionChanged(self.cid, ev.SessionChanged(added)))
 
-    @on(ue.TurnsRecalled)
-    async def _recalled(self, message: ue.TurnsRecalled) -> None:
+    @on(posted.TurnsRecalled)
+    async def _recalled(self, message: posted.TurnsRecalled) -> None:
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "info")
 
-    @on(ue.ContextLimitLearned)
-    @on(ue.CompactionHeld)
-    @on(ue.WindowTrimmed)
-    @on(ue.WindowDetected)
-    @on(ue.ContextTruncated)
-    async def _learned(self, message: ue.EngineEvent) -> None:
+    @on(posted.ContextLimitLearned)
+    @on(posted.CompactionHeld)
+    @on(posted.WindowTrimmed)
+    @on(posted.WindowDetected)
+    @on(posted.ContextTruncated)
+    async def _learned(self, message: posted.EngineEvent) -> None:
         if self._current(message):
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
             self.update_gauge()

@@ -14,14 +14,14 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import describe
 from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
-from jarvis_tui.ui import events as ue
+from jarvis_tui.ui import posted
 from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
 
-T = Texts(
+TOOL_TEXTS = Texts(
     en={
         "status_approval": "⏸ The model wants to run {name}: Tab, then y / a / n to answer",
         "status_running": "⚙ Running {name}… Esc stops it",
@@ -46,7 +46,7 @@ class ChatTools(ChatBase):
     def _tool_status(self, key: str, **values: object) -> None:
         from textual.widgets import Static
 
-        self.query_one("#status", Static).update(T(self.lang, key, **values))
+        self.query_one("#status", Static).update(TOOL_TEXTS(self.lang, key, **values))
 
     def _tool_line(self, event: ev.Event) -> str:
         """The core's words for the event, shared with `ask`."""
@@ -54,8 +54,8 @@ class ChatTools(ChatBase):
 
     # -- the steps of a round ---------------------------------------------------------------
 
-    @on(ue.ToolCallsMade)
-    async def _tool_calls_made(self, message: ue.ToolCallsMade) -> None:
+    @on(posted.ToolCallsMade)
+    async def _tool_calls_made(self, message: posted.ToolCallsMade) -> None:
         if message.conversation_id != self.cid:
             return
         final = message.event.message
@@ -80,16 +80,16 @@ class ChatTools(ChatBase):
             self.query_one(Conversation).anchor()
         return view
 
-    @on(ue.ToolApproval)
-    async def _tool_approval(self, message: ue.ToolApproval) -> None:
+    @on(posted.ToolApproval)
+    async def _tool_approval(self, message: posted.ToolApproval) -> None:
         if message.conversation_id != self.cid:
             return
         call = message.event.call
         await self._stand_in(call, message.event.spec, "approval")
         self._tool_status("status_approval", name=call.name)
 
-    @on(ue.ToolStarted)
-    async def _tool_started(self, message: ue.ToolStarted) -> None:
+    @on(posted.ToolStarted)
+    async def _tool_started(self, message: posted.ToolStarted) -> None:
         if message.conversation_id != self.cid:
             return
         call = message.event.call
@@ -99,8 +99,8 @@ class ChatTools(ChatBase):
             await block.set_state("running")
         self._tool_status("status_running", name=call.name)
 
-    @on(ue.ToolFinished)
-    async def _tool_finished(self, message: ue.ToolFinished) -> None:
+    @on(posted.ToolFinished)
+    async def _tool_finished(self, message: posted.ToolFinished) -> None:
         if message.conversation_id != self.cid:
             return
         event = message.event
@@ -139,14 +139,14 @@ class ChatTools(ChatBase):
 
     # -- notices ------------------------------------------------------------------------------
 
-    @on(ue.ToolStepLimit)
-    @on(ue.ToolLeftOut)
-    async def _tool_warning(self, message: ue.ToolStepLimit | ue.ToolLeftOut) -> None:
+    @on(posted.ToolStepLimit)
+    @on(posted.ToolLeftOut)
+    async def _tool_warning(self, message: posted.ToolStepLimit | posted.ToolLeftOut) -> None:
         if message.conversation_id == self.cid:
             await self.say(self._tool_line(message.event), "warning")
 
-    @on(ue.ToolOutputsPruned)
-    async def _tool_outputs_pruned(self, message: ue.ToolOutputsPruned) -> None:
+    @on(posted.ToolOutputsPruned)
+    async def _tool_outputs_pruned(self, message: posted.ToolOutputsPruned) -> None:
         if message.conversation_id != self.cid:
             return
         event = message.event

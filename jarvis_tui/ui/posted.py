@@ -1,4 +1,4 @@
-"""Textual messages that carry engine events from the workers to the widgets.
+"""Textual messages the workers post to carry engine events to the widgets.
 
 Workers post these; the chat screen handles them and updates its widgets. Each wraps the core
 event unchanged, so the UI never re-derives what the engine already decided.
