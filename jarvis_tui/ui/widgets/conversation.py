@@ -1,5 +1,5 @@
 """The conversation: message views, notices and compaction dividers in a scroll anchored to the
-bottom. Only a window of a long session is mounted (message_window pages the rest in as the
+bottom. Only a page of a long session is mounted (paged_scroll pages the rest in as the
 user scrolls); every message stays in the store. With the focus, one message is selected
 (message_cursor)."""
 
@@ -12,8 +12,8 @@ from jarvis_tui.ui.actions import KEY_TEXTS
 from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
 from jarvis_tui.ui.widgets.message_cursor import MessageCursor
 from jarvis_tui.ui.widgets.message_view import MessageView
-from jarvis_tui.ui.widgets.message_window import MAX_VIEWS, PAGE
 from jarvis_tui.ui.widgets.notice import Notice
+from jarvis_tui.ui.widgets.paged_scroll import MAX_VIEWS, PAGE
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.tool_block import ToolInfo
 

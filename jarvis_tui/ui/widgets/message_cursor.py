@@ -17,10 +17,10 @@ from textual.widget import Widget
 from jarvis_tui.ui.actions import message_bindings
 from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView
-from jarvis_tui.ui.widgets.message_window import MessageWindow
+from jarvis_tui.ui.widgets.paged_scroll import PagedScroll
 
 
-class MessageCursor(MessageWindow):
+class MessageCursor(PagedScroll):
     class Selected(TextualMessage):
         """Another message view is selected (None: none is)."""
 

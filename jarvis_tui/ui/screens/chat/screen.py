@@ -28,7 +28,6 @@ from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
 from jarvis_tui.ui.chat_texts import CHAT_TEXTS, missing_key_problem
-from jarvis_tui.ui.commands import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.i18n import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS
 from jarvis_tui.ui.screens.chat.base import explain
@@ -36,6 +35,7 @@ from jarvis_tui.ui.screens.chat.branches import BRANCH_TEXTS, ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
 from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
 from jarvis_tui.ui.screens.chat.tools import TOOL_TEXTS, ChatTools
+from jarvis_tui.ui.slash import Command, UnknownCommand, parse, unknown_text
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel

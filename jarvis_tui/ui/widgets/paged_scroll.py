@@ -30,7 +30,7 @@ from jarvis_tui.ui.widgets.tool_block import ToolInfo, find_call, stored_outcome
 PAGE = 15
 MAX_VIEWS = 120
 
-WINDOW_TEXTS = Texts(
+PAGING_TEXTS = Texts(
     en={"hidden": "… {n} earlier messages above; scroll up to load them "
                   "(Ctrl+Home: the first message)",
         "newer": "… {n} newer messages below; scroll down or press Ctrl+End to return to "
@@ -43,7 +43,7 @@ WINDOW_TEXTS = Texts(
 )
 
 
-class MessageWindow(VerticalScroll):
+class PagedScroll(VerticalScroll):
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         # The conversation's own list, not the engine's: the user's message is shown before the
@@ -102,7 +102,7 @@ class MessageWindow(VerticalScroll):
 
     def _divider(self) -> Notice:
         covered = sum(1 for m in self.records if m.covered)
-        return Notice(WINDOW_TEXTS(self.lang, "summarised", n=covered), "compact")
+        return Notice(PAGING_TEXTS(self.lang, "summarised", n=covered), "compact")
 
     def _summary_after(self, i: int) -> bool:
         nxt = self.records[i + 1] if i + 1 < len(self.records) else None
@@ -120,12 +120,12 @@ class MessageWindow(VerticalScroll):
         self.start, self.end = start, end
         widgets = self._build(start, end)
         if start:
-            widgets.insert(0, Notice(WINDOW_TEXTS(self.lang, "hidden", n=start), "hidden"))
+            widgets.insert(0, Notice(PAGING_TEXTS(self.lang, "hidden", n=start), "hidden"))
         if self.at_tail:
             self.tail_notes = [notice.copy() for notice in self.tail_notes]
             widgets += self.tail_notes
         else:
-            widgets.append(Notice(WINDOW_TEXTS(self.lang, "newer", n=len(self.records) - end),
+            widgets.append(Notice(PAGING_TEXTS(self.lang, "newer", n=len(self.records) - end),
                                   "newer"))
             self.anchor(False)
         await self.mount_all(widgets)
@@ -160,9 +160,9 @@ class MessageWindow(VerticalScroll):
         if notice is not None and not n:
             await notice.remove()
         elif notice is not None:
-            notice.update(WINDOW_TEXTS(self.lang, kind, n=n))
+            notice.update(PAGING_TEXTS(self.lang, kind, n=n))
         elif n:
-            await self.mount(Notice(WINDOW_TEXTS(self.lang, kind, n=n), kind),
+            await self.mount(Notice(PAGING_TEXTS(self.lang, kind, n=n), kind),
                              before=0 if kind == "hidden" else None)
 
     async def prune_top(self) -> None:
