@@ -1,7 +1,10 @@
 """The fault matrix, one row per fault: did the conversation survive, how many messages were
 lost, how many retries, how long until it recovered (or gave its clear error). Beside each
-OpenAI-compatible row, the same fault against a plain client (last 20 messages, one attempt,
-history in memory), in the same run.
+OpenAI-compatible row, the same fault against the plain client, in the same run: the best simple
+alternative (tests/budget_client.py), a token budget filled newest-first under the window minus
+the response reserve, the OpenAI SDK's default retries, no compaction and no retry after an
+overflow, judged by the same rule. Rows whose fault hits a summary request show "-" for it: it
+makes none.
 
 Then the hostile half (issue 13): each fault through real jarvis-tui processes, with what they
 printed searched for tracebacks and secrets: survived, replies and messages lost, tracebacks,
@@ -36,7 +39,7 @@ async def provider_faults() -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         for n, case in enumerate(CASES):
             ours = await run_case(case, Path(tmp) / str(n))
-            plain = await case.run_plain() if case.run_plain else None
+            plain = await case.run_plain(asyncio.sleep) if case.run_plain else None
             rows.append((ours, plain))
     width = max(len(o.name) for o, _ in rows)
     print(f"{'fault':{width}}  {'jarvis-tui':10} {'lost':>4} {'retries':>7} {'time s':>7}  "
@@ -49,8 +52,13 @@ async def provider_faults() -> bool:
     lost = sum(max(o.lost, 0) for o, _ in rows)
     plain_rows = [p for _, p in rows if p is not None]
     print(f"\njarvis-tui: {survived}/{len(rows)} survived, {lost} messages lost")
-    print(f"plain client: {sum(p.survived for p in plain_rows)}/{len(plain_rows)} survived, "
-          f"{sum(p.lost for p in plain_rows)} messages lost")
+    print(f"plain client (token budget, SDK retries): {sum(p.survived for p in plain_rows)}/"
+          f"{len(plain_rows)} survived, {sum(p.lost for p in plain_rows)} messages lost")
+    failed = [p for p in plain_rows if not p.survived]
+    if failed:
+        print("where the plain client failed, what its user saw:")
+        for p in failed:
+            print(f"  {p.name:{width}}  {p.result[:90]}")
     return survived == len(rows) and lost == 0
 
 

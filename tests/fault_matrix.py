@@ -21,6 +21,7 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.store.store import Store
+from tests.budget_client import BudgetClient
 from tests.engine_helpers import BASE, is_summary_request, summary_material
 from tests.fake_anthropic import FakeAnthropic, text_of
 from tests.fake_ollama import FakeOllama
@@ -46,9 +47,10 @@ class Case:
     name: str
     expect: str
     run: Callable[[Path, Callable[[float], Awaitable[object]]], Awaitable[Outcome]]
-    # The same fault against a plain client (last 20 messages, one attempt, history in memory),
-    # for the bench's side-by-side; None where there is no OpenAI-compatible endpoint.
-    run_plain: Callable[[], Awaitable[Outcome]] | None = None
+    # The same fault against the plain client (`plain_client`), for the bench's side-by-side;
+    # None where there is no OpenAI-compatible endpoint, or the fault hits a summary request,
+    # which that client never makes.
+    run_plain: Callable[[Callable[[float], Awaitable[object]]], Awaitable[Outcome]] | None = None
 
 
 def summaries_or_prose(body: dict) -> str:
@@ -111,7 +113,8 @@ def _engine(base_url: str, tmp: Path, sleep: Callable[[float], Awaitable[object]
 
 def _openai_case(name: str, expect: str, arm: Callable[[FakeProvider], None], *,
                  flavor: str = "openai", limit: int = 4096, prefill: int = 3, size: int = 1,
-                 question: str = "what port was it?", **changes: object) -> Case:
+                 question: str = "what port was it?", plain: bool = True,
+                 **changes: object) -> Case:
     async def run(tmp: Path, sleep: Callable[[float], Awaitable[object]]) -> Outcome:
         fake = FakeProvider(limit=100_000, flavor=flavor).start()
         fake.reply_fn = summaries_or_prose
@@ -129,7 +132,7 @@ def _openai_case(name: str, expect: str, arm: Callable[[FakeProvider], None], *,
         finally:
             fake.stop()
 
-    async def run_plain() -> Outcome:
+    async def run_plain(sleep: Callable[[float], Awaitable[object]]) -> Outcome:
         fake = FakeProvider(limit=100_000, flavor=flavor).start()
         fake.reply_fn = summaries_or_prose
         try:
@@ -139,43 +142,46 @@ def _openai_case(name: str, expect: str, arm: Callable[[FakeProvider], None], *,
                 fake.limit = limit
                 arm(fake)
 
-            return await plain_client(name, fake.base_url, talk, armed, question,
-                                      float(changes.get("request_timeout", 10)))
+            return await plain_client(
+                name, expect, fake.base_url, talk, armed, question,
+                float(changes.get("request_timeout", BASE.request_timeout)),
+                int(changes.get("context_window", BASE.context_window)),  # type: ignore[arg-type]
+                int(changes.get("response_reserve", BASE.response_reserve)),  # type: ignore[arg-type]
+                sleep)
         finally:
             fake.stop()
 
-    return Case(name, expect, run, run_plain)
+    return Case(name, expect, run, run_plain if plain else None)
 
 
-async def plain_client(name: str, base_url: str, talk: list[str], arm: Callable[[], None],
-                       question: str, timeout: float) -> Outcome:
-    """What the chat clients we tried do: the last 20 messages, one attempt, and the history only
-    in memory, so a failed round loses the message the user had just typed."""
-    history: list[dict] = []
-    async with httpx.AsyncClient(timeout=timeout) as client:
-        async def ask(text: str) -> str:
-            history.append({"role": "user", "content": text})
-            resp = await client.post(f"{base_url}/chat/completions", json={
-                "model": "fake-model", "max_tokens": 512,
-                "messages": [{"role": "system", "content": BASE.system_prompt}, *history[-20:]]})
-            resp.raise_for_status()
-            reply = resp.json()["choices"][0]["message"]["content"]
-            history.append({"role": "assistant", "content": reply})
-            return reply
-
+async def plain_client(name: str, expect: str, base_url: str, talk: list[str],
+                       arm: Callable[[], None], question: str, timeout: float, window: int,
+                       reserve: int, sleep: Callable[[float], Awaitable[object]]) -> Outcome:
+    """The best simple alternative (tests/budget_client.py): a token budget filled newest-first,
+    the OpenAI SDK's retries, no compaction and no retry after an overflow. Judged as the engine
+    is: the round ends the way the fault allows, and nothing typed or replied is missing from its
+    history (which it keeps in memory)."""
+    async with httpx.AsyncClient(timeout=timeout) as http:
+        client = BudgetClient(http, base_url, system=BASE.system_prompt, window=window,
+                              reserve=reserve, sleep=sleep)
         for text in talk:
-            await ask(text)
+            await client.ask(text)
         arm()
         start = time.monotonic()
         try:
-            reply = await ask(question)
-        except Exception as err:  # what those clients show: a traceback or a frozen screen
-            history.pop()
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            return Outcome(name, "reply", False, 1, 0, time.monotonic() - start,
-                           f"crashed: {type(err).__name__}: {first[:80]}")
-        return Outcome(name, "reply", True, 0, 0, time.monotonic() - start,
-                       f"reply ({len(reply)} chars)")
+            done = await client.ask(question)
+        except Exception as err:  # never expected: the client catches what the SDK would
+            return Outcome(name, expect, False, 1, 0, time.monotonic() - start,
+                           f"crashed: {type(err).__name__}: {err}"[:120])
+        seconds = time.monotonic() - start
+        contents = [m["content"] for m in client.history]
+        lost = sum(1 for text in [*talk, question] if text not in contents)
+        if done.reply is not None:
+            ok, result = expect == "reply", f"reply ({len(done.reply)} chars)"
+        else:
+            ok, result = expect == "error" and bool(done.error), f"error: {done.error}"
+        return Outcome(name, expect, ok and lost == 0, lost, done.attempts - 1, seconds,
+                       result.splitlines()[0][:120])
 
 
 def _overflow(flavor: str) -> Case:
@@ -295,10 +301,10 @@ CASES: list[Case] = [
     _anthropic_overflow(),
     _ollama("window smaller than configured (Ollama)", show_works=True),
     _ollama("silent truncation (Ollama, /api/show broken)", show_works=False),
-    _openai_case("summariser request overflows", "reply", _summary_overflow,
+    _openai_case("summariser request overflows", "reply", _summary_overflow, plain=False,
                  limit=100_000, prefill=6, context_window=4096, compact_threshold=0.3),
     _openai_case("summariser fails (500 x3)", "reply",
-                 _faults(*[("status", 500, {}, ERROR_500)] * 3),
+                 _faults(*[("status", 500, {}, ERROR_500)] * 3), plain=False,
                  limit=100_000, prefill=6, context_window=4096, compact_threshold=0.3),
     _openai_case("429 with Retry-After", "reply",
                  _faults(("status", 429, {"Retry-After": "1"}, {"error": {

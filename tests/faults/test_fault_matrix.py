@@ -21,6 +21,22 @@ async def test_fault(case, tmp_path):
     assert outcome.survived, outcome
 
 
+# The bench's baseline (tests/budget_client.py) has no answer to these: an overflow (no
+# compaction, no retry after it) and a malformed stream event (an error, as in the OpenAI SDK).
+PLAIN_FAILS = {c.name for c in CASES if c.name.startswith("context overflow (")} | {
+    "malformed SSE line"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.run_plain],
+                         ids=[c.name for c in CASES if c.run_plain])
+async def test_plain_client(case):
+    """The figures bench/faults.py prints for the plain client: it fails where it has no answer
+    and nowhere else (a baseline that failed everywhere would be a strawman), losing nothing."""
+    outcome = await case.run_plain(Sleeps(cap=0.05))
+    assert outcome.lost == 0, outcome
+    assert outcome.survived == (case.name not in PLAIN_FAILS), outcome
+
+
 @pytest.mark.parametrize("case", PROCESS_CASES, ids=[f"{c.label}: {c.name}" for c in PROCESS_CASES])
 def test_process_fault(case, tmp_path):
     outcome = case.run(tmp_path)
