@@ -5,6 +5,9 @@
     python -m tests.mcp_servers.faulty --start exit    # says why on stderr and exits 3
     python -m tests.mcp_servers.faulty --start hang    # never answers initialize
     (or FAULTY_START=exit|hang in its environment)
+    python -m tests.mcp_servers.faulty --start exit --why TEXT   # exits 3 giving TEXT as why
+    python -m tests.mcp_servers.faulty --calls FILE    # one JSON line a call of echo or slow,
+                                                       # written when the call arrives
 
 Built on the SDK's own server (MCPServer, what FastMCP became in mcp 2), so the client is tested
 against the same wire as real servers. It writes to stderr on purpose: none of it may reach the
@@ -13,6 +16,7 @@ client's terminal.
 
 import argparse
 import base64
+import json
 import os
 import sys
 import time
@@ -41,9 +45,21 @@ def huge_text(kb: int) -> str:
     return "\n".join(lines)
 
 
-def build_server():
+def read_calls(path: str | os.PathLike[str]) -> list[dict]:
+    """The calls a server started with --calls PATH received: {"tool": ..., "arguments": ...}
+    each, in order; none if it received none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def build_server(calls: str | None = None):
     """The server and its tools; the SDK is imported here, so a bad start is quick (importing
-    it takes a couple of seconds on a busy machine)."""
+    it takes a couple of seconds on a busy machine). With `calls`, echo and slow note each
+    call they receive in that file, as it arrives (so a test sees that a call reached the
+    server, or that none did)."""
     import anyio
     from mcp.server.mcpserver import MCPServer
     from mcp_types import (
@@ -59,15 +75,22 @@ def build_server():
 
     server = MCPServer("faulty", instructions="misbehaves on request", log_level="WARNING")
 
+    def note(tool: str, **arguments: object) -> None:
+        if calls:
+            with open(calls, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+
     @server.tool()
     def echo(text: str) -> str:
         """Return the text as it came."""
+        note("echo", text=text)
         print(f"faulty: echo {len(text)} characters", file=sys.stderr, flush=True)
         return text
 
     @server.tool()
     async def slow(seconds: float) -> str:
         """Sleep, then say so."""
+        note("slow", seconds=seconds)
         await anyio.sleep(seconds)
         return f"slept {seconds} s"
 
@@ -143,15 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.mcp_servers.faulty")
     parser.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on PORT")
     parser.add_argument("--start", choices=("exit", "hang"), default=os.environ.get("FAULTY_START"))
+    parser.add_argument("--why", default=START_EXIT_WHY,
+                        help="the last line --start exit writes to stderr")
+    parser.add_argument("--calls", metavar="FILE", help="note each call of echo and slow here")
     args = parser.parse_args(argv)
     if args.start == "exit":
         print("faulty: starting", file=sys.stderr)
-        print(START_EXIT_WHY, file=sys.stderr, flush=True)
+        print(args.why, file=sys.stderr, flush=True)
         return START_EXIT_CODE
     if args.start == "hang":
         _hang()
         return 0
-    server = build_server()
+    server = build_server(args.calls)
     print("faulty: ready", file=sys.stderr, flush=True)
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)

@@ -9,6 +9,8 @@ MODE picks the listing; every mode also offers `echo`, a good tool that works:
     provider_refused a tool whose schema the SDK takes but providers refuse: a property of
                      type "nonsense"
     good             echo alone
+    both_refused     one tool the SDK refuses (nonsense_root) and one a provider refuses
+                     (nonsense_inside), beside echo
 
 Stdlib only, so it starts in a blink; it never writes to stdout but JSON-RPC.
 """
@@ -33,6 +35,7 @@ MODES = {
     "sdk_refused": [NO_SCHEMA, ECHO, ROOT_NONSENSE],
     "provider_refused": [ECHO, NESTED_NONSENSE],
     "good": [ECHO],
+    "both_refused": [ECHO, ROOT_NONSENSE, NESTED_NONSENSE],
 }
 
 

@@ -11,7 +11,8 @@ from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from jarvis_tui.ui.widgets.tool_block import ToolBlock
 from tests.ui.app_helpers import make_app, screen_text, send_and_wait, talk_then_compact
-from tests.ui.test_tools_app import WIDE, FakeHub, Status, two_servers
+from tests.ui.fake_hub import FakeHub, Status, two_servers
+from tests.ui.test_tools_app import WIDE
 
 LINES = {"en": "↺ searched earlier turns: 'deploy port 8000'",
          "zh": "↺ 搜索了较早的对话：'deploy port 8000'"}

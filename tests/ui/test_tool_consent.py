@@ -13,7 +13,8 @@ from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from tests.faults.consent_driver import SENTENCE
 from tests.ui.app_helpers import make_app, notices, prompt, screen_text, submit, wait_for
-from tests.ui.test_tools_app import WIDE, FakeHub, Status
+from tests.ui.fake_hub import FakeHub, Status
+from tests.ui.test_tools_app import WIDE
 
 OBJECT = {"type": "object", "properties": {"path": {"type": "string"}}}
 

@@ -1,14 +1,17 @@
 """Tools in the app: the blocks a tool call and its result draw, the approval dialog, the tool
 servers' screen and notices, and the gauge's tools segment.
 
-The engine's tool loop is driven here by posting its events to the chat screen as the chat
-worker would (ui.posted.wrap), and the MCP hub is a fake with the hub's interface."""
+The blocks and the dialog are driven by posting the engine's events to the chat screen as the
+chat worker would (ui.posted.wrap). The tool servers are real: the app makes its real McpHub
+from MCP server entries as a user writes them (McpServerConfig: a command and its arguments, or
+an address), and the servers are our own misbehaving ones (tests/mcp_servers: faulty.py,
+raw_tools.py), each started once per test that needs it, in well under a second."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,10 @@ import pytest
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.mcp_client import McpHub
+from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolSpec
 from jarvis_tui.ui import posted
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
@@ -25,6 +30,8 @@ from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from jarvis_tui.ui.widgets.tool_block import ToolBlock
 from tests.faults.test_security import PAYLOAD, assert_clean
+from tests.mcp_servers import ROOT, faulty_args, free_port
+from tests.mcp_servers.faulty import CRASH_CODE, read_calls
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -36,61 +43,48 @@ from tests.ui.app_helpers import (
 )
 
 WIDE = (160, 48)
+# The tool the event-driven tests below report on (no server runs it: they post its events).
 GIT_LOG = ToolSpec("git_log", "Shows the commit logs.", {"type": "object"}, "git", "git_log")
 ARGS = {"repo_path": "/tmp/r", "max_count": 5}
 
+# -- real tool servers, configured as a user configures them ---------------------------------
 
-@dataclass
-class Status:
-    name: str
-    transport: str = "stdio"
-    state: str = "starting"
-    error: str | None = None
-    tools: tuple[ToolSpec, ...] = ()
-    detail: str = ""
-    started_s: float | None = None
-    left_out: tuple[tuple[str, str], ...] = ()
+# The tools tests/mcp_servers/faulty.py offers, in its order.
+FAULTY_TOOLS = ("echo", "slow", "crash", "leak_env", "huge", "markup", "fail", "mixed",
+                "structured", "dirty")
+# The last line a server that cannot start writes to stderr: markup that must stay text (short
+# enough for the servers' screen to show its error on one line).
+WHY = "[bold]x[/] is not 42"
+START_S = 30.0  # a bound on the servers' start on a busy machine (they take about 1 s)
 
 
-@dataclass
-class FakeHub:
-    """McpHub's interface: start() brings each server to its `final` state."""
-
-    servers: list[Status]
-    final: dict[str, tuple[str, str | None]] = field(default_factory=dict)
-    on_change: object = None
-    closed: bool = False
-
-    async def start(self) -> None:
-        for status in self.servers:
-            status.state, status.error = self.final.get(status.name, ("ready", None))
-            if status.state == "ready":
-                status.started_s = 0.4
-            if callable(self.on_change):
-                self.on_change(status)
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-    def statuses(self) -> list[Status]:
-        return list(self.servers)
-
-    def specs(self) -> list[ToolSpec]:
-        return [t for s in self.servers if s.state == "ready" for t in s.tools]
-
-    def allowed(self, spec: ToolSpec) -> bool:
-        return False
-
-    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
-        return ToolResult("ran")
+def stdio(name: str, *args: str, **kw: object) -> McpServerConfig:
+    """A stdio server's entry: [mcp_servers.NAME] command = python, args = [...]."""
+    return McpServerConfig(name, "stdio", command=sys.executable, args=args, cwd=str(ROOT),
+                           **kw)
 
 
-def two_servers() -> FakeHub:
-    git = Status("git", detail="uvx mcp-server-git",
-                 tools=(GIT_LOG, ToolSpec("git_status", "Working tree status.", {}, "git",
-                                          "git_status")))
-    web = Status("web", transport="http", detail="http://127.0.0.1:9/mcp")
-    return FakeHub([git, web], final={"web": ("failed", "connection refused [bold]x[/]")})
+def faulty(tmp_path: Path, name: str = "faulty", **kw: object) -> McpServerConfig:
+    """The faulty server, noting each call of echo and slow in tmp_path/calls.jsonl."""
+    return stdio(name, *faulty_args("--calls", str(tmp_path / "calls.jsonl")), **kw)
+
+
+def calls(tmp_path: Path) -> list[dict]:
+    """The calls the faulty server of `faulty(tmp_path)` received."""
+    return read_calls(tmp_path / "calls.jsonl")
+
+
+async def servers_started(pilot, app) -> McpHub:
+    """Wait for the app's start of its servers to be summed up; its real hub."""
+    await wait_for(pilot, lambda: any("Tools:" in n for n in notices(app)), "the servers",
+                   START_S)
+    hub = app.tools.hub
+    assert isinstance(hub, McpHub), hub
+    return hub
+
+
+def spec_of(hub: McpHub, tool: str) -> ToolSpec:
+    return next(s for s in hub.specs() if s.tool == tool)
 
 
 def call_message(call_id: str = "c1", args: dict | str = ARGS, text: str = "") -> Message:
@@ -331,57 +325,90 @@ async def test_stored_tool_messages_render_on_load(fake_server, tmp_path):
 # -- the tool servers ---------------------------------------------------------------------------
 
 async def test_servers_start_at_mount_and_the_screen_lists_them(fake_server, tmp_path):
-    hub = two_servers()
-    app = make_app(fake_server, tmp_path)
-    app.hub_factory = lambda settings: hub
+    """A server that starts, one at an address nobody listens on, and one that exits at start
+    saying why in markup; then the one that started crashes in the middle of a call."""
+    web = f"http://127.0.0.1:{free_port()}/mcp"
+    servers = (faulty(tmp_path), McpServerConfig("web", "http", url=web),
+               stdio("broken", *faulty_args("--start", "exit", "--why", WHY)))
+    app = make_app(fake_server, tmp_path, mcp=servers)
     async with app.run_test(size=WIDE) as pilot:
-        await wait_for(pilot, lambda: any("Tools:" in n for n in notices(app)), "ready")
-        said = notices(app)
-        assert "⚙ Starting 2 tool servers…" in said
-        assert "⚙ Tools: 2 from git (F5 lists them)" in said
-        assert "✗ tool server web failed: connection refused [bold]x[/]" in said
+        hub = await servers_started(pilot, app)
+        said = [n for n in notices(app) if "tool server" in n or "Tools:" in n]
+        assert said == [
+            "⚙ Starting 3 tool servers…",
+            "✗ tool server web failed: server web cannot connect (All connection attempts "
+            "failed)",
+            f"✗ tool server broken failed: server broken exited (code 3): {WHY}",
+            f"⚙ Tools: {len(FAULTY_TOOLS)} from faulty (F5 lists them)",
+        ], said
         assert app.session.tools is hub and app.session.approve is not None
-        assert app.tool_server("git_log") == "git"
+        assert app.tool_server("echo") == "faulty"
         await pilot.press("f5")
         await wait_for(pilot, lambda: isinstance(app.screen, McpServersScreen), "the screen")
         await pilot.pause()
         text = screen_text(app).replace("\n", "")
-        assert "ready · stdio · 2 tools" in text and "failed · http · 0 tools" in text
-        assert "git_status" in text and "Shows the commit logs." in text
+        assert f"ready · stdio · {len(FAULTY_TOOLS)} tools" in text
+        assert "failed · http · 0 tools" in text
+        assert text.count("failed · stdio · 0 tools") == 1  # broken's
+        assert "slow" in text and "Sleep, then say so." in text
         await pilot.press("down")
         await pilot.pause()
-        assert "Error: connection refused [bold]x[/]" in screen_text(app).replace("\n", "")
-        # A server that dies later: one notice, and the open screen follows.
-        hub.servers[0].state, hub.servers[0].error = "failed", "exited with code 1"
-        hub.on_change(hub.servers[0])
-        await wait_for(pilot, lambda: any("git failed: exited" in n for n in notices(app)),
+        text = screen_text(app).replace("\n", "")
+        assert f"http · {web}" in text and "Error: server web cannot connect" in text
+        await pilot.press("down")
+        await pilot.pause()
+        assert f"Error: server broken exited (code 3): {WHY}" in screen_text(app).replace(
+            "\n", "")
+        # A server that dies later (its crash tool exits mid-call): one notice, the call's
+        # result says why, and the open screen follows.
+        crashed = await hub.run(ToolCall("c9", "crash", "{}"), spec_of(hub, "crash"))
+        assert crashed.is_error and f"exited (code {CRASH_CODE})" in crashed.text
+        await wait_for(pilot, lambda: any("faulty failed" in n for n in notices(app)),
                        "the notice")
         await pilot.pause()
-        assert "failed · stdio · 2 tools" in screen_text(app).replace("\n", "")
-        hub.on_change(hub.servers[0])  # the same state again: said once
+        (died,) = [n for n in notices(app) if "faulty failed" in n]
+        assert died == (f"✗ tool server faulty failed: server faulty exited (code {CRASH_CODE})"
+                        ": faulty: crashing on purpose")
+        await pilot.press("up", "up")
         await pilot.pause()
-        assert sum("git failed" in n for n in notices(app)) == 1
+        text = screen_text(app).replace("\n", "")
+        # broken's line and now faulty's: a failed server offers no tools.
+        assert text.count("failed · stdio · 0 tools") == 2 and "ready ·" not in text
+        assert "No tools offered" in text
+        # The hub telling of the same state again: said once.
+        hub.on_change(next(s for s in hub.statuses() if s.name == "faulty"))
+        await pilot.pause(0.3)
+        assert sum("faulty failed" in n for n in notices(app)) == 1
         await pilot.press("escape")
-    assert hub.closed
+    assert app.tools.hub is None
+    with pytest.raises(RuntimeError, match="closed"):  # the app closed it at exit
+        await hub.start()
 
 
 async def test_a_tool_left_out_is_one_warning_naming_it(fake_server, tmp_path):
-    """At start, for a tool the server described wrongly; mid-round, for one the provider
-    refused (the round goes on without it)."""
-    hub = two_servers()
-    hub.servers[0].left_out = (("'bad'", "inputSchema.type: Input should be 'object'"),)
-    app = make_app(fake_server, tmp_path)
-    app.hub_factory = lambda settings: hub
+    """At start, for a tool the server describes wrongly (the SDK refuses its schema);
+    mid-round, for one the provider refused (the round goes on without it)."""
+    raw = stdio("raw", "-m", "tests.mcp_servers.raw_tools", "both_refused", allow=("echo",))
+    fake_server.script += [[{"name": "echo", "arguments": {"text": "still here"}}], "It is."]
+    app = make_app(fake_server, tmp_path, mcp=(raw,))
     async with app.run_test(size=WIDE) as pilot:
-        await wait_for(pilot, lambda: any("Tools:" in n for n in notices(app)), "ready")
+        await servers_started(pilot, app)
         (said,) = [n for n in notices(app) if "left out" in n]
-        assert said.startswith("⚠ tool server git: tool 'bad' left out")
+        assert said.startswith("⚠ tool server raw: tool 'nonsense_root' left out")
         assert "inputSchema.type" in said and "its other tools are offered" in said
-        post(app, ev.ToolLeftOut("git_log", "git", "Invalid schema for function 'git_log'."))
+        assert "⚙ Tools: 2 from raw (F5 lists them)" in notices(app)  # echo, nonsense_inside
+        submit(app, "is it there?")
         await wait_for(pilot, lambda: any("refused the definition" in n for n in notices(app)),
                        "the notice")
         (said,) = [n for n in notices(app) if "refused the definition" in n]
-        assert "git_log (git)" in said and "Asking again without it" in said
+        assert "nonsense_inside (raw)" in said and "Asking again without it" in said
+        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await pilot.pause()
+        assert views(app)[-1].message.content == "It is."
+        assert "still here" in screen_text(app)  # echo ran in the round that went on
+        offered = [[t["function"]["name"] for t in r.body.get("tools") or []]
+                   for r in fake_server.chat_requests]
+        assert "nonsense_inside" in offered[0] and "nonsense_inside" not in offered[-1]
 
 
 async def test_no_servers_change_nothing(fake_server, tmp_path):
@@ -435,42 +462,29 @@ def test_the_core_still_never_imports_textual():
 
 # -- through the real engine: the scripted fake server asks for tools ------------------------
 
-class GitBox(FakeHub):
-    """A ready hub whose git_log answers, or waits until stopped when `hang`."""
-
-    def __init__(self, hang: bool = False) -> None:
-        super().__init__([Status("git", state="ready", tools=(GIT_LOG,))])
-        self.hang = hang
-        self.ran: list[dict] = []
-
-    async def start(self) -> None:
-        pass
-
-    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
-        self.ran.append(call.parsed())
-        if self.hang:
-            await asyncio.Event().wait()
-        return ToolResult("commit abc [b]fix[/b]\nAuthor: me")
+RESULT = "commit abc [b]fix[/b]\nAuthor: me"  # what the faulty server's echo sends back
 
 
 async def test_a_round_with_a_tool_call_asks_runs_and_answers(fake_server, tmp_path):
-    hub = GitBox()
-    fake_server.script += [[{"name": "git_log", "arguments": ARGS}], "The last commit is abc."]
-    app = make_app(fake_server, tmp_path)
-    app.hub_factory = lambda settings: hub
+    fake_server.script += [[{"name": "echo", "arguments": {"text": RESULT}}],
+                           "The last commit is abc."]
+    app = make_app(fake_server, tmp_path, mcp=(faulty(tmp_path),))
     async with app.run_test(size=WIDE) as pilot:
+        await servers_started(pilot, app)
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
         await pilot.pause()
+        assert calls(tmp_path) == []  # asked first
         await answer(pilot, "y")
         await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
         await pilot.pause()
-        assert hub.ran == [ARGS]
+        assert calls(tmp_path) == [{"tool": "echo", "arguments": {"text": RESULT}}]
         assert [v.message.role for v in views(app)] == ["user", "assistant", "tool",
                                                         "assistant"]
         assert views(app)[-1].message.content == "The last commit is abc."
         (block,) = blocks(app)
         assert status_line(block).startswith("✓ ") and block.message.id is not None
+        assert "⚙ faulty · echo" in screen_text(app)
         assert "commit abc [b]fix[/b]" in screen_text(app)
         assert app.chat.query_one(TokenGauge).usage.tools > 0
         # Opened again from the store, the session looks the same.
@@ -482,17 +496,16 @@ async def test_a_round_with_a_tool_call_asks_runs_and_answers(fake_server, tmp_p
 
 
 async def test_a_denied_call_shows_denied_then_and_after_a_reload(fake_server, tmp_path):
-    hub = GitBox()
-    fake_server.script += [[{"name": "git_log", "arguments": ARGS}], "I may not look."]
-    app = make_app(fake_server, tmp_path)
-    app.hub_factory = lambda settings: hub
+    fake_server.script += [[{"name": "echo", "arguments": {"text": RESULT}}], "I may not look."]
+    app = make_app(fake_server, tmp_path, mcp=(faulty(tmp_path),))
     async with app.run_test(size=WIDE) as pilot:
+        await servers_started(pilot, app)
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
         await answer(pilot, "n")
         await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
         await pilot.pause()
-        assert hub.ran == []
+        assert calls(tmp_path) == []  # the server never heard of it
         assert status_line(blocks(app)[0]).startswith("⊘ denied")
         await app.open_session(app.chat.cid)
         await pilot.pause()
@@ -500,22 +513,24 @@ async def test_a_denied_call_shows_denied_then_and_after_a_reload(fake_server, t
 
 
 async def test_esc_stops_a_running_tool(fake_server, tmp_path):
-    hub = GitBox(hang=True)
-    fake_server.script += [[{"name": "git_log", "arguments": ARGS}]]
-    app = make_app(fake_server, tmp_path)
-    app.hub_factory = lambda settings: hub
+    fake_server.script += [[{"name": "slow", "arguments": {"seconds": 120}}]]
+    app = make_app(fake_server, tmp_path, mcp=(faulty(tmp_path),))
     async with app.run_test(size=WIDE) as pilot:
+        hub = await servers_started(pilot, app)
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
         await answer(pilot, "a")
         await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
                        "the running call")
+        await wait_for(pilot, lambda: calls(tmp_path), "the call to reach the server")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.chat.sending is None, "the stop")
         await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block")
         await pilot.pause()
         assert status_line(blocks(app)[0]).startswith("■ cancelled")
         assert any("tool calls and results so far are kept" in n for n in notices(app))
+        # Only the call stopped: the server is still there for the next one.
+        assert [s.state for s in hub.statuses()] == ["ready"]
         await app.open_session(app.chat.cid)
         await pilot.pause()
         assert status_line(blocks(app)[0]).startswith("■ cancelled")

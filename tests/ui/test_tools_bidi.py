@@ -12,7 +12,8 @@ from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from tests.ui.app_helpers import make_app, screen_text, wait_for
-from tests.ui.test_tools_app import WIDE, FakeHub, Status, blocks, run_call
+from tests.ui.fake_hub import FakeHub, Status
+from tests.ui.test_tools_app import WIDE, blocks, run_call
 
 # "txt.exe" shown as "exe.txt" by a terminal that applies bidi; isolates; a zero-width space
 # and an Arabic letter mark; tag characters: text a model reads that nobody sees.
