@@ -173,6 +173,8 @@ class ToolServers:
         if not self._started:
             return  # start() sums the start up in one or two lines
         before = self._said.get(status.name)
+        if status.state == "starting" and before in ("failed", "stopped"):
+            return  # a restart passes through starting: "back" is said once it is ready
         self._said[status.name] = status.state
         if status.state == before:
             return

@@ -379,6 +379,11 @@ async def test_servers_start_at_mount_and_the_screen_lists_them(fake_server, tmp
         hub.on_change(next(s for s in hub.statuses() if s.name == "faulty"))
         await pilot.pause(0.3)
         assert sum("faulty failed" in n for n in notices(app)) == 1
+        # Started again (through starting): said to be back, once, with its tools.
+        await hub.start(["faulty"])
+        back = f"✓ tool server faulty is ready again ({len(FAULTY_TOOLS)} tools)"
+        await wait_for(pilot, lambda: back in notices(app), "the server back")
+        assert notices(app).count(back) == 1
         await pilot.press("escape")
     assert app.tools.hub is None
     with pytest.raises(RuntimeError, match="closed"):  # the app closed it at exit
