@@ -11,10 +11,9 @@ import asyncio
 import contextlib
 import functools
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
@@ -34,6 +33,7 @@ from jarvis_tui.core.engine.reply_log import ReplyLog
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries, backoff
 from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.session_sync import Saved, SessionSync, persisting, stored
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import WindowLimit
@@ -50,7 +50,7 @@ from jarvis_tui.core.providers.errors import (
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.settings.config import Settings
-from jarvis_tui.core.store.records import StoreError, StoreLocked, Summary
+from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HistorySearch, result_cap
@@ -80,23 +80,14 @@ from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 
 DETAILS_FLOOR = 512  # the ledger's room on a small window: twenty facts said in a line each
 DETAILS_FLOOR_SHARE = 0.2  # but never more of a small budget than this
-SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lock
-SAVE_POLL_S = 0.25
-SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
-SESSION_POLL_S = 0.2
-
-
-@dataclass
-class _Saved:
-    message: Message | None = None
 
 
 class Engine(Branches):
     """A session's conversation and the rounds that answer it. What it learns about the server
     is held by collaborators: `limit` (the window), `calibration` (our counts against the
     server's), `replies` (the reply being written), `sent` (what requests sent in place of a
-    message), `requests` (one request and what it teaches), and the summariser for
-    compactions."""
+    message), `requests` (one request and what it teaches), `sync` (the session shared
+    with other processes), and the summariser for compactions."""
 
     def __init__(self, settings: Settings, store: Store, provider: Provider,
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
@@ -122,6 +113,7 @@ class Engine(Branches):
         self.conversation = conv
         meta = SessionMeta(store, conv.id)
         self._session = store.session_lock(conv.id)
+        self.sync = SessionSync(self._session, conv.id, read_again=self._read_again)
         self._history = History(store.messages(conv.id), store.head(conv.id))
         self.summary: Summary | None = None
         self._known_summary = 0  # the newest summary id of the session this process has seen
@@ -363,15 +355,8 @@ class Engine(Branches):
 
     async def _store_tool_result(self, message: Message) -> Message:
         """Saved as a reply is: while another program holds the database's write lock, the
-        round waits for it (up to SAVE_WAIT_S) without holding up the screen."""
-        end = time.monotonic() + SAVE_WAIT_S
-        while True:
-            try:
-                return self._save_tool_result(message)
-            except StoreLocked:
-                if time.monotonic() >= end:
-                    raise
-                await asyncio.sleep(SAVE_POLL_S)
+        round waits for it."""
+        return await stored(functools.partial(self._save_tool_result, message))
 
     def _answer_interrupted(self) -> None:
         """Calls a killed process left without results get one saying so: a call without its
@@ -395,7 +380,7 @@ class Engine(Branches):
         if took and not self._session.try_acquire():
             # Another jarvis-tui is answering in this session; it compacts for itself.
             if reason == "manual":
-                yield ev.CompactionFailed(self._busy_text(), reason)
+                yield ev.CompactionFailed(self.sync.busy_text(), reason)
             return
         try:
             if took and (added := self.catch_up()):
@@ -408,12 +393,6 @@ class Engine(Branches):
             if took:
                 self._session.release()
 
-    def _busy_text(self) -> str:
-        pid = self._session.holder()
-        who = f"another jarvis-tui (process {pid})" if pid else "another jarvis-tui"
-        return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
-                "when it is done")
-
     async def commit_compaction(self, proposal: CompactionProposal,
                                 text: str) -> AsyncIterator[ev.Event]:
         """Store a proposal the user accepted, with `text` (edited or as proposed): Finished as
@@ -425,14 +404,12 @@ class Engine(Branches):
                                       "an empty summary would lose the turns it folds in",
                                       proposal.reason)
             return
-        while self._session.held:  # by this process: its round (or compaction) ends first
-            await asyncio.sleep(SESSION_POLL_S)
-        async with aclosing(self._waiting_for_session()) as waiting:
+        await self.sync.after_own_round()
+        async with aclosing(self.sync.wait()) as waiting:
             async for event in waiting:
                 yield event
         if not self._session.held:
-            yield ev.CompactionFailed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)",
-                                      proposal.reason)
+            yield ev.CompactionFailed(self.sync.waited_text(), proposal.reason)
             return
         try:
             if added := self.catch_up():
@@ -488,11 +465,11 @@ class Engine(Branches):
 
     async def _turn(self, user: Message | None, *, again: bool = False,
                     anew: Message | None = None) -> AsyncIterator[ev.Event]:
-        async with aclosing(self._waiting_for_session()) as waiting:
+        async with aclosing(self.sync.wait()) as waiting:
             async for event in waiting:
                 yield event
         if not self._session.held:
-            yield ev.Failed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)")
+            yield ev.Failed(self.sync.waited_text())
             return
         try:
             if added := self.catch_up():
@@ -559,10 +536,10 @@ class Engine(Branches):
         if user.parent_id is not None and user.parent_id != before:
             self._history.show(user.parent_id)
         try:
-            async with aclosing(self._persisting(
+            async with aclosing(persisting(
                     lambda: self.store.add_message(self.conversation.id, user,
                                                    wait=STREAM_SAVE_WAIT_S),
-                    _Saved())) as saving:
+                    Saved())) as saving:
                 async for event in saving:
                     yield event
         except BaseException:
@@ -573,30 +550,14 @@ class Engine(Branches):
         if user.parent_id != before:
             self._branch_changed()
 
-    async def _waiting_for_session(self) -> AsyncIterator[ev.Event]:
-        if self._session.try_acquire():
-            return
-        yield ev.SessionBusy(self._session.holder())
-        end = time.monotonic() + SESSION_WAIT_S
-        while time.monotonic() < end:
-            await asyncio.sleep(SESSION_POLL_S)
-            if self._session.try_acquire():
-                return
-
     def catch_up(self) -> int:
         """Read the session again if another process added to it since it was loaded; how
-        many messages it added (0: nothing changed). Between rounds only: while another
-        process's round holds the session, its reply is still being written."""
-        if self._session.held:
-            return self._read_again()
-        if not self._session.try_acquire():
-            return 0
-        try:
-            return self._read_again()
-        finally:
-            self._session.release()
+        many messages it added (0: nothing changed)."""
+        return self.sync.catch_up()
 
     def _read_again(self) -> int:
+        """What catching up means for the engine, run by `sync` under the session's hold:
+        the history, summary and counts read again when the store's stamp differs."""
         stamp = self.store.stamp(self.conversation.id)
         stored = self._history.stored
         mine = (len(stored), max((m.id or 0 for m in stored), default=0),
@@ -612,24 +573,6 @@ class Engine(Branches):
         self.sent.clear()
         self.tool_outputs.restore_stubs()
         return max(1, count - known)
-
-    async def _persisting(self, save: Callable[[], Message],
-                          out: _Saved) -> AsyncIterator[ev.Event]:
-        """Run `save` until the store takes it: while another program holds the database's
-        write lock, wait (saying so once) up to SAVE_WAIT_S. Other store errors are raised."""
-        told = False
-        end = time.monotonic() + SAVE_WAIT_S
-        while True:
-            try:
-                out.message = save()
-                return
-            except StoreLocked as err:
-                if time.monotonic() >= end:
-                    raise
-                if not told:
-                    told = True
-                    yield ev.SaveDelayed(str(err))
-                await asyncio.sleep(SAVE_POLL_S)
 
     def pinned_usage(self) -> tuple[int, int]:
         """(messages, tokens) pinned: always sent, so always taken from the budget."""
@@ -739,14 +682,14 @@ class Engine(Branches):
                     except StoreError:  # kept in memory, saved before the next round
                         self.replies.keep_in_memory()
                 raise
-            saved = _Saved()
+            saved = Saved()
             text = "".join(attempt.parts)
             attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
             # Calls are taken only when tools were offered: a server that makes one anyway
             # (or a model past the step limit) has its text kept as the answer.
             calls = [c.wire() for c in attempt.calls] if defs else None
             try:
-                async with aclosing(self._persisting(
+                async with aclosing(persisting(
                         functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
                         saved)) as saving:
                     async for event in saving:
