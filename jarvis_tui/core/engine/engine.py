@@ -16,7 +16,7 @@ from contextlib import aclosing
 from dataclasses import replace
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
+from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.details.ledger import split
@@ -27,6 +27,7 @@ from jarvis_tui.core.engine.branches import (
     NOT_SHOWN,
     Branches,
 )
+from jarvis_tui.core.engine.budgeting import budget_for, details_room, summary_cap
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.compactions import Compactions
 from jarvis_tui.core.engine.reply_log import ReplyLog
@@ -77,9 +78,6 @@ from jarvis_tui.core.window.calibration import Calibration
 from jarvis_tui.core.window.fit import fit_window, system_text
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
-
-DETAILS_FLOOR = 512  # the ledger's room on a small window: twenty facts said in a line each
-DETAILS_FLOOR_SHARE = 0.2  # but never more of a small budget than this
 
 
 class Engine(Branches):
@@ -208,30 +206,16 @@ class Engine(Branches):
 
     @property
     def budget(self) -> Budget:
-        """The budget; when a learned limit is small, the reserves shrink so some room is left."""
-        s, window = self.settings, self.context_window
-        response, system = s.response_reserve, s.system_reserve
-        if window - response - system < MIN_BUDGET:
-            response = min(response, window // 4)
-            system = min(system, window // 8)
-        return Budget(window, response, system, s.compact_threshold)
+        """The budget at the window now (budgeting.py)."""
+        return budget_for(self.settings, self.context_window)
 
     @property
     def summary_max_tokens(self) -> int:
-        """The summary's length cap: the setting, but never a third of a small budget or more."""
-        return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
+        return summary_cap(self.settings, self.budget)
 
     @property
     def details_max_tokens(self) -> int:
-        """The ledger's room: a share of the budget, so that a long working session at a large
-        window keeps every detail the user said, with a floor for small windows (but never
-        more than a quarter of the budget), within the setting's cap."""
-        s, budget = self.settings, self.budget.tokens
-        if s.details_share <= 0 or s.details_max_tokens <= 0:
-            return 0
-        room = max(min(DETAILS_FLOOR, int(budget * DETAILS_FLOOR_SHARE)),
-                   int(budget * s.details_share))
-        return min(room, s.details_max_tokens, budget // 4)
+        return details_room(self.settings, self.budget)
 
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, and covered ones the
