@@ -55,7 +55,7 @@ from jarvis_tui.core.compaction.summarizer import (
     render_transcript,
 )
 from jarvis_tui.core.details.ledger import ledger_for
-from jarvis_tui.core.engine.engine import DETAILS_FLOOR
+from jarvis_tui.core.engine.budgeting import DETAILS_FLOOR
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer, free_port
 from jarvis_tui.core.window.tokens import TokenCounter

@@ -11,13 +11,12 @@ import asyncio
 import contextlib
 import functools
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.budget import MIN_BUDGET, Budget, BudgetUsage
+from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.details.ledger import split
@@ -28,34 +27,31 @@ from jarvis_tui.core.engine.branches import (
     NOT_SHOWN,
     Branches,
 )
+from jarvis_tui.core.engine.budgeting import budget_for, details_room, summary_cap
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.compactions import Compactions
-from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine.reply_log import ReplyLog
-from jarvis_tui.core.engine.retry_policy import (
-    OVERFLOW_CALIBRATION_STEP,
-    RoundRetries,
-    backoff,
-)
+from jarvis_tui.core.engine.requests import Attempt, Requests
+from jarvis_tui.core.engine.retry_policy import RoundRetries, backoff
 from jarvis_tui.core.engine.sent_texts import SentTexts
+from jarvis_tui.core.engine.session_sync import Saved, SessionSync, persisting, stored
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
-from jarvis_tui.core.engine.window_limit import SERVERS_WORD, WindowLimit
+from jarvis_tui.core.engine.window_limit import WindowLimit
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
-from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
+from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
     ProviderError,
     RequestError,
     RetryableError,
-    StreamCut,
     ToolsRefused,
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.settings.config import Settings
-from jarvis_tui.core.store.records import StoreError, StoreLocked, Summary
+from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HistorySearch, result_cap
@@ -76,57 +72,20 @@ from jarvis_tui.core.tools.results import (
     tool_result_message,
     unanswered,
 )
-from jarvis_tui.core.tools.specs import Approve, ToolBox, ToolCall, ToolSpec
+from jarvis_tui.core.tools.specs import Approve, ToolBox, ToolSpec
 from jarvis_tui.core.window.anchor import Anchor
 from jarvis_tui.core.window.calibration import Calibration
-from jarvis_tui.core.window.fit import FittedWindow, fit_window, system_text
+from jarvis_tui.core.window.fit import fit_window, system_text
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
-
-# Silent truncation (Ollama): the server read clearly fewer prompt tokens than we sent, and the
-# request was large enough for the window to be the reason (a small reading of a small request
-# is the server's prompt cache, not a cut).
-DETAILS_FLOOR = 512  # the ledger's room on a small window: twenty facts said in a line each
-DETAILS_FLOOR_SHARE = 0.2  # but never more of a small budget than this
-TRUNCATED_BELOW = 0.85
-TRUNCATION_POSSIBLE_FROM = 0.5
-# A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
-RUNAWAY_FACTOR = 2
-RUNAWAY_SLACK = 256
-SAVE_WAIT_S = 120.0  # a finished reply waits this long for another program's lock
-SAVE_POLL_S = 0.25
-SESSION_WAIT_S = 600.0  # a round waits this long for another jarvis-tui's round on the session
-SESSION_POLL_S = 0.2
-
-
-@dataclass
-class _Attempt:
-    """What one request of a round brought back: the reply's pieces, how it ended, the
-    server's counts, and a silent cut it revealed."""
-
-    parts: list[str] = field(default_factory=list)
-    finished: bool = False
-    finish_reason: str | None = None
-    counted: ChatUsage | None = None  # the server's count, when it is the request's own
-    cut: ev.ContextTruncated | None = None
-    calls: list[ToolCall] = field(default_factory=list)  # the tools the reply asks for
-
-
-@dataclass
-class _Saved:
-    message: Message | None = None
 
 
 class Engine(Branches):
     """A session's conversation and the rounds that answer it. What it learns about the server
     is held by collaborators: `limit` (the window), `calibration` (our counts against the
     server's), `replies` (the reply being written), `sent` (what requests sent in place of a
-    message), and the summariser for compactions."""
-
-    # The server's counts of the latest request that reported any (the gauge's "last turn"),
-    # and of the request in flight, kept with its reply once the reply is stored.
-    last_usage: ev.Usage | None = None
-    _request_usage: ev.Usage | None = None
+    message), `requests` (one request and what it teaches), `sync` (the session shared
+    with other processes), and the summariser for compactions."""
 
     def __init__(self, settings: Settings, store: Store, provider: Provider,
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
@@ -152,6 +111,7 @@ class Engine(Branches):
         self.conversation = conv
         meta = SessionMeta(store, conv.id)
         self._session = store.session_lock(conv.id)
+        self.sync = SessionSync(self._session, conv.id, read_again=self._read_again)
         self._history = History(store.messages(conv.id), store.head(conv.id))
         self.summary: Summary | None = None
         self._known_summary = 0  # the newest summary id of the session this process has seen
@@ -180,6 +140,9 @@ class Engine(Branches):
                                        self.tool_outputs, self.guard, backoff=self._backoff,
                                        sleep=sleep)
         self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
+        self.requests = Requests(self, store, conv.id, self.limit, self.calibration,
+                                 self.replies, self.tool_outputs, compact=self.compact,
+                                 withdraw=self._withdraw)
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -213,6 +176,12 @@ class Engine(Branches):
         return self.calibration.framing
 
     @property
+    def last_usage(self) -> ev.Usage | None:
+        """The server's counts of the latest request that reported any (the gauge's "last
+        turn")."""
+        return self.requests.last_usage
+
+    @property
     def streaming_reply(self) -> Message | None:
         """The reply being written, as far as the store holds it."""
         return self.replies.streaming
@@ -237,30 +206,16 @@ class Engine(Branches):
 
     @property
     def budget(self) -> Budget:
-        """The budget; when a learned limit is small, the reserves shrink so some room is left."""
-        s, window = self.settings, self.context_window
-        response, system = s.response_reserve, s.system_reserve
-        if window - response - system < MIN_BUDGET:
-            response = min(response, window // 4)
-            system = min(system, window // 8)
-        return Budget(window, response, system, s.compact_threshold)
+        """The budget at the window now (budgeting.py)."""
+        return budget_for(self.settings, self.context_window)
 
     @property
     def summary_max_tokens(self) -> int:
-        """The summary's length cap: the setting, but never a third of a small budget or more."""
-        return min(self.settings.summary_max_tokens, max(self.budget.tokens // 3, 64))
+        return summary_cap(self.settings, self.budget)
 
     @property
     def details_max_tokens(self) -> int:
-        """The ledger's room: a share of the budget, so that a long working session at a large
-        window keeps every detail the user said, with a floor for small windows (but never
-        more than a quarter of the budget), within the setting's cap."""
-        s, budget = self.settings, self.budget.tokens
-        if s.details_share <= 0 or s.details_max_tokens <= 0:
-            return 0
-        room = max(min(DETAILS_FLOOR, int(budget * DETAILS_FLOOR_SHARE)),
-                   int(budget * s.details_share))
-        return min(room, s.details_max_tokens, budget // 4)
+        return details_room(self.settings, self.budget)
 
     def history(self) -> list[Message]:
         """What the request is built from: messages no summary covers, and covered ones the
@@ -384,15 +339,8 @@ class Engine(Branches):
 
     async def _store_tool_result(self, message: Message) -> Message:
         """Saved as a reply is: while another program holds the database's write lock, the
-        round waits for it (up to SAVE_WAIT_S) without holding up the screen."""
-        end = time.monotonic() + SAVE_WAIT_S
-        while True:
-            try:
-                return self._save_tool_result(message)
-            except StoreLocked:
-                if time.monotonic() >= end:
-                    raise
-                await asyncio.sleep(SAVE_POLL_S)
+        round waits for it."""
+        return await stored(functools.partial(self._save_tool_result, message))
 
     def _answer_interrupted(self) -> None:
         """Calls a killed process left without results get one saying so: a call without its
@@ -416,7 +364,7 @@ class Engine(Branches):
         if took and not self._session.try_acquire():
             # Another jarvis-tui is answering in this session; it compacts for itself.
             if reason == "manual":
-                yield ev.CompactionFailed(self._busy_text(), reason)
+                yield ev.CompactionFailed(self.sync.busy_text(), reason)
             return
         try:
             if took and (added := self.catch_up()):
@@ -429,12 +377,6 @@ class Engine(Branches):
             if took:
                 self._session.release()
 
-    def _busy_text(self) -> str:
-        pid = self._session.holder()
-        who = f"another jarvis-tui (process {pid})" if pid else "another jarvis-tui"
-        return (f"session {self.conversation.id} is busy: {who} is answering in it; try again "
-                "when it is done")
-
     async def commit_compaction(self, proposal: CompactionProposal,
                                 text: str) -> AsyncIterator[ev.Event]:
         """Store a proposal the user accepted, with `text` (edited or as proposed): Finished as
@@ -446,14 +388,12 @@ class Engine(Branches):
                                       "an empty summary would lose the turns it folds in",
                                       proposal.reason)
             return
-        while self._session.held:  # by this process: its round (or compaction) ends first
-            await asyncio.sleep(SESSION_POLL_S)
-        async with aclosing(self._waiting_for_session()) as waiting:
+        await self.sync.after_own_round()
+        async with aclosing(self.sync.wait()) as waiting:
             async for event in waiting:
                 yield event
         if not self._session.held:
-            yield ev.CompactionFailed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)",
-                                      proposal.reason)
+            yield ev.CompactionFailed(self.sync.waited_text(), proposal.reason)
             return
         try:
             if added := self.catch_up():
@@ -509,11 +449,11 @@ class Engine(Branches):
 
     async def _turn(self, user: Message | None, *, again: bool = False,
                     anew: Message | None = None) -> AsyncIterator[ev.Event]:
-        async with aclosing(self._waiting_for_session()) as waiting:
+        async with aclosing(self.sync.wait()) as waiting:
             async for event in waiting:
                 yield event
         if not self._session.held:
-            yield ev.Failed(f"{self._busy_text()} (waited {SESSION_WAIT_S:g}s)")
+            yield ev.Failed(self.sync.waited_text())
             return
         try:
             if added := self.catch_up():
@@ -580,10 +520,10 @@ class Engine(Branches):
         if user.parent_id is not None and user.parent_id != before:
             self._history.show(user.parent_id)
         try:
-            async with aclosing(self._persisting(
+            async with aclosing(persisting(
                     lambda: self.store.add_message(self.conversation.id, user,
                                                    wait=STREAM_SAVE_WAIT_S),
-                    _Saved())) as saving:
+                    Saved())) as saving:
                 async for event in saving:
                     yield event
         except BaseException:
@@ -594,30 +534,14 @@ class Engine(Branches):
         if user.parent_id != before:
             self._branch_changed()
 
-    async def _waiting_for_session(self) -> AsyncIterator[ev.Event]:
-        if self._session.try_acquire():
-            return
-        yield ev.SessionBusy(self._session.holder())
-        end = time.monotonic() + SESSION_WAIT_S
-        while time.monotonic() < end:
-            await asyncio.sleep(SESSION_POLL_S)
-            if self._session.try_acquire():
-                return
-
     def catch_up(self) -> int:
         """Read the session again if another process added to it since it was loaded; how
-        many messages it added (0: nothing changed). Between rounds only: while another
-        process's round holds the session, its reply is still being written."""
-        if self._session.held:
-            return self._read_again()
-        if not self._session.try_acquire():
-            return 0
-        try:
-            return self._read_again()
-        finally:
-            self._session.release()
+        many messages it added (0: nothing changed)."""
+        return self.sync.catch_up()
 
     def _read_again(self) -> int:
+        """What catching up means for the engine, run by `sync` under the session's hold:
+        the history, summary and counts read again when the store's stamp differs."""
         stamp = self.store.stamp(self.conversation.id)
         stored = self._history.stored
         mine = (len(stored), max((m.id or 0 for m in stored), default=0),
@@ -633,24 +557,6 @@ class Engine(Branches):
         self.sent.clear()
         self.tool_outputs.restore_stubs()
         return max(1, count - known)
-
-    async def _persisting(self, save: Callable[[], Message],
-                          out: _Saved) -> AsyncIterator[ev.Event]:
-        """Run `save` until the store takes it: while another program holds the database's
-        write lock, wait (saying so once) up to SAVE_WAIT_S. Other store errors are raised."""
-        told = False
-        end = time.monotonic() + SAVE_WAIT_S
-        while True:
-            try:
-                out.message = save()
-                return
-            except StoreLocked as err:
-                if time.monotonic() >= end:
-                    raise
-                if not told:
-                    told = True
-                    yield ev.SaveDelayed(str(err))
-                await asyncio.sleep(SAVE_POLL_S)
 
     def pinned_usage(self) -> tuple[int, int]:
         """(messages, tokens) pinned: always sent, so always taken from the budget."""
@@ -700,20 +606,21 @@ class Engine(Branches):
                                 summary_note=self.summary_note())
             yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
                                   fitted.dropped, fitted.truncated)
-            attempt = _Attempt()
+            attempt = Attempt()
             try:
-                async with aclosing(self._request(fitted, budget, attempt, defs)) as request:
+                async with aclosing(self.requests.stream(fitted, budget, attempt, defs)) as request:
                     async for event in request:
                         yield event
             except ContextOverflow as err:
                 too_many = tried.overflowed()
                 if attempt.parts or too_many:
-                    yield self._fail(user, attempt.parts, f"the conversation does not fit the "
-                                     f"model's context window even after compacting; the "
-                                     f"server said: {err.said}", answered=steps > 0)
+                    yield self.requests.fail(
+                        user, attempt.parts, f"the conversation does not fit the model's "
+                        f"context window even after compacting; the server said: {err.said}",
+                        answered=steps > 0)
                     return
                 relieved = False  # a summary or stubbed tool outputs made room
-                async for event in self._recover_overflow(err, fitted):
+                async for event in self.requests.recover_overflow(err, fitted):
                     relieved = relieved or isinstance(
                         event, ev.CompactionFinished | ev.ToolOutputsPruned)
                     yield event
@@ -729,7 +636,7 @@ class Engine(Branches):
                 left = (None if attempt.parts or refused is None
                         else self.refused_tools.leave_out(refused, offered))
                 if left is None:
-                    yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                    yield self.requests.fail(user, attempt.parts, err.message, answered=steps > 0)
                     return
                 if left == HISTORY_SPEC:  # kept with the session: not asked again next run
                     self._search_refused_by.append(self.settings.model)
@@ -742,14 +649,14 @@ class Engine(Branches):
                 if attempt.parts or too_many:
                     why = (err.message if not attempt.parts
                            else f"the reply was cut off: {err.message}")
-                    yield self._fail(user, attempt.parts, why, answered=steps > 0)
+                    yield self.requests.fail(user, attempt.parts, why, answered=steps > 0)
                     return
                 delay = self._backoff(tried.retries, err.retry_after)
                 yield ev.Retrying(err.message, tried.retries, delay)
                 await self._sleep(delay)
                 continue
             except ProviderError as err:
-                yield self._fail(user, attempt.parts, err.message, answered=steps > 0)
+                yield self.requests.fail(user, attempt.parts, err.message, answered=steps > 0)
                 return
             except BaseException:
                 # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
@@ -759,14 +666,14 @@ class Engine(Branches):
                     except StoreError:  # kept in memory, saved before the next round
                         self.replies.keep_in_memory()
                 raise
-            saved = _Saved()
+            saved = Saved()
             text = "".join(attempt.parts)
             attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
             # Calls are taken only when tools were offered: a server that makes one anyway
             # (or a model past the step limit) has its text kept as the answer.
             calls = [c.wire() for c in attempt.calls] if defs else None
             try:
-                async with aclosing(self._persisting(
+                async with aclosing(persisting(
                         functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
                         saved)) as saving:
                     async for event in saving:
@@ -777,14 +684,14 @@ class Engine(Branches):
             reply = saved.message
             assert reply is not None
             self.sent.record(fitted.sent_as)
-            self._record_usage(reply)
+            self.requests.record_usage(reply)
             if attempt.counted is not None:  # no count this time: an earlier anchor may hold
                 self.calibration.set_anchor(
                     fitted, attempt.counted, reply,
                     truncates=getattr(self.provider, "truncates_silently", False))
             if attempt.cut is not None:
                 # Told before Finished: a caller that stops at Finished still compacts.
-                async for event in self._recover_truncation(attempt.cut, fitted):
+                async for event in self.requests.recover_truncation(attempt.cut, fitted):
                     yield event
             if not calls:
                 yield ev.Finished(reply, attempt.finish_reason)
@@ -807,143 +714,10 @@ class Engine(Branches):
                 async for event in making_room:
                     yield event
 
-    async def _request(self, fitted: FittedWindow, budget: Budget, attempt: _Attempt,
-                       defs: list[dict] | None = None) -> AsyncIterator[ev.Event]:
-        """Stream one request; what it brings back goes into `attempt`."""
-        # Without tools the call is the one every provider has always had.
-        more = {"tools": defs} if defs else {}
-        if defs:  # the server counts the definitions as prompt
-            fitted.estimated_raw += self.counter.raw_text(definitions_text(defs))
-        stream = self.provider.stream_chat(fitted.wire, model=self.settings.model,
-                                           max_tokens=budget.response_reserve,
-                                           context_window=self.context_window, **more)
-        # A server that ignores max_tokens would otherwise write until a deadline: counted
-        # piece by piece (the sum of the pieces' estimates is near enough).
-        runaway = budget.response_reserve * RUNAWAY_FACTOR + RUNAWAY_SLACK
-        written = 0
-        self._request_usage = None  # an earlier attempt's counts are not this reply's
-        async with aclosing(stream):
-            async for chunk in stream:
-                if isinstance(chunk, ChatDelta):
-                    attempt.parts.append(chunk.text)
-                    self.replies.flush(attempt.parts)
-                    yield ev.Delta(chunk.text)
-                    written += self.counter.raw_text(chunk.text)
-                    if written > runaway:
-                        raise ProviderError(
-                            f"the server kept writing past the reply limit (max_tokens "
-                            f"{budget.response_reserve}; about {written} tokens so far), so the "
-                            "reply was stopped there")
-                elif isinstance(chunk, ChatToolCall):
-                    attempt.calls.append(ToolCall(chunk.id, chunk.name, chunk.arguments))
-                elif isinstance(chunk, ChatUsage):
-                    sent = int(fitted.estimated_raw * self.counter.factor)
-                    if self._silently_cut(sent, chunk.prompt_tokens):
-                        attempt.cut = ev.ContextTruncated(sent, chunk.prompt_tokens)
-                    else:
-                        self.calibration.calibrate(fitted.estimated_raw, chunk.prompt_tokens)
-                        attempt.counted = chunk
-                    usage = ev.Usage(chunk.prompt_tokens, chunk.completion_tokens,
-                                     fitted.estimated_raw, chunk.cached_tokens,
-                                     chunk.cache_write_tokens)
-                    self.last_usage = self._request_usage = usage
-                    yield usage
-                elif not attempt.finished:
-                    attempt.finished = True
-                    attempt.finish_reason = chunk.finish_reason
-        if not attempt.finished:
-            raise StreamCut("the stream ended before the reply was complete")
-        if not attempt.parts and not attempt.calls:
-            await self._overflow_behind_empty(fitted, budget, defs)
-
-    async def _overflow_behind_empty(self, fitted: FittedWindow, budget: Budget,
-                                     defs: list[dict] | None) -> None:
-        """An empty reply to a request that may be over the real window is asked again once,
-        unstreamed, whoever the server is: a proxy's silence is raised as the overflow it is."""
-        estimated = int(fitted.estimated_raw * self.counter.factor) + budget.response_reserve
-        if not may_be_over(self.limit.source in SERVERS_WORD, estimated, self.context_window):
-            return
-        hidden = await overflow_behind(self.provider, fitted.wire, model=self.settings.model,
-                                       context_window=self.context_window, tools=defs)
-        if hidden is not None:
-            raise hidden
-
-    def _record_usage(self, reply: Message) -> None:
-        """Keep what the answered request cost with its reply. Like what is learned, a database
-        that is locked or full for now loses only this count, never the round."""
-        usage, self._request_usage = self._request_usage, None
-        if usage is None or reply.id is None:
-            return  # the server did not count this request
-        with contextlib.suppress(StoreError):
-            self.store.add_usage(
-                self.conversation.id, kind="chat", model=self.settings.model,
-                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
-                message_id=reply.id, wait=STREAM_SAVE_WAIT_S)
-
     def session_cost(self) -> Tally:
         """The session's requests so far, chat and summary, with their cost where the config
         prices the model; read from the store, so it counts other processes' rounds too."""
         return tally(self.store.usage_totals(self.conversation.id), self.settings.prices)
-
-    def _silently_cut(self, sent: int, read: int) -> bool:
-        return (getattr(self.provider, "truncates_silently", False) and 0 < read
-                and read < sent * TRUNCATED_BELOW
-                and sent >= self.context_window * TRUNCATION_POSSIBLE_FROM)
-
-    async def _recover_truncation(self, cut: ev.ContextTruncated,
-                                  fitted: FittedWindow) -> AsyncIterator[ev.Event]:
-        yield cut
-        # It did not fit, so the real prompt was at least the window: count higher from now on.
-        if self.context_window > cut.sent_tokens:
-            self.calibration.calibrate(fitted.estimated_raw, self.context_window)
-        keep = min(self.settings.keep_recent_turns, 1)
-        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
-            async for event in compaction:
-                yield event
-
-    async def _recover_overflow(self, err: ContextOverflow,
-                                fitted: FittedWindow) -> AsyncIterator[ev.Event]:
-        if err.limit and err.limit < self.context_window:
-            yield self.limit.learn(err.limit)
-        elif err.requested and err.requested > 0:
-            # The server counted more than we estimated: correct our counts, by a bounded step.
-            # A refusal far above the estimate is mostly one message we misjudge (100,000
-            # newlines, a blob), while the factor prices every message of the session and is
-            # saved with it; the round's retries count the rest of the gap in (overflow_gap).
-            most = fitted.estimated_raw * self.counter.factor * OVERFLOW_CALIBRATION_STEP
-            self.calibration.calibrate(fitted.estimated_raw, min(err.requested, int(most)))
-        else:
-            # Refused without a number (old llama.cpp): the window is at most what was sent
-            # with the reply's room. A bound, not a guess: each refusal brings it down.
-            sent = int(fitted.estimated_raw * self.counter.factor)
-            bound = sent + self.budget.response_reserve - 1
-            if bound < self.context_window:
-                yield self.limit.learn(bound)
-        pruned = self.tool_outputs.prune() or self.tool_outputs.prune(deeper=True)
-        if pruned is not None:
-            yield pruned  # old tool outputs go first; the retry may fit without a summary
-            return
-        keep = min(self.settings.keep_recent_turns, 1)
-        async with aclosing(self.compact(reason="overflow", keep_recent_turns=keep)) as compaction:
-            async for event in compaction:
-                yield event
-
-    def _fail(self, user: Message, parts: list[str], why: str, *,
-              answered: bool = False) -> ev.Failed:
-        """A round that cannot finish: a partial reply is kept; with no reply at all the user
-        message is marked failed so it is kept in the store but left out of later requests,
-        unless tool steps already answered it in part (`answered`: they stay with it)."""
-        if answered and not parts:
-            return ev.Failed(why)
-        if parts:
-            try:
-                return ev.Failed(why, self.replies.save("".join(parts), PARTIAL, wait=None))
-            except StoreError as err:
-                unsaved = self.replies.not_saved(err)
-                return ev.Failed(f"{why}; and {unsaved.error}", unsaved.message, saved=False)
-        self._withdraw(user)
-        return ev.Failed(why)
 
     def _withdraw(self, user: Message) -> None:
         if self._back_to is not None and user is not self._anew:

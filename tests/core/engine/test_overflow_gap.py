@@ -9,7 +9,7 @@ import string
 import pytest
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.engine.engine import OVERFLOW_CALIBRATION_STEP
+from jarvis_tui.core.engine.retry_policy import OVERFLOW_CALIBRATION_STEP
 from jarvis_tui.core.messages import COMPLETE
 from jarvis_tui.core.window.tokens import estimate
 from tests.engine_helpers import final, make_engine, send
