@@ -75,9 +75,11 @@ def steady(*keys: str):
             await pilot.press(key)
         await pilot.pause(0.3)  # the gauge counts a draft once typing pauses
         # A screen just pushed focuses its box after a refresh, which a loaded machine may not
-        # have drawn yet: without the focus, the box's cursor is missing from the picture.
-        for _ in range(100):
-            if pilot.app.screen.focused is not None:
+        # have drawn yet: without the focus, the box's cursor is missing from the picture. The
+        # box draws its cursor from has_focus, which follows screen.focused one event later.
+        for _ in range(250):
+            focused = pilot.app.screen.focused
+            if focused is not None and focused.has_focus:
                 break
             await pilot.pause(0.02)
         for box in [*pilot.app.screen.query(TextArea), *pilot.app.screen.query(Input)]:
