@@ -303,6 +303,19 @@ def typist(driver: Any, stop_at: float, sent: list[float]) -> None:
         driver.process_message(key)
 
 
+async def type_through(app: Any, t_view: float, duration: float, limit: float, state: dict,
+                       sent: list[float], echoed: list) -> None:
+    """Type for `duration` from `t_view` (the typist thread, as the terminal's input thread
+    posts keys), then wait until the reply is done and every key echoed, or `limit` passes."""
+    thread = threading.Thread(target=typist, args=(app._driver, t_view + duration, sent),
+                              daemon=True)
+    thread.start()
+    end = t_view + limit
+    while NOW() < end and (state["done"] is None or thread.is_alive()
+                           or len(echoed) < len(sent)):
+        await asyncio.sleep(0.02)
+
+
 async def child_stream_textual(spec: dict) -> dict:
     """The baseline: a plain Textual chat app, what Textual's documentation shows for streaming
     Markdown. A Markdown widget in an anchored VerticalScroll above a TextArea with the focus, and
@@ -387,13 +400,7 @@ async def child_stream_textual(spec: dict) -> dict:
         if state["started"] is None:
             return {"error": "no reply began"}
         t_view = NOW()
-        thread = threading.Thread(target=typist, args=(app._driver, t_view + duration, sent),
-                                  daemon=True)
-        thread.start()
-        end = t_view + limit
-        while NOW() < end and (state["done"] is None or thread.is_alive()
-                               or len(echoed) < len(sent)):
-            await asyncio.sleep(0.02)
+        await type_through(app, t_view, duration, limit, state, sent, echoed)
         md = app.query_one(Markdown)
         frames_in_stream = sum(1 for t in frames.times if t_view <= t <= t_view + duration)
         result = {"t_view": t_view, "done": state["done"], "sent": sent[:],
@@ -495,13 +502,7 @@ async def child_stream(spec: dict) -> dict:
                 return {"error": "no reply view appeared"}
             state["view"] = chat.reply_view
             t_view = NOW()
-            thread = threading.Thread(target=typist, args=(app._driver, t_view + duration, sent),
-                                      daemon=True)
-            thread.start()
-            end = t_view + limit
-            while NOW() < end and (state["done"] is None or thread.is_alive()
-                                   or len(echoed) < len(sent)):
-                await asyncio.sleep(0.02)
+            await type_through(app, t_view, duration, limit, state, sent, echoed)
             source, _, blocks = document(state["view"])
             frames_in_stream = sum(1 for t in frames.times if t_view <= t <= t_view + duration)
             result = {"t_view": t_view, "done": state["done"], "sent": sent[:],
