@@ -4,9 +4,12 @@ into one clear ProviderError line that never carries the API key."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import os
 import re
 import socket
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
@@ -55,6 +58,18 @@ class _Clock:
                         "a model that thinks long before it answers.")
 
 
+def tls_context() -> ssl.SSLContext:
+    """httpx's default verification context, made once per process and shared: reading the CA
+    bundle costs about 70 ms of CPU, which every new client (each session, each summarizer,
+    each `ask`) paid again. Keyed on the variables httpx reads, so a changed one is honoured."""
+    return _tls_context(os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
+
+
+@functools.cache
+def _tls_context(cert_file: str, cert_dir: str) -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
 class HttpProvider:
     name = "http"
     truncates_silently = False
@@ -82,7 +97,7 @@ class HttpProvider:
         self._where = hide_url_secrets(self.base_url + (f"?{query}" if query else ""))
         self._client = httpx.AsyncClient(
             headers={"Accept": "application/json", **(headers or {})}, transport=transport,
-            params=httpx.QueryParams(query),
+            params=httpx.QueryParams(query), verify=tls_context(),
             timeout=httpx.Timeout(timeout, connect=connect_timeout))
 
     def __repr__(self) -> str:

@@ -230,7 +230,8 @@ class ToolBlock(Vertical):
             self.set_class(name in (state, self._outcome_class()), f"-{name}")
         # A search that went well is its title alone; one that failed says how.
         quiet = self.searches_history and state == "done" and self.info.outcome in ("", "ok")
-        self.query_one(".status", Static).display = not quiet
+        if (status := self._status()) is not None:
+            status.display = not quiet
         if state == "running" and self._timer is None:
             self._timer = self.set_interval(0.1, self._tick)
         elif state != "running":
@@ -264,9 +265,13 @@ class ToolBlock(Vertical):
         return TOOL_BLOCK_TEXTS(lang,
                                 outcome) + (" " if outcome == "ok" else " · ") + " · ".join(parts)
 
+    def _status(self) -> Static | None:
+        # None when the app quits as the block mounts: its children are never mounted then.
+        return next(iter(self.query(".status").results(Static)), None)
+
     def _tick(self) -> None:
-        if self.is_mounted:
-            self.query_one(".status", Static).update(self.status_text())
+        if self.is_mounted and (status := self._status()) is not None:
+            status.update(self.status_text())
 
     def set_stubbed(self, stubbed: bool) -> None:
         if stubbed != self.stubbed:
