@@ -13,6 +13,28 @@ from tests.fake_ollama import FakeOllama
 from tests.fakeserver import FakeProvider, FakeServer
 from tests.faults import home_env
 
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` the tests tests/slow_tests.txt lists (bench/test_loop.py measures them), so
+    the developers' loop can leave them to README's command. Run over the whole suite, a listed
+    test that no longer exists is an error: the list would otherwise rot by renames."""
+    listed = {line.strip() for line in SLOW_LIST.read_text(encoding="utf-8").splitlines()
+              if line.strip() and not line.startswith("#")}
+    found = set()
+    for item in items:
+        if item.nodeid in listed or item.nodeid.split("[")[0] in listed:
+            item.add_marker(pytest.mark.slow)
+            found |= {item.nodeid, item.nodeid.split("[")[0]}
+    here = config.invocation_params.dir
+    whole = [(here / a).resolve() for a in config.args] == [SLOW_LIST.parent.resolve()]
+    if whole and (gone := sorted(listed - found)):
+        raise pytest.UsageError(
+            f"tests/slow_tests.txt names {len(gone)} test(s) that no longer exist, e.g. "
+            f"{gone[0]}: run `python bench/test_loop.py --write` to list the slow ones again")
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
