@@ -85,6 +85,14 @@ class MemoryEntries(Db):
                                     tuple(states)).fetchall()
         return [_entry(row) for row in rows]
 
+    def memory_entry(self, entry_id: int) -> MemoryEntry | None:
+        """One entry, in any state; None when there is no such entry."""
+        if not storable(entry_id):
+            return None
+        with self._guard("read the memory of"):
+            row = self._db.execute(f"{_SELECT}WHERE id = ?", (entry_id,)).fetchone()
+        return _entry(row) if row else None
+
     def update_memory(self, entry_id: int, *, text: str | None = None,
                       pinned: bool | None = None, state: str | None = None,
                       kind: str | None = None) -> MemoryEntry:
