@@ -137,6 +137,10 @@ TUNING_NEGATIVE = [
     "In the future we might add caching.",
     "I usually get this error after lunch.",
     "We decided nothing yet.",
+    "It runs every night.",
+    "This handles the retries for us.",
+    'git commit -m "From now on we use UTF-8 everywhere"',
+    "echo 'I prefer tabs' >> notes.txt",
     "以后再说吧。",
     "每次运行都报错。",
     "他每次都迟到。",
@@ -168,6 +172,12 @@ def test_only_the_durable_sentence_of_a_message_with_code_is_offered():
                "Please always add type hints to the code you write for me.")
     assert durable([message]) == [
         ("instruction", "Please always add type hints to the code you write for me.")]
+
+
+def test_a_fenced_paste_of_someone_elses_words_offers_nothing():
+    message = ("Here is the template they sent:\n```text\nPlease always answer in French.\n"
+               "We decided to use Postgres.\nAlice is our SRE.\n```\nwhat do you think")
+    assert durable([message]) == []
 
 
 def test_a_pasted_log_with_the_words_in_it_offers_nothing():
