@@ -72,7 +72,7 @@ class Budget:
 
     def usage(self, *, system: int, summary: int, history: int, pending: int,
               source: str, window_source: str = "configured", recalled: int = 0,
-              tools: int = 0) -> BudgetUsage:
+              tools: int = 0, memory: int = 0) -> BudgetUsage:
         return BudgetUsage(
             context_window=self.context_window,
             response_reserve=self.response_reserve,
@@ -87,6 +87,7 @@ class Budget:
             window_source=window_source,
             recalled=recalled,
             tools=tools,
+            memory=memory,
         )
 
 
@@ -99,7 +100,9 @@ class BudgetUsage:
     system_reserve: int
     budget: int
     threshold: int
-    system: int  # the system prompt's tokens; only what exceeds system_reserve counts as used
+    # The system prompt's and tool definitions' tokens, memory apart; only what exceeds
+    # system_reserve counts as used.
+    system: int
     summary: int
     history: int
     pending: int  # the message being typed or sent
@@ -111,6 +114,12 @@ class BudgetUsage:
     # Of `history`, what tool calls and their results take (as they are sent: cut or stubbed):
     # the gauge draws it as its own segment, inside the history's share, not on top of it.
     tools: int = 0
+    # The user's memory entries in the system message, after the configured prompt. Counted
+    # whole, like the summary, not inside the system reserve: the reserve is what the configured
+    # prompt and the tool definitions are given, and memory has a budget of its own
+    # (memory_budget). Inside the reserve it would look free up to whatever the prompt leaves
+    # of it, and a longer prompt would then push memory's tokens into "system" on the gauge.
+    memory: int = 0
 
     @property
     def system_overflow(self) -> int:
@@ -118,7 +127,7 @@ class BudgetUsage:
 
     @property
     def used(self) -> int:
-        return (self.summary + self.recalled + self.history + self.pending
+        return (self.memory + self.summary + self.recalled + self.history + self.pending
                 + self.system_overflow)
 
     @property

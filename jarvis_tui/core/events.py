@@ -236,6 +236,14 @@ class ToolLeftOut:
 
 
 @dataclass(frozen=True)
+class MemorySuggested:
+    """A compaction found `count` things the user said that look worth remembering; they wait
+    as suggestions for the user's yes (nothing entered the memory)."""
+
+    count: int
+
+
+@dataclass(frozen=True)
 class Failed:
     error: str
     message: Message | None = None  # the partial reply, if any text arrived
@@ -249,7 +257,7 @@ Event = (
     | Trimmed | Recalled
     | SessionBusy | SessionChanged | SaveDelayed | MessagesChanged | Finished | Failed
     | ToolCallsMade | ToolApproval | ToolStarted | ToolFinished | ToolStepLimit
-    | ToolOutputsPruned | ToolLeftOut
+    | ToolOutputsPruned | ToolLeftOut | MemorySuggested
 )
 
 

@@ -1,5 +1,5 @@
-"""Credentials found by their shape in any text, for `export --redact` and for what the app shows
-of a tool server (its command line, its address).
+"""Credentials found by their shape in any text, for `export --redact`, for what the app shows
+of a tool server (its command line, its address), and to keep them out of the user's memory.
 
 One table of rules, each named for what it finds. They follow the shapes the maintained
 secret scanners look for (gitleaks' and detect-secrets' rules: the token prefixes, PEM blocks,
@@ -99,19 +99,55 @@ def _bare(match: re.Match[str], mark: str) -> str:
     return name + mark
 
 
+Rule = tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]]
+
+
+def _rules(mark: str) -> list[Rule]:
+    """(what it finds, in words; its pattern; what a match becomes), in the order they run."""
+    return [
+        ("a private key", _PRIVATE_KEY, lambda m: mark),
+        ("a Slack webhook", _SLACK_WEBHOOK, lambda m: m.group(1) + mark),
+        ("a password in a URL", _URL_PASSWORD, lambda m: m.group(1) + mark + m.group(3)),
+        ("an API token", _TOKENS, lambda m: mark),
+        ("an Authorization header", _AUTHORIZATION, lambda m: m.group(1) + mark),
+        ("a bearer token", _BEARER, lambda m: m.group(1) + mark),
+        ("Basic credentials", _BASIC, lambda m: m.group(1) + mark),
+        ("a secret assigned to a name like api_key or password", _QUOTED,
+         lambda m: _quoted(m, mark)),
+        ("a secret assigned to a name like api_key or password", _BARE,
+         lambda m: _bare(m, mark)),
+    ]
+
+
+# What each prefixed token is, for secret_in's one line.
+_TOKEN_WORDS = {
+    "openai_anthropic": "an OpenAI API key", "google_api": "a Google API key",
+    "google_oauth": "a Google OAuth token", "github": "a GitHub token",
+    "gitlab": "a GitLab token", "slack": "a Slack token",
+    "aws_access_key_id": "an AWS access key", "stripe": "a Stripe key",
+    "hugging_face": "a Hugging Face token", "npm": "an npm token", "pypi": "a PyPI token",
+    "sendgrid": "a SendGrid key", "jwt": "a JSON Web Token",
+}
+_EACH_TOKEN = {name: re.compile(_L + f"(?:{rule})" + _R) for name, rule in _PREFIXED.items()}
+
+
 def redact(text: str, mark: str = REDACTED) -> str:
     """`text` with every credential this module knows the shape of replaced by `mark`."""
-    rules: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
-        (_PRIVATE_KEY, lambda m: mark),
-        (_SLACK_WEBHOOK, lambda m: m.group(1) + mark),
-        (_URL_PASSWORD, lambda m: m.group(1) + mark + m.group(3)),
-        (_TOKENS, lambda m: mark),
-        (_AUTHORIZATION, lambda m: m.group(1) + mark),
-        (_BEARER, lambda m: m.group(1) + mark),
-        (_BASIC, lambda m: m.group(1) + mark),
-        (_QUOTED, lambda m: _quoted(m, mark)),
-        (_BARE, lambda m: _bare(m, mark)),
-    ]
-    for pattern, replace in rules:
+    for _, pattern, replace in _rules(mark):
         text = pattern.sub(replace, text)
     return text
+
+
+def secret_in(text: str) -> str | None:
+    """What credential `text` holds, in a few words ("an OpenAI API key"), found by the rules
+    redact() hides them by; None when it holds none they know."""
+    for what, pattern, replace in _rules(REDACTED):
+        if pattern is _TOKENS:
+            for name, token in _EACH_TOKEN.items():
+                if m := token.search(text):
+                    anthropic = name == "openai_anthropic" and m.group(0).startswith("sk-ant-")
+                    return "an Anthropic API key" if anthropic else _TOKEN_WORDS[name]
+            continue
+        if pattern.sub(replace, text) != text:
+            return what
+    return None

@@ -18,15 +18,21 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
+from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
+from jarvis_tui.core.memory.guard import check
+from jarvis_tui.core.memory.section import MemorySection as MemorySection
+from jarvis_tui.core.memory.suggest import durable
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.settings.config import Settings, price_for
 from jarvis_tui.core.store.export import to_json, to_markdown
+from jarvis_tui.core.store.memory import same_text
 
 # The UI reaches the store only through this module (an import-linter contract): these names
 # are what it needs of the store's.
+from jarvis_tui.core.store.records import MemoryEntry as MemoryEntry
 from jarvis_tui.core.store.records import SessionInfo as SessionInfo
 from jarvis_tui.core.store.records import StoreError as StoreError
 from jarvis_tui.core.store.records import Summary as Summary
@@ -312,6 +318,85 @@ class ChatSession:
         text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
         path.write_text(text, encoding="utf-8")
         return len(self.messages)
+
+    # -- memory: what every session is told ---------------------------------------------------
+    # Shared by every session of the store; each change is read into this session's next
+    # request (and any other jarvis-tui's next round: the store's stamp tells them).
+
+    def memories(self, include_suggested: bool = True) -> list[MemoryEntry]:
+        """The memory, pinned first, then newest first; with the suggestions waiting for the
+        user's yes (state "suggested") among them unless `include_suggested` is false. Raises
+        StoreError."""
+        return self.store.memories(("active", "suggested") if include_suggested
+                                   else ("active",))
+
+    def remember(self, text: str, message: Message | None = None) -> MemoryEntry:
+        """Put `text` in the memory (from `message`, when it was taken from one), from the next
+        request on. A text already there in any state is that entry, now in memory. Raises
+        MemoryRefused (one line: a secret, too long, empty) or StoreError."""
+        text = check(text, self._secrets())
+        for entry in self.store.memories(("active", "suggested", "dismissed")):
+            if same_text(entry.text) == same_text(text):
+                if entry.state != "active" or entry.text != text:
+                    entry = self.store.update_memory(entry.id, text=text, state="active")
+                self.engine.refresh_memory()
+                return entry
+        kind = next((kind for kind, _ in durable([text])), "fact")
+        entry = self.store.add_memory(
+            text, kind=kind, conversation_id=self.id,
+            message_id=message.id if message is not None else None)
+        self.engine.refresh_memory()
+        return entry
+
+    def edit_memory(self, entry_id: int, text: str) -> MemoryEntry:
+        """Raises MemoryRefused, as remember does, or StoreError (no such entry)."""
+        entry = self.store.update_memory(entry_id, text=check(text, self._secrets()))
+        self.engine.refresh_memory()
+        return entry
+
+    def pin_memory(self, entry_id: int, pinned: bool) -> MemoryEntry:
+        """A pinned entry is sent before newer ones, so the budget leaves it out last."""
+        entry = self.store.update_memory(entry_id, pinned=pinned)
+        self.engine.refresh_memory()
+        return entry
+
+    def delete_memory(self, entry_id: int) -> None:
+        self.store.delete_memory(entry_id)
+        self.engine.refresh_memory()
+
+    def accept_suggestion(self, entry_id: int) -> MemoryEntry:
+        """The user's yes: the suggestion enters the memory. Raises MemoryRefused (its text is
+        checked as a typed one is) or StoreError."""
+        entry = self.store.memory_entry(entry_id)
+        if entry is None:
+            raise StoreError(f"memory entry {entry_id} does not exist (deleted, perhaps in "
+                             "another window).")
+        check(entry.text, self._secrets())
+        if entry.state != "active":
+            entry = self.store.update_memory(entry_id, state="active")
+            self.engine.refresh_memory()
+        return entry
+
+    def dismiss_suggestion(self, entry_id: int) -> None:
+        """The user's no: kept as dismissed, so the same text is never suggested again."""
+        entry = self.store.memory_entry(entry_id)
+        if entry is None:
+            raise StoreError(f"memory entry {entry_id} does not exist (deleted, perhaps in "
+                             "another window).")
+        if entry.state == "active":
+            raise StoreError(f"memory entry {entry_id} is in the memory, not a suggestion; "
+                             "delete it to forget it.")
+        self.store.update_memory(entry_id, state="dismissed")
+
+    def memory_sent(self) -> MemorySection:
+        """What the next request carries of the memory: the entries sent, those left out for
+        its budget (ids, in the order they rank), and its tokens. Read again first if the
+        memory changed, here or in another jarvis-tui."""
+        self.engine.refresh_memory()
+        return self.engine.memory_sent()
+
+    def _secrets(self) -> list[str]:
+        return [self.settings.api_key] if self.settings.api_key else []
 
     # -- numbers -------------------------------------------------------------------------------
 

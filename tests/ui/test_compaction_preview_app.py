@@ -146,7 +146,7 @@ async def test_a_summary_another_process_stored_meanwhile_wins(fake_server, tmp_
         other = make_engine(fake_server, tmp_path, store=session.store,
                             conversation_id=app.chat.cid, keep_recent_turns=1)
         theirs = [e async for e in other.compact(reason="manual")]
-        assert kinds(theirs) == ["CompactionStarted", "CompactionFinished"]
+        assert kinds(theirs) == ["CompactionStarted", "MemorySuggested", "CompactionFinished"]
         before = len(notices(app))
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.chat.previewing is None, "the refusal")

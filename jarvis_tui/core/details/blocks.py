@@ -63,6 +63,12 @@ def _codey(line: str, in_string: bool) -> bool:
     return bool(_CODE_START.match(line) or _SHAPES.search(line))
 
 
+def code_like(line: str) -> bool:
+    """Whether one line has the shape of code, a log line, JSON or a trace (a line alone in
+    prose is not a block, see spans, but may still be one pasted)."""
+    return _codey(line, False)
+
+
 def spans(text: str) -> list[Span]:
     """`text` cut into prose and blocks, in order, covering all of it."""
     lines = text.splitlines(keepends=True)

@@ -98,10 +98,10 @@ _NAME = re.compile(
 # Who someone is by what they do: "ping Priya Raman", "Tomás owns the importer", "找王磊",
 # "李娜负责这块". A Chinese name starts with a surname; an English one is capitalised and is
 # not a day, a month or a word that starts a sentence.
-_SURNAMES = ("欧阳|司马|诸葛|上官|东方|慕容|[王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗郑梁谢宋唐许韩冯"
-             "邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范石廖贾夏韦付邹孟熊"
-             "秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵钱严覃武戴莫孔汤]")
-_NOT_NAMES = frozenset("""The This That These Those We It I He She They You Our Your Their His Her
+SURNAMES = ("欧阳|司马|诸葛|上官|东方|慕容|[王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗郑梁谢宋唐许韩冯"
+            "邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范石廖贾夏韦付邹孟熊"
+            "秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵钱严覃武戴莫孔汤]")
+NOT_NAMES = frozenset("""The This That These Those We It I He She They You Our Your Their His Her
 Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June
 July August September October November December Today Tomorrow Yesterday Also Then And But So
 """.split())
@@ -111,9 +111,9 @@ _WHO = re.compile(
     r"|\b([A-Z][a-zà-ÿ]+(?: [A-Z][a-zà-ÿ]+)?)(?:'s)?\s+(?:owns|is on[ -]call|leads|maintains|"
     r"approved|signed off|is handling|handles|is the owner|runs the|from the \w+ team|"
     r"on the \w+ team|will review|reviews)\b"
-    rf"|(?:找|问|让|请|跟|和|联系|交给|抄送|@)\s?((?:{_SURNAMES})[\u4e00-\u9fff]{{1,2}}?)"
+    rf"|(?:找|问|让|请|跟|和|联系|交给|抄送|@)\s?((?:{SURNAMES})[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。、；\s]|$|负责|值班|确认|审|批|说|那边|看|处理|来)"
-    rf"|((?:{_SURNAMES})[\u4e00-\u9fff]{{1,2}}?)(?=负责|在值班|值班|审核|审批|拍板|说过|确认过)")
+    rf"|((?:{SURNAMES})[\u4e00-\u9fff]{{1,2}}?)(?=负责|在值班|值班|审核|审批|拍板|说过|确认过)")
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
         add("short", "name", m.start(group), m.end(group))
     for m in _WHO.finditer(text):
         group = next(i for i in (1, 2, 3, 4) if m.group(i))
-        if m.group(group).split()[0] not in _NOT_NAMES:
+        if m.group(group).split()[0] not in NOT_NAMES:
             add("short", "name", m.start(group), m.end(group))
     for m in _ID.finditer(text):
         if not _PROSE_PARTS.intersection(m.group().lower().split("-")):

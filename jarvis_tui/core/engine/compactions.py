@@ -32,6 +32,8 @@ from jarvis_tui.core.details.ledger import ledger_for, left_out
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
+from jarvis_tui.core.memory.guard import refusal
+from jarvis_tui.core.memory.suggest import durable
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
@@ -72,6 +74,8 @@ class RequestView(Protocol):
     def details_max_tokens(self) -> int: ...
 
     def usage(self, pending: str = "") -> BudgetUsage: ...
+
+    def configured_prompt(self) -> str: ...
 
     def system_prompt(self) -> str: ...
 
@@ -120,7 +124,8 @@ class Compactions:
         # are folded in too, all but the newest, which stays verbatim however large.
         usage = view.usage()  # a pass over the history: once, for the mark and the notice
         room = (int(view.budget.tokens * view.settings.compact_low_water)
-                - view.summary_max_tokens - view.details_max_tokens - usage.system_overflow)
+                - view.summary_max_tokens - view.details_max_tokens - usage.system_overflow
+                - usage.memory)
         while keep > 1 and sum(view.counter.message(m) for m in plan.keep) > room:
             keep -= 1
             plan = plan_compaction(history, keep)
@@ -182,7 +187,8 @@ class Compactions:
                           view.details_max_tokens)
         # What stays, as the gauge counts it once the summary changes the system message (the
         # server's count of the old front no longer applies).
-        rest = usage.system_overflow + sum(view.counter.message(m) for m in plan.keep)
+        rest = (usage.system_overflow + usage.memory
+                + sum(view.counter.message(m) for m in plan.keep))
         proposal = CompactionProposal(
             self._conversation_id, text, tuple(plan.evict),
             view.summary.id if view.summary else None, usage.used, rest=rest,
@@ -216,16 +222,35 @@ class Compactions:
         after = view.usage().used
         with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
             self._add_summary_usage(proposal, view.summary.id, max(0, before - after))
-        events: list[ev.Event] = [ev.CompactionFinished(
+        # Before Finished, which callers (and `ask`) take as the compaction's last word.
+        events: list[ev.Event] = []
+        if view.settings.memory_suggestions and (found := self._suggest(evict)):
+            events.append(ev.MemorySuggested(found))
+        events.append(ev.CompactionFinished(
             view.summary.id, len(evict), before, after, proposal.reason,
             cost_prompt_tokens=proposal.prompt_tokens,
             cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
             cached_prefix=proposal.cached_prefix,
-            covered_ids=tuple(m.id for m in evict if m.id is not None))]
+            covered_ids=tuple(m.id for m in evict if m.id is not None)))
         held = self._guard.finished(proposal.reason, evict, before - after, view.budget.tokens)
         if held is not None:
             events.append(held)
         return events
+
+    def _suggest(self, folded: list[Message]) -> int:
+        """What the user said in the turns just folded in that looks worth remembering, stored
+        as suggestions for the user to accept or dismiss (never as memory: nothing enters it
+        without the user's yes); a text the memory holds in any state is not offered again,
+        nor one the guard would refuse (a sentence that holds a key). How many were new."""
+        secrets = [self._view.settings.api_key] if self._view.settings.api_key else []
+        found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
+                 for kind, text in durable([m.content]) if refusal(text, secrets) is None]
+        if not found:
+            return 0
+        try:
+            return len(self._store.add_suggestions(self._conversation_id, found))
+        except StoreError:
+            return 0  # the summary is stored; a suggestion is only a suggestion
 
     def _add_summary_usage(self, proposal: CompactionProposal, summary_id: int | None,
                            freed: int | None) -> None:
@@ -251,7 +276,7 @@ class Compactions:
         view = self._view
         if view.summary is not None or not view.may_search_history():
             return 0
-        return definition_overflow(view.counter, view.system_prompt(),
+        return definition_overflow(view.counter, view.configured_prompt(),
                                    view.budget.system_reserve, view.tool_specs())
 
     def commit(self, proposal: CompactionProposal, text: str) -> list[ev.Event]:

@@ -38,6 +38,7 @@ from jarvis_tui.core.engine.session_sync import Saved, SessionSync, persisting, 
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import WindowLimit
+from jarvis_tui.core.memory.section import EMPTY, MemorySection, memory_section
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import (
@@ -143,6 +144,11 @@ class Engine(Branches):
         self.requests = Requests(self, store, conv.id, self.limit, self.calibration,
                                  self.replies, self.tool_outputs, compact=self.compact,
                                  withdraw=self._withdraw)
+        # The user's memory as the requests carry it, and what it was read at: the memory's
+        # stamp and the section's budget (refresh_memory).
+        self._memory = EMPTY
+        self._memory_key: tuple[object, ...] | None = None
+        self.refresh_memory()
 
     # ---- what the collaborators hold, by the names callers know -------------------------
 
@@ -201,6 +207,7 @@ class Engine(Branches):
         self.limit.apply(settings)
         self.calibration.apply(settings)
         self.guard.resume()  # a paused automatic compaction may work with these
+        self.refresh_memory()  # memory_budget may have changed
 
     # ---- numbers -------------------------------------------------------------------------
 
@@ -227,15 +234,17 @@ class Engine(Branches):
         """What the next request would need without windowing: what the gauge shows."""
         c = self.counter
         summary = self.summary.content if self.summary else None
-        prompt = self.system_prompt()
-        sys_tokens = c.text(prompt)
+        prompt = self.system_prompt()  # memory included: it is in the same system message
+        memory = self.memory_sent().tokens
+        prompt_tokens = c.text(prompt)
+        sys_tokens = max(0, prompt_tokens - memory)
         sys_text = system_text(prompt, summary, self.summary_note())
-        summary_tokens = c.text(sys_text) - sys_tokens if summary else 0
+        summary_tokens = c.text(sys_text) - prompt_tokens if summary else 0
         sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
         anchored = self.calibration.history_tokens(sys_text, self.history())
         tools, tools_saved = self.tool_outputs.tally()
-        history = (max(0, anchored - sys_tokens - summary_tokens) if anchored is not None
-                   else self._history.tokens(c) - tools_saved)
+        history = (max(0, anchored - sys_tokens - summary_tokens - memory)
+                   if anchored is not None else self._history.tokens(c) - tools_saved)
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         if pending and anchored is not None:
             pending_tokens += round(self.framing or 0.0)  # framed like the others
@@ -243,7 +252,7 @@ class Engine(Branches):
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
                                  window_source=self.window_source, recalled=recalled,
-                                 tools=min(tools, history))
+                                 tools=min(tools, history), memory=memory)
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
         budget = int(self.context_window * self.settings.recall_budget * shrink)
@@ -287,14 +296,54 @@ class Engine(Branches):
                                cap)
         return WithHistorySearch(search, self.tools)
 
-    def system_prompt(self) -> str:
-        """The prompt the system message starts with: the configured one, and for the bundled
-        model, while it has tools, a sentence on when to call them (local_server.py). Tools
-        configured, not offered this request: a step past the limit keeps the same front."""
+    def configured_prompt(self) -> str:
+        """The configured prompt, and for the bundled model, while it has tools, a sentence on
+        when to call them (local_server.py): what the system reserve is for. Tools configured,
+        not offered this request: a step past the limit keeps the same front."""
         prompt = self.settings.system_prompt
         if self.settings.model == LOCAL_MODEL_NAME and self.tool_specs():
             return with_tool_sentence(prompt)
         return prompt
+
+    def system_prompt(self) -> str:
+        """The prompt the system message starts with, before any summary: the configured one,
+        then the user's memory (one system message: strict chat templates refuse a second).
+        Every path that builds or weighs a request (the round's fit, the gauge, a compaction's
+        prefix) reads it here, so all of them see the same front."""
+        prompt, memory = self.configured_prompt(), self._memory.text
+        return f"{prompt}\n\n{memory}" if prompt and memory else prompt or memory
+
+    # ---- memory ----------------------------------------------------------------------------
+
+    def memory_budget(self) -> int:
+        """The memory section's room: the setting (0: memory off), but never more than a tenth
+        of the request's budget, so a small window keeps its room for the conversation."""
+        return max(0, min(self.settings.memory_budget, self.budget.tokens // 10))
+
+    def refresh_memory(self) -> bool:
+        """Read the memory again when it changed since it was read (here or in another
+        jarvis-tui: the store's stamp says) or its budget did; whether the section was built
+        anew. Called at the start of each round, not per request or per token: the front of
+        the request changes only when memory does, so the provider's prompt cache holds."""
+        budget = self.memory_budget()
+        try:
+            key = (self.store.memory_stamp(), budget)
+            if key == self._memory_key:
+                return False
+            entries = self.store.memories()
+        except StoreError:
+            return False  # the memory read before stays; a round is not failed over it
+        self._memory_key = key
+        self._memory = memory_section(entries, self.counter, budget)
+        return True
+
+    def memory_sent(self) -> MemorySection:
+        """What the next request carries of the memory: the entries sent, those left out for
+        the budget, and its tokens as counted now (the counter is calibrated as replies come)."""
+        section = self._memory
+        if section.text and (tokens := self.counter.text(section.text)) != section.tokens:
+            section = replace(section, tokens=tokens)
+        return section
 
     def summary_note(self) -> str:
         return SUMMARY_NOTE if self._searches_history() else ""
@@ -575,6 +624,7 @@ class Engine(Branches):
         detected = await self.detect_window()
         if detected is not None:
             yield detected
+        self.refresh_memory()  # after the window: the memory's room is a share of it
         # aclosing here and below: a caller that stops listening mid-compaction must not
         # leave a suspended generator holding the compaction lock.
         async with aclosing(self._over_threshold()) as making_room:
@@ -586,7 +636,7 @@ class Engine(Branches):
         while True:
             budget = self.budget
             usage = self.usage()  # a pass over the history: once per attempt, not twice
-            room = int(budget.tokens * tried.shrink) - usage.system_overflow
+            room = int(budget.tokens * tried.shrink) - usage.system_overflow - usage.memory
             # Again on each attempt: an overflow's compaction may have covered more turns.
             recalled = self._recall(user.content, tried.shrink, user)
             ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)

@@ -218,6 +218,23 @@ SCHEMA: tuple[Setting, ...] = (
                               "them; {range} (0 = off)",
                               "新消息提到早期内容时，为找回的原始对话留出的空间；"
                               "{range}（0 = 关闭）"))),
+    # The user's memory goes at the front of every request, within this many tokens and never
+    # more than a tenth of the request's budget (a small window keeps room for the talk).
+    Setting("memory_budget", int, 512, Range(0, 100_000),
+            Words("a whole number between 0 and 100000 (0 = memory off)",
+                  "0 到 100000 之间的整数（0 = 关闭记忆）"),
+            "tokens the user's memory may take at the front of every request (at most a tenth "
+            "of the budget); 0 = off",
+            shown=Shown("number", 71, Words("Memory budget (tokens)", "记忆预算（token）"),
+                        Words("room for your memory entries at the front of every request, "
+                              "at most a tenth of the budget (0 = off)",
+                              "每次请求开头为你的记忆条目留出的空间，最多占预算的十分之一"
+                              "（0 = 关闭）"))),
+    Setting("memory_suggestions", bool, True, anything,
+            Words("true or false", "true 或 false"),
+            "when a compaction folds turns in, offer what you said that looks worth remembering "
+            "(a preference, an instruction, a name and role, a decision) for you to accept; "
+            "nothing is remembered without your yes; false = off"),
     # Its definition (about 150 tokens) and a line under the summary go with every request once
     # a summary exists.
     Setting("history_search_tool", bool, True, anything,

@@ -3,8 +3,8 @@ file is, upgrading its schema, installing and repairing the full-text index), an
 each part writes and reads through: one lock around the one connection, retries while another
 program holds SQLite's lock, committed transactions, and one wording for every error, naming the
 file or directory that stops it. `Db` holds no conversation, message or summary logic: the parts
-(conversations, messages, search, summaries, usage, meta) each add theirs on top of it, and need
-nothing from one another but what is here.
+(conversations, messages, search, summaries, usage, meta, memory) each add theirs on top of it,
+and need nothing from one another but what is here.
 """
 
 from __future__ import annotations

@@ -71,6 +71,27 @@ class UsageTotal:
     freed_tokens: int | None
 
 
+# What a memory entry is, and where it stands: "active" entries go into every request,
+# "suggested" ones wait for the user's yes (a compaction found them), "dismissed" ones were
+# refused and are kept so they are never suggested again.
+MEMORY_KINDS = ("fact", "preference", "instruction", "person", "decision")
+MEMORY_STATES = ("active", "suggested", "dismissed")
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One thing the user wants every session to know, and where it came from."""
+    id: int
+    text: str
+    kind: str  # one of MEMORY_KINDS
+    state: str  # one of MEMORY_STATES
+    pinned: bool  # sent first, before newer entries
+    conversation_id: int | None  # the session it was said in (None: typed, imported, deleted)
+    message_id: int | None  # the message it was taken from
+    created_at: float
+    updated_at: float
+
+
 @dataclass(frozen=True)
 class Unreadable:
     """A stored JSON field that could not be read back: it reads as empty, is reported, and its

@@ -95,5 +95,25 @@ MIGRATIONS: list[str] = [
         AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1);
     CREATE INDEX messages_by_parent ON messages(parent_id);
     """,
+    # The user's memory: short entries every session's requests carry, each with the session
+    # and message it came from (kept when those are deleted: the entry is the user's). Not per
+    # conversation: a memory is for all of them. "suggested" entries wait for the user's yes;
+    # "dismissed" ones are kept so the same suggestion never comes back.
+    """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        text TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'fact'
+            CHECK (kind IN ('fact', 'preference', 'instruction', 'person', 'decision')),
+        state TEXT NOT NULL DEFAULT 'active'
+            CHECK (state IN ('active', 'suggested', 'dismissed')),
+        pinned INTEGER NOT NULL DEFAULT 0,
+        conversation_id INTEGER REFERENCES conversations(id) ON DELETE SET NULL,
+        message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX memories_by_state ON memories(state, pinned, created_at);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,4 +1,5 @@
-"""SQLite session store: conversations, every message ever sent, and the summaries over them.
+"""SQLite session store: conversations, every message ever sent, the summaries over them, and the
+user's memory, which every conversation shares.
 
 Compaction never deletes anything: a summarised message only gets `summary_id` set to the summary
 that first covered it, so the full history stays on disk and can be exported. API keys have no
@@ -15,6 +16,7 @@ from typing import Any
 
 from jarvis_tui.core.costs import tally
 from jarvis_tui.core.store.conversations import Conversations
+from jarvis_tui.core.store.memory import MemoryEntries
 from jarvis_tui.core.store.messages import Messages
 from jarvis_tui.core.store.meta import Meta
 from jarvis_tui.core.store.records import StoreError, UsageRow
@@ -24,7 +26,7 @@ from jarvis_tui.core.store.usage import Usage
 from jarvis_tui.core.tree import path_to
 
 
-class Store(Conversations, Messages, Search, Summaries, Usage, Meta):
+class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntries):
     def export(self, conv_id: int) -> dict[str, Any]:
         """The whole conversation as JSON-ready data, covered messages included. A stored field
         that cannot be read is left out of its place and listed under "problems" with its stored

@@ -56,8 +56,10 @@ async def test_committing_stores_it_as_compact_did(fake_server, tmp_path):
     proposal = await propose(engine)
     guess = engine.tokens_after(proposal, proposal.text)
     events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
-    assert kinds(events) == ["CompactionFinished"]
-    done = events[0]
+    # The decision said in a folded turn waits as a suggestion (PLANTED's third).
+    assert kinds(events) == ["MemorySuggested", "CompactionFinished"]
+    assert [e.text for e in engine.store.memories(("suggested",))] == [PLANTED[2][0]]
+    done = events[1]
     summary = engine.store.latest_summary(engine.conversation.id)
     assert summary.content == proposal.text and summary.kind == "manual"
     assert done.summary_id == summary.id and done.reason == "manual"
@@ -76,7 +78,7 @@ async def test_an_edited_proposal_is_stored_as_edited(fake_server, tmp_path):
     engine = await talked(fake_server, tmp_path)
     proposal = await propose(engine)
     events = [e async for e in engine.commit_compaction(proposal, "  The user runs a collector.\n")]
-    assert kinds(events) == ["CompactionFinished"]
+    assert kinds(events) == ["MemorySuggested", "CompactionFinished"]
     summary = engine.store.latest_summary(engine.conversation.id)
     assert (summary.content, summary.kind) == ("The user runs a collector.", "edited")
     assert summary.covered_count == len(proposal.evict)
@@ -116,7 +118,7 @@ async def test_a_proposal_another_process_compacted_past_is_refused(fake_server,
     other = make_engine(fake_server, tmp_path, keep_recent_turns=1, store=engine.store,
                         conversation_id=engine.conversation.id)
     theirs = [e async for e in other.compact(reason="manual")]
-    assert kinds(theirs) == ["CompactionStarted", "CompactionFinished"]
+    assert kinds(theirs) == ["CompactionStarted", "MemorySuggested", "CompactionFinished"]
     stored = engine.store.summaries(engine.conversation.id)
     events = [e async for e in engine.commit_compaction(proposal, "mine, edited")]
     assert kinds(events) == ["SessionChanged", "CompactionFailed"]
@@ -172,7 +174,7 @@ async def test_a_commit_waits_for_the_round_on_its_way(fake_server, tmp_path):
     assert not round_.done()
     events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
     assert round_.done() and kinds(round_.result())[-1] == "Finished"
-    assert kinds(events) == ["CompactionFinished"]
+    assert kinds(events) == ["MemorySuggested", "CompactionFinished"]
     # Folded in: what was proposed; the question and its reply stay verbatim after it.
     assert [m.content for m in engine.history()][-2:] == ["a question sent meanwhile",
                                                            "word " * 20]

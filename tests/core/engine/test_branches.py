@@ -227,7 +227,7 @@ def test_a_store_from_before_branches_reads_as_one_branch(tmp_path):
     raw.commit()
     raw.executescript("ALTER TABLE messages DROP COLUMN excluded; DROP INDEX messages_by_parent;"
                       "ALTER TABLE messages DROP COLUMN parent_id;"
-                      "ALTER TABLE conversations DROP COLUMN head_id;")
+                      "ALTER TABLE conversations DROP COLUMN head_id; DROP TABLE memories;")
     raw.close()
     with Store(path) as store:
         msgs = store.messages(conv.id)

@@ -1,0 +1,64 @@
+"""What a memory entry may not be: empty, long, terminal control sequences, or a secret, with
+the one line that says why; and what it may be, however close its words come to a secret's."""
+
+from __future__ import annotations
+
+import pytest
+
+from jarvis_tui.core.memory.guard import MAX_CHARS, MemoryRefused, check, refusal
+from tests.secret_formats import CASES
+
+OPENAI = "sk-proj-" + "Tq3x9VbN2mLk7RwZ4yHcP1sDfG8jKa0eUo6iBnMv"
+ANTHROPIC = "sk-ant-api03-" + "Xy7Qw2Er9Ty4Ui1Op6As3Df8Gh5Jk0LzXcVbNm"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (f"my key is {OPENAI}", "this looks like an OpenAI API key"),
+    (f"Anthropic 的密钥是{ANTHROPIC}，别忘了", "this looks like an Anthropic API key"),
+    (f"use {GITHUB} for the CI", "this looks like a GitHub token"),
+    ("AWS key AKIAIOSFODNN7EXAMPLE for the backups", "this looks like an AWS access key"),
+    ("staging db is postgres://app:hunter2x@db.internal/app", "a password in a URL"),
+    ("OPENAI_API_KEY=abcdEFGH12345678", "a secret assigned to a name like api_key"),
+])
+def test_a_real_looking_key_is_refused_saying_what_it_looks_like(text, words):
+    why = refusal(text)
+    assert why is not None and why.startswith("a memory never holds a secret: ")
+    assert words in why and "\n" not in why
+    with pytest.raises(MemoryRefused) as refused:
+        check(text)
+    assert str(refused.value) == why
+
+
+@pytest.mark.parametrize(("name", "text"), [(c[0], c[1]) for c in CASES])
+def test_every_format_the_export_scrubber_hides_is_refused(name, text):
+    assert refusal(text) is not None, name
+
+
+def test_the_key_jarvis_tui_was_given_is_refused_whatever_its_shape():
+    key = "plain words key 2024"  # no shape the scrubber knows
+    assert refusal(f"remember {key} please") is None
+    assert refusal(f"remember {key} please", [key]) == (
+        "a memory never holds a secret: this holds the API key jarvis-tui was given")
+
+
+def test_empty_long_and_control_sequences_are_refused_in_one_line():
+    assert refusal("  \n ") == "a memory entry needs some text"
+    assert refusal("x" * MAX_CHARS) is None
+    long = refusal("x" * (MAX_CHARS + 1))
+    assert long is not None and long.startswith("memory entries are short: this one is 1,001")
+    assert refusal("be \x1b]52;c;aGk=\x07 nice") == (
+        "a memory entry is plain text: this one holds terminal control characters")
+
+
+@pytest.mark.parametrize("text", [
+    "Our token budget for the summary is 512 tokens.",
+    "The password policy needs 12 characters and a digit.",
+    "api_key comes from os.environ, never from the config file.",
+    "Answer in Chinese, keep code comments in English.",
+    "我们的测试环境部署在法兰克福，密钥放在 Vault 里。",
+    "The release commit is 5250f95 on main.",
+])
+def test_words_about_secrets_are_no_secret(text):
+    assert refusal(text) is None
+    assert check(f"  {text}\n") == text
