@@ -180,6 +180,7 @@ class MemoryScreen(ModalScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.problem()
         self.refresh_list()
         self.query_one(OptionList).focus()
 
@@ -259,7 +260,10 @@ class MemoryScreen(ModalScreen[None]):
         return next((e for e in self.entries if e.id == chosen), None)
 
     def problem(self, line: str = "") -> None:
-        self.query_one("#memory_problem", Static).update(line)
+        """One line above the list saying why the last key did nothing; "" hides it."""
+        shown = self.query_one("#memory_problem", Static)
+        shown.update(line)
+        shown.display = bool(line)
 
     def _changed(self, keep: int | None = None) -> None:
         self.problem()
