@@ -182,7 +182,9 @@ ACTIONS: tuple[Action, ...] = (
            palette=("Fork the session", "分叉会话"),
            palette_help=("A new session holding this one up to its last message ({key})",
                          "新会话，包含当前会话直到最后一条消息的内容（{key}）")),
-    Action("remember_message", "m", ("Remember", "记住"), scope="message",
+    # Not in the Footer: at 110 columns "m Remember" would cut "c Copy code" off; F1, the
+    # palette and the Memory screen's empty line name M.
+    Action("remember_message", "m", ("Remember", "记住"), scope="message", show=False,
            palette=("Remember the last message", "记住最后一条消息"),
            palette_help=("Put the message in the memory sent with every session's requests "
                          "({key} on a selected message)",
