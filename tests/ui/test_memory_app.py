@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, Static
 
+from jarvis_tui.core import events as ev
 from jarvis_tui.core.memory.section import HEADER
+from jarvis_tui.core.notices import describe
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from jarvis_tui.ui.screens.memory import MemoryEditor, MemoryScreen
 from jarvis_tui.ui.widgets.conversation import Conversation
@@ -267,3 +269,31 @@ async def test_chinese_interface(fake_server, tmp_path):
         assert rows(screen)[0].startswith("✓ 发送 · 来自会话 #1")
         text = screen_text(app)
         assert "记忆：告知每个会话" in text and "A/Enter 添加" in text
+
+
+def test_the_suggestion_notice_in_both_languages():
+    assert describe(ev.MemorySuggested(2), "en") == (
+        "💡 2 thing(s) you said look worth remembering: F6 (Memory) to review them; nothing is "
+        "remembered without your yes")
+    assert describe(ev.MemorySuggested(2), "zh") == (
+        "💡 你说过的 2 件事似乎值得记住：按 F6（记忆）审阅；未经你同意不会记住任何内容")
+    assert describe(ev.MemorySuggested(0), "en") is None
+
+
+async def test_slash_memory_and_the_help_and_f6_in_message_mode(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/memory")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen), "/memory")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.chat, "the chat screen")
+        await send_and_wait(pilot, "hello")
+        await pilot.press("tab")  # message mode: F6 still opens the screen
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen), "F6 on a message")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.chat, "the chat screen")
+        await pilot.press("f1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "/remember TEXT" in text and "/memory" in text and "F6" in text
