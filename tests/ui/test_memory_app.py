@@ -167,7 +167,7 @@ async def test_add_edit_and_delete_on_the_screen(fake_server, tmp_path):
         screen = await open_memory(pilot)
         assert rows(screen) == ["No memory yet. Press A to add an entry, type /remember TEXT, "
                                 "or M on a selected message."]
-        await pilot.press("a")
+        await pilot.press("enter")  # Enter adds, on an empty list too
         await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditor), "the editor")
         editor = app.screen
         editor.query_one(Input).value = f"token {FAKE_KEY}"
@@ -269,6 +269,14 @@ async def test_chinese_interface(fake_server, tmp_path):
         assert rows(screen)[0].startswith("✓ 发送 · 来自会话 #1")
         text = screen_text(app)
         assert "记忆：告知每个会话" in text and "A/Enter 添加" in text
+        await pilot.press("a")  # A adds, as Enter does; the dialog in Chinese, Esc keeps nothing
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditor), "the editor")
+        assert "记住（每个会话的每次请求）" in screen_text(app)
+        assert "Enter 保存 · Esc 取消" in screen_text(app)
+        app.screen.query_one(Input).value = "不该保存"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, "back to the list")
+        assert len(app.chat.session.memories()) == 1
 
 
 def test_the_suggestion_notice_in_both_languages():

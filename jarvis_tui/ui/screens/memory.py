@@ -141,6 +141,9 @@ class MemoryEditor(ModalScreen[bool]):
 class MemoryScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("a", "add", "Add"),
+        # Enter adds too, on an empty list as well (the list itself would take it only with
+        # an entry highlighted).
+        Binding("enter", "add", "Add", show=False, priority=True),
         Binding("e", "edit", "Edit"),
         Binding("p", "pin", "Pin"),
         Binding("d", "delete", "Delete"),
@@ -270,10 +273,6 @@ class MemoryScreen(ModalScreen[None]):
         self.refresh_list(keep)
 
     # -- the keys -------------------------------------------------------------------------
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.action_add()
 
     def action_add(self) -> None:
         def save(text: str) -> str | None:
