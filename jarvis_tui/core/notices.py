@@ -56,6 +56,8 @@ TEXTS = {
         "empty": "ℹ The model sent an empty reply",
         "recalled": "↺ Recalled {n} earlier turn(s) from before the summary for this question "
                     "({tokens} tokens)",
+        "memory_suggested": "💡 {n} thing(s) you said look worth remembering: F6 (Memory) to "
+                            "review them; nothing is remembered without your yes",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
                   "response_reserve for longer replies",
         "usage": "usage: prompt {prompt} tokens{cached} · completion {completion}",
@@ -116,6 +118,8 @@ TEXTS = {
         "failed": "✖ {why}",
         "empty": "ℹ 模型返回了空回复",
         "recalled": "↺ 已为这个问题找回摘要之前的 {n} 轮原始对话（{tokens} 个 token）",
+        "memory_suggested": "💡 你说过的 {n} 件事似乎值得记住：按 F6（记忆）审阅；"
+                            "未经你同意不会记住任何内容",
         "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
         "usage": "用量：提示 {prompt} token{cached} · 输出 {completion}",
         "usage_cached": "（缓存 {n}，{share}）",
@@ -264,6 +268,8 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["trimmed"].format(budget=budget)
         case ev.Recalled(turns=n, tokens=tokens):
             return t["recalled"].format(n=n, tokens=tokens)
+        case ev.MemorySuggested(count=n) if n > 0:
+            return t["memory_suggested"].format(n=n)
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
         case ev.ToolStarted(call=call) if is_history_search(call.name):

@@ -395,6 +395,10 @@ class ChatSession:
         self.engine.refresh_memory()
         return self.engine.memory_sent()
 
+    def memory_budget(self) -> int:
+        """The memory section's room in the next request, in tokens (0: memory off)."""
+        return self.engine.memory_budget()
+
     def _secrets(self) -> list[str]:
         return [self.settings.api_key] if self.settings.api_key else []
 

@@ -78,6 +78,20 @@ ACTIONS: tuple[Action, ...] = (
                          "工具服务器、它们的状态及提供的工具（{key}）"),
            # The footer is full at 110 columns; the ready notice, F1 and the palette name F5.
            show=False),
+    Action("memory", "f6", ("Memory", "记忆"), slash="memory",
+           slash_text=("What every request of every session is told: the entries, which the "
+                       "next request sends, and the suggestions to accept or dismiss",
+                       "每个会话的每次请求都会带上的记忆：条目、下一次请求发送哪些，"
+                       "以及待接受或忽略的建议"),
+           palette=("Memory: what every session is told", "记忆：每个会话都会被告知的内容"),
+           palette_help=("List, add, edit, pin and delete memory entries; review suggestions "
+                         "({key})", "列出、添加、编辑、固定和删除记忆条目；审阅建议（{key}）"),
+           # The footer is full at 110 columns; F1, the palette and the notices name F6.
+           # Priority: the prompt (a TextArea) binds F6 itself, to select a line.
+           show=False, priority=True),
+    Action("remember", slash="remember", arg="TEXT",
+           slash_text=("Remember TEXT in every request of every session (F6 lists the memory)",
+                       "在每个会话的每次请求中记住 TEXT（F6 列出记忆）")),
     Action("toggle_sidebar", "ctrl+b", ("Hide / show the gauge and summary sidebar",
                                         "隐藏 / 显示右侧的 token 预算与摘要栏"), show=False),
     # Textual's own ctrl+q quits whatever this binding says, so moving it would not free the key.
@@ -168,6 +182,13 @@ ACTIONS: tuple[Action, ...] = (
            palette=("Fork the session", "分叉会话"),
            palette_help=("A new session holding this one up to its last message ({key})",
                          "新会话，包含当前会话直到最后一条消息的内容（{key}）")),
+    # Not in the Footer: at 110 columns "m Remember" would cut "c Copy code" off; F1, the
+    # palette and the Memory screen's empty line name M.
+    Action("remember_message", "m", ("Remember", "记住"), scope="message", show=False,
+           palette=("Remember the last message", "记住最后一条消息"),
+           palette_help=("Put the message in the memory sent with every session's requests "
+                         "({key} on a selected message)",
+                         "把消息放入每个会话请求都会带上的记忆（选中消息时按 {key}）")),
     Action("send", "enter", ("Send the message (or run a /command)", "发送消息（或执行 /命令）"),
            bound=False, rebindable=False),
     Action("newline", "ctrl+j,alt+enter", ("New line in the message", "在消息中换行"),

@@ -126,6 +126,10 @@ class ToolLeftOut(EngineEvent):
     event: ev.ToolLeftOut
 
 
+class MemorySuggested(EngineEvent):
+    event: ev.MemorySuggested
+
+
 class ReplyChunk(EngineMessage):
     def __init__(self, conversation_id: int, text: str) -> None:
         super().__init__(conversation_id)
@@ -172,6 +176,7 @@ _WRAPPERS: dict[type, type[EngineEvent]] = {
     ev.ToolStepLimit: ToolStepLimit,
     ev.ToolOutputsPruned: ToolOutputsPruned,
     ev.ToolLeftOut: ToolLeftOut,
+    ev.MemorySuggested: MemorySuggested,
 }
 
 

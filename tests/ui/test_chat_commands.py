@@ -81,6 +81,10 @@ async def test_help_lists_keys_and_commands(fake_server, tmp_path):
         assert isinstance(app.screen, HelpScreen)
         # Taller than the screen: the commands below the keys are reached by scrolling.
         text = screen_text(app)
+        for _ in range(4):  # page by page: the commands outgrew two screenfuls
+            await pilot.press("pagedown")
+            await pilot.pause()
+            text += screen_text(app)
         await pilot.press("end")
         await pilot.pause()
         text += screen_text(app)

@@ -79,7 +79,7 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     ("summary = 6", "[keys] summary = 6: expected a key in quotes"),
     ('summary = "f6"', '[keys] summary = "f6": the prompt, which has the focus, uses f6 itself'),
     ('summary = "ctrl+m"', '[keys] summary = "ctrl+m": a terminal sends ctrl+m as enter, so '
-                           'summary would never run; pick another key, like "ctrl+t" or "f6"'),
+                           'summary would never run; pick another key, like "ctrl+t" or "f9"'),
 ])
 def test_a_bad_keys_table_stops_with_one_line(home, tmp_path, fake_server, table, line):
     config = write_config(tmp_path, f"[keys]\n{table}\n")

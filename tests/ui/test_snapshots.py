@@ -49,7 +49,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     time.tzset()
 
 
-def build_app(tmp_path: Path, theme: str) -> JarvisApp:
+def build_app(tmp_path: Path, theme: str, memory: bool = False) -> JarvisApp:
     ticks = count()
     store = Store(tmp_path / "sessions.db", clock=lambda: START + next(ticks))
     conv = store.create_conversation(model="qwen2.5-7b-instruct")
@@ -60,8 +60,17 @@ def build_app(tmp_path: Path, theme: str) -> JarvisApp:
             stored.append(store.add_message(conv.id, msg))
     store.add_summary(conv.id, "目标：把日志服务迁移到新集群。\n步骤：备份 /var/log/app，部署 "
                       "collector，切换 DNS。", stored[:2], kind="auto", model="qwen2.5-7b-instruct")
+    if memory:  # entries sent, one left out for a small budget, and a suggestion
+        store.add_memory("The collector listens on port 8443 with TLS on", conversation_id=conv.id,
+                         message_id=stored[2].id)
+        store.add_memory("I prefer the command first, then the why", kind="preference")
+        store.add_memory("我们决定用 PostgreSQL 作为主数据库", kind="decision", state="suggested",
+                         conversation_id=conv.id)
+        pinned = store.add_memory("My name is Ada")
+        store.update_memory(pinned.id, pinned=True)
     settings = replace(BASE, model="qwen2.5-7b-instruct", base_url="http://127.0.0.1:8080/v1",
-                       context_window=4096, theme=theme, language="en")
+                       context_window=4096, theme=theme, language="en",
+                       memory_budget=40 if memory else BASE.memory_budget)
     return JarvisApp(settings, store,
                      config_file=Path("/home/you/.config/jarvis-tui/config.toml"))
 
@@ -103,6 +112,12 @@ def test_summary_editor(snap_compare, tmp_path, theme):
 @pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
 def test_settings_screen(snap_compare, tmp_path, theme):
     assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE, run_before=steady("f3"))
+
+
+@pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
+def test_memory_screen(snap_compare, tmp_path, theme):
+    assert snap_compare(build_app(tmp_path, theme, memory=True), terminal_size=SIZE,
+                        run_before=steady("f6"))
 
 
 def build_tool_app(tmp_path: Path) -> JarvisApp:

@@ -32,6 +32,7 @@ GAUGE_TEXTS = Texts(
         "empty": "Nothing counted yet.",
         "used": "{used} / {budget} tokens",
         "system": "system over reserve",
+        "memory": "memory",
         "summary": "summary",
         "recalled": "recalled",
         "history": "history",
@@ -69,6 +70,7 @@ GAUGE_TEXTS = Texts(
         "empty": "尚未计数。",
         "used": "{used} / {budget} token",
         "system": "系统提示超出预留",
+        "memory": "记忆",
         "summary": "摘要",
         "recalled": "找回",
         "history": "历史",
@@ -340,10 +342,11 @@ class TokenGauge(Widget):
         free = max(0, u.budget - used)
         # Tool calls and results are part of the history as sent: drawn apart, not on top.
         tools = max(0, min(u.tools, u.history))
-        # (key, tokens, glyph, style); system overflow, recalled turns and tools only appear
-        # when there are some.
+        # (key, tokens, glyph, style); system overflow, memory, recalled turns and tools only
+        # appear when there are some.
         segments = [
             ("system", u.system_overflow, "█", "$error"),
+            ("memory", u.memory, "▓", "$primary"),
             ("summary", u.summary, "▓", "$secondary"),
             ("recalled", u.recalled, "▓", "$accent"),
             ("history", u.history - tools, "█", level_style),
@@ -352,7 +355,8 @@ class TokenGauge(Widget):
             ("typing", u.pending, "▒", "$primary"),
             ("free", free, FREE_GLYPH, MUTED),
         ]
-        segments = [s for s in segments if s[1] or s[0] not in ("system", "recalled", "tools")]
+        segments = [s for s in segments if s[1] or s[0] not in ("system", "memory", "recalled",
+                                                                  "tools")]
         cells = split_cells([s[1] for s in segments], width)
         bar: list[Part] = [(glyph * n, style)
                            for (_, _, glyph, style), n in zip(segments, cells, strict=True) if n]

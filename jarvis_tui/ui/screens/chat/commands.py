@@ -9,14 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.session import StoreError
+from jarvis_tui.core.session import MemoryRefused, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
+from jarvis_tui.ui.screens.memory import MEMORY_TEXTS
 from jarvis_tui.ui.widgets.conversation import Conversation
+from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 
 
@@ -175,6 +177,46 @@ class ChatCommands(ChatBase):
                                                   self.session.summary_size())
         self.update_gauge()
         await self.say(CHAT_TEXTS(self.lang, "summary_saved"), "info")
+
+    # -- the memory -----------------------------------------------------------------------
+
+    def action_memory(self) -> None:
+        from jarvis_tui.ui.screens.memory import MemoryScreen
+
+        self.app.push_screen(MemoryScreen(self.session), lambda _: self.update_gauge())
+
+    async def action_remember(self, text: str = "") -> None:
+        """/remember TEXT; refused, the command goes back into the prompt to be fixed."""
+        if not await self.remember(text):
+            self.query_one(PromptInput).restore(f"/remember {text}".rstrip())
+
+    async def action_remember_message(self) -> None:
+        message = self.chosen_message(lambda m: m.role in ("user", "assistant")
+                                      and bool(m.content.strip()))
+        if message is None:
+            await self.say(MEMORY_TEXTS(self.lang, "nothing_to_remember"))
+            return
+        await self.remember(message.content, message)
+
+    async def remember(self, text: str, message: Message | None = None) -> bool:
+        """Store `text` in the memory and say so, or say in one line why not."""
+        try:
+            entry = self.session.remember(text, message)
+            section = self.session.memory_sent()
+        except (MemoryRefused, StoreError) as err:
+            await self.say(MEMORY_TEXTS(self.lang, "refused_line", why=err), "warning")
+            return False
+        preview = " ".join(entry.text.split())
+        preview = preview if len(preview) <= 60 else preview[:59] + "…"
+        if entry.id in section.sent:
+            line = MEMORY_TEXTS(self.lang, "remembered", text=preview,
+                                tokens=f"{self.session.tokens(entry.text):,}")
+        else:
+            line = MEMORY_TEXTS(self.lang, "remembered_left_out", text=preview,
+                                budget=f"{self.session.memory_budget():,}")
+        self.update_gauge()
+        await self.say(line, "info")
+        return True
 
     def action_settings(self) -> None:
         self.host.action_settings()

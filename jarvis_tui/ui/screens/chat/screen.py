@@ -479,6 +479,11 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         if added:
             self.post_message(posted.SessionChanged(self.cid, ev.SessionChanged(added)))
 
+    @on(posted.MemorySuggested)
+    async def _memory_suggested(self, message: posted.MemorySuggested) -> None:
+        if self._current(message):
+            await self.say(describe(message.event, self.notice_language()) or "", "info")
+
     @on(posted.TurnsRecalled)
     async def _recalled(self, message: posted.TurnsRecalled) -> None:
         if self._current(message):
