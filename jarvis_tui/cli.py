@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--redact", action="store_true",
                         help="replace API keys, tokens and passwords with [redacted]")
+
+    from jarvis_tui.cli_memory import add_parser  # it uses this module's helpers
+    add_parser(sub)
     return parser
 
 
@@ -247,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_export(args)
         if args.command == "search":
             return cmd_search(args)
+        if args.command == "memory":
+            from jarvis_tui.cli_memory import cmd_memory
+
+            return cmd_memory(args)
         return cmd_tui(args, warnings)
     except LocalServerError as err:
         _say(f"jarvis-tui: {terminal_safe(str(err))}")
