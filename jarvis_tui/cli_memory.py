@@ -25,6 +25,7 @@ from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.memory.guard import MemoryRefused, refusal
 from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.store.export import to_json
+from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 
 FORMAT = "jarvis-tui memory"
@@ -32,6 +33,7 @@ VERSION = 1
 # An entry is at most 1,000 characters (the guard's MAX_CHARS); 4 MB holds thousands of them
 # with room to spare, and a file far past that is not a memory export.
 MAX_IMPORT_BYTES = 4 * 2**20
+_STORE_ROW = "memory import: row "  # how the store names a row it refuses (store/memory.py)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -161,7 +163,13 @@ def _import(args: argparse.Namespace) -> int:
             raise CliError(f"{where}: entry {n} was refused ({why}); nothing was imported")
         rows.append({**entry, "text": text.strip()})
     with open_store(args) as store:
-        added = store.import_memory(rows)
+        try:
+            added = store.import_memory(rows)
+        except StoreError as err:  # a row the store cannot take: said of the file's entry
+            said = str(err)
+            if not said.startswith(_STORE_ROW):
+                raise
+            raise CliError(f"{where}: entry {said.removeprefix(_STORE_ROW)}") from None
     _print(f"imported {added}, skipped {len(rows) - added} (already there)", flush=True)
     return 0
 
