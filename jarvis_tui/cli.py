@@ -17,7 +17,7 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TextIO
 
-from jarvis_tui import __version__
+from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import CompactionCost
@@ -150,9 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--redact", action="store_true",
                         help="replace API keys, tokens and passwords with [redacted]")
-
-    from jarvis_tui.cli_memory import add_parser  # it uses this module's helpers
-    add_parser(sub)
+    cli_memory.add_parser(sub, _connection_flags)
     return parser
 
 
@@ -251,9 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "search":
             return cmd_search(args)
         if args.command == "memory":
-            from jarvis_tui.cli_memory import cmd_memory
-
-            return cmd_memory(args)
+            return cli_memory.cmd_memory(args, cli_memory.Shared(open_store, _print, load))
         return cmd_tui(args, warnings)
     except LocalServerError as err:
         _say(f"jarvis-tui: {terminal_safe(str(err))}")

@@ -7,25 +7,30 @@ most MAX_IMPORT_BYTES, checks the whole file before it stores anything, and puts
 through the guard the app uses (core/memory/guard.py): a secret in a file is refused by its
 entry's number, and nothing of it is printed.
 
-Loaded by cli.py once it is loaded itself (its parser and commands are used here).
+cli.py hands in what it shares with every command (its connection flags, the store opened its
+way, printing that reports a closed or full stdout, the settings) so neither imports the other
+round a circle.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from jarvis_tui.cli import _connection_flags, _print, load, open_store
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.memory.guard import MemoryRefused, refusal
 from jarvis_tui.core.memory.remember import remember
+from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.export import to_json
 from jarvis_tui.core.store.records import StoreError
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.textsafe import terminal_safe
 
 FORMAT = "jarvis-tui memory"
@@ -36,7 +41,16 @@ MAX_IMPORT_BYTES = 4 * 2**20
 _STORE_ROW = "memory import: row "  # how the store names a row it refuses (store/memory.py)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+@dataclass(frozen=True)
+class Shared:
+    """What cli.py shares with every command."""
+    open_store: Callable[[argparse.Namespace], contextlib.AbstractContextManager[Store]]
+    print: Callable[..., None]  # cli._print: OutputFailed or BrokenPipeError, for main to say
+    load: Callable[[argparse.Namespace], Settings]
+
+
+def add_parser(sub: argparse._SubParsersAction,
+               _connection_flags: Callable[[argparse.ArgumentParser], None]) -> None:
     memory = sub.add_parser(
         "memory", help="list, add, delete, export or import what every session is told",
         description="The user's memory: short entries every session's requests carry, and the "
@@ -87,54 +101,54 @@ def entry_id(text: str) -> int:
     return int(text)
 
 
-def cmd_memory(args: argparse.Namespace) -> int:
+def cmd_memory(args: argparse.Namespace, io: Shared) -> int:
     command = args.memory_command
     if command == "list":
-        return _list(args)
+        return _list(args, io)
     if command == "add":
-        secrets = _known_secrets(args)
-        with open_store(args) as store:
+        secrets = _known_secrets(args, io)
+        with io.open_store(args) as store:
             try:
                 entry = remember(store, args.text, secrets)
             except MemoryRefused as err:
                 raise CliError(f"not remembered: {err}") from None
-        _print(f"remembered as entry {entry.id}", flush=True)
+        io.print(f"remembered as entry {entry.id}", flush=True)
         return 0
     if command == "delete":
-        with open_store(args) as store:
+        with io.open_store(args) as store:
             store.delete_memory(args.id)
-        _print(f"deleted memory entry {args.id}", flush=True)
+        io.print(f"deleted memory entry {args.id}", flush=True)
         return 0
     if command == "export":
-        return _export(args)
-    return _import(args)
+        return _export(args, io)
+    return _import(args, io)
 
 
-def _list(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+def _list(args: argparse.Namespace, io: Shared) -> int:
+    with io.open_store(args) as store:
         entries = store.memories(("active", "suggested"))
     if args.json:
-        _print(to_json([asdict(e) for e in entries]), flush=True)
+        io.print(to_json([asdict(e) for e in entries]), flush=True)
         return 0
     if not entries:
-        _print("no memory yet; add an entry with `jarvis-tui memory add TEXT`", flush=True)
+        io.print("no memory yet; add an entry with `jarvis-tui memory add TEXT`", flush=True)
         return 0
-    _print(f"{'ID':>5}  {'STATE':9}  {'PIN':3}  {'KIND':11}  TEXT")
+    io.print(f"{'ID':>5}  {'STATE':9}  {'PIN':3}  {'KIND':11}  TEXT")
     for e in entries:
         text = " ".join(e.text.split())
-        _print(terminal_safe(f"{e.id:>5}  {e.state:9}  {'*' if e.pinned else '':3}  "
+        io.print(terminal_safe(f"{e.id:>5}  {e.state:9}  {'*' if e.pinned else '':3}  "
                              f"{e.kind:11}  {text}"))
-    _print(end="", flush=True)
+    io.print(end="", flush=True)
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+def _export(args: argparse.Namespace, io: Shared) -> int:
+    with io.open_store(args) as store:
         entries = store.export_memory()
     text = to_json({"format": FORMAT, "version": VERSION, "exported_at": time.time(),
                     "entries": entries}, redact=args.redact) + "\n"
     if args.path == "-":
-        _print(text, end="", flush=True)
+        io.print(text, end="", flush=True)
         return 0
     from jarvis_tui.ui.clipboard import write_copy  # whole or not at all, the user's only
 
@@ -148,10 +162,10 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace) -> int:
+def _import(args: argparse.Namespace, io: Shared) -> int:
     where = "standard input" if args.path == "-" else args.path
     entries = _read_memory_file(args.path, where)
-    secrets = _known_secrets(args)
+    secrets = _known_secrets(args, io)
     rows = []
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
@@ -162,7 +176,7 @@ def _import(args: argparse.Namespace) -> int:
             # The guard's line says what it looks like, never the text itself.
             raise CliError(f"{where}: entry {n} was refused ({why}); nothing was imported")
         rows.append({**entry, "text": text.strip()})
-    with open_store(args) as store:
+    with io.open_store(args) as store:
         try:
             added = store.import_memory(rows)
         except StoreError as err:  # a row the store cannot take: said of the file's entry
@@ -170,7 +184,7 @@ def _import(args: argparse.Namespace) -> int:
             if not said.startswith(_STORE_ROW):
                 raise
             raise CliError(f"{where}: entry {said.removeprefix(_STORE_ROW)}") from None
-    _print(f"imported {added}, skipped {len(rows) - added} (already there)", flush=True)
+    io.print(f"imported {added}, skipped {len(rows) - added} (already there)", flush=True)
     return 0
 
 
@@ -217,7 +231,7 @@ def _read_memory_file(path: str, where: str) -> list[Any]:
     return entries
 
 
-def _known_secrets(args: argparse.Namespace) -> list[str]:
+def _known_secrets(args: argparse.Namespace, io: Shared) -> list[str]:
     """The API key jarvis-tui was given (config, environment, flag): refused in any entry."""
-    settings = load(args)
+    settings = io.load(args)
     return [settings.api_key] if settings.api_key else []
