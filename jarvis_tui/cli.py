@@ -17,7 +17,7 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TextIO
 
-from jarvis_tui import __version__
+from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import CompactionCost
@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--redact", action="store_true",
                         help="replace API keys, tokens and passwords with [redacted]")
+    cli_memory.add_parser(sub, _connection_flags)
     return parser
 
 
@@ -247,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_export(args)
         if args.command == "search":
             return cmd_search(args)
+        if args.command == "memory":
+            return cli_memory.cmd_memory(args, cli_memory.Shared(open_store, _print, load))
         return cmd_tui(args, warnings)
     except LocalServerError as err:
         _say(f"jarvis-tui: {terminal_safe(str(err))}")

@@ -20,15 +20,14 @@ from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.guard import check
+from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
-from jarvis_tui.core.memory.suggest import durable
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.settings.config import Settings, price_for
 from jarvis_tui.core.store.export import to_json, to_markdown
-from jarvis_tui.core.store.memory import same_text
 
 # The UI reaches the store only through this module (an import-linter contract): these names
 # are what it needs of the store's.
@@ -334,17 +333,8 @@ class ChatSession:
         """Put `text` in the memory (from `message`, when it was taken from one), from the next
         request on. A text already there in any state is that entry, now in memory. Raises
         MemoryRefused (one line: a secret, too long, empty) or StoreError."""
-        text = check(text, self._secrets())
-        for entry in self.store.memories(("active", "suggested", "dismissed")):
-            if same_text(entry.text) == same_text(text):
-                if entry.state != "active" or entry.text != text:
-                    entry = self.store.update_memory(entry.id, text=text, state="active")
-                self.engine.refresh_memory()
-                return entry
-        kind = next((kind for kind, _ in durable([text])), "fact")
-        entry = self.store.add_memory(
-            text, kind=kind, conversation_id=self.id,
-            message_id=message.id if message is not None else None)
+        entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
+                         message_id=message.id if message is not None else None)
         self.engine.refresh_memory()
         return entry
 

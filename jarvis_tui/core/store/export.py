@@ -87,6 +87,11 @@ def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
                     f"{_date(s.get('created_at'))})", ""]
             out += [f"*{_counts(u)}*" for u in s.get("usage") or []]
             out += ["", s["content"], ""] if s.get("usage") else [s["content"], ""]
+    if data.get("memory"):
+        out += ["---", "", "# Memory", "",
+                "What every request carried at the front, besides the messages:", ""]
+        out += [_memory_md(entry) for entry in data["memory"]]
+        out.append("")
     usage = data.get("usage") or {}
     if usage.get("chat_requests") or usage.get("summary_requests"):
         out += ["---", "", "# Usage", "", *_totals(usage), ""]
@@ -122,6 +127,20 @@ def _messages_md(messages: list[dict[str, Any]], *, branch: bool = False) -> lis
             out += [f"- `{line}`" for line in describe_calls(msg["tool_calls"]).splitlines()]
             out.append("")
     return out
+
+
+def _memory_md(entry: dict[str, Any]) -> str:
+    """One entry as a list item: its text, kind, whether pinned, and where it was said."""
+    notes = [entry.get("kind") or "fact"]
+    if entry.get("pinned"):
+        notes.append("pinned")
+    if entry.get("conversation_id") is None:
+        notes.append("typed or imported")
+    else:
+        notes.append(f"from session {entry['conversation_id']}"
+                     + (f", message #{entry['message_id']}" if entry.get("message_id") else ""))
+    text = " ".join(str(entry.get("text", "")).split())
+    return f"- {text} ({', '.join(notes)})"
 
 
 def _fenced(text: str) -> str:

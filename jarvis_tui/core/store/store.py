@@ -46,6 +46,7 @@ class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntri
             sums = self.summaries(conv_id)
             used = self.usage_rows(conv_id)
             per_model = self.usage_totals(conv_id)
+            memory = self.memories(("active",))
         totals = tally(per_model, {})
         unreadable = [bad_meta, *unreadable] if bad_meta else unreadable
         self._report(unreadable)
@@ -72,6 +73,9 @@ class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntri
                 for m in msgs
             ],
             "summaries": [{**asdict(s), "usage": by_summary.get(s.id, [])} for s in sums],
+            # What every request of the session carried besides its messages, and where each
+            # entry was said (a session and message of this store; None when typed or imported).
+            "memory": [{k: v for k, v in asdict(e).items() if k != "state"} for e in memory],
             # Token counts only: prices are the config's, and may have changed since.
             "usage": {
                 "chat_requests": totals.chat_requests,
