@@ -94,6 +94,12 @@ MEMORY_TEXTS = Texts(
 )
 
 
+def why_not(err: MemoryRefused | StoreError, language: str) -> str:
+    """Why an entry was not kept, in the app's language where the guard said it (a store's
+    error names a file and is English everywhere)."""
+    return err.said(language) if isinstance(err, MemoryRefused) else str(err)
+
+
 def _one_line(text: str, most: int = PREVIEW_CHARS) -> str:
     line = " ".join(terminal_safe(text).split())
     return line if len(line) <= most else line[:most - 1] + "…"
@@ -279,7 +285,7 @@ class MemoryScreen(ModalScreen[None]):
             try:
                 entry = self.session.remember(text)
             except (MemoryRefused, StoreError) as err:
-                return str(err)
+                return why_not(err, self.lang)
             self._changed(entry.id)
             return None
 
@@ -294,7 +300,7 @@ class MemoryScreen(ModalScreen[None]):
             try:
                 self.session.edit_memory(entry.id, text)
             except (MemoryRefused, StoreError) as err:
-                return str(err)
+                return why_not(err, self.lang)
             self._changed(entry.id)
             return None
 
@@ -341,7 +347,7 @@ class MemoryScreen(ModalScreen[None]):
         try:
             self.session.accept_suggestion(entry.id)
         except (MemoryRefused, StoreError) as err:
-            self.problem(self._t("refused", why=err))
+            self.problem(self._t("refused", why=why_not(err, self.lang)))
             return
         self._changed(entry.id)
 

@@ -16,7 +16,7 @@ from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
-from jarvis_tui.ui.screens.memory import MEMORY_TEXTS
+from jarvis_tui.ui.screens.memory import MEMORY_TEXTS, why_not
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -204,7 +204,8 @@ class ChatCommands(ChatBase):
             entry = self.session.remember(text, message)
             section = self.session.memory_sent()
         except (MemoryRefused, StoreError) as err:
-            await self.say(MEMORY_TEXTS(self.lang, "refused_line", why=err), "warning")
+            await self.say(MEMORY_TEXTS(self.lang, "refused_line",
+                                        why=why_not(err, self.lang)), "warning")
             return False
         preview = " ".join(entry.text.split())
         preview = preview if len(preview) <= 60 else preview[:59] + "…"
