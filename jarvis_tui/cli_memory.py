@@ -27,7 +27,7 @@ from typing import Any
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.memory.guard import MemoryRefused, refusal
 from jarvis_tui.core.memory.remember import remember
-from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.export import to_json
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.store import Store
@@ -232,6 +232,6 @@ def _read_memory_file(path: str, where: str) -> list[Any]:
 
 
 def _known_secrets(args: argparse.Namespace, io: Shared) -> list[str]:
-    """The API key jarvis-tui was given (config, environment, flag): refused in any entry."""
-    settings = io.load(args)
-    return [settings.api_key] if settings.api_key else []
+    """The API key jarvis-tui was given (config, environment, flag) and the MCP servers'
+    secrets: refused in any entry."""
+    return known_secrets(io.load(args))

@@ -26,7 +26,7 @@ from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.settings.config import Settings, price_for
+from jarvis_tui.core.settings.config import Settings, known_secrets, price_for
 from jarvis_tui.core.store.export import to_json, to_markdown
 
 # The UI reaches the store only through this module (an import-linter contract): these names
@@ -390,7 +390,7 @@ class ChatSession:
         return self.engine.memory_budget()
 
     def _secrets(self) -> list[str]:
-        return [self.settings.api_key] if self.settings.api_key else []
+        return known_secrets(self.settings)
 
     # -- numbers -------------------------------------------------------------------------------
 

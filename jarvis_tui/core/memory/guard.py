@@ -21,14 +21,15 @@ REASONS = {
         "long": "memory entries are short: this one is {chars:,} characters, the most is "
                 "{most:,}; keep the fact or preference itself",
         "control": "a memory entry is plain text: this one holds terminal control characters",
-        "key": "a memory never holds a secret: this holds the API key jarvis-tui was given",
+        "key": "a memory never holds a secret: this holds a key jarvis-tui was given (the API "
+                "key, or an MCP server's token)",
         "secret": "a memory never holds a secret: this looks like {what}",
     },
     "zh": {
         "empty": "记忆条目不能为空",
         "long": "记忆条目要简短：这条有 {chars:,} 个字符，最多 {most:,} 个；只保留事实或偏好本身",
         "control": "记忆条目只能是纯文本：这条含有终端控制字符",
-        "key": "记忆里不能存密钥：这条含有 jarvis-tui 使用的 API 密钥",
+        "key": "记忆里不能存密钥：这条含有 jarvis-tui 使用的密钥（API 密钥或 MCP 服务器的令牌）",
         "secret": "记忆里不能存密钥：这条看起来像 {what}",
     },
 }

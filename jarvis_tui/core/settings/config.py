@@ -279,6 +279,14 @@ def _settings_class() -> type:
 Settings = _settings_class()
 
 
+def known_secrets(settings: Settings) -> list[str]:
+    """What jarvis-tui was given that is a secret whatever its shape: the API key, and what
+    each MCP server was given (tokens in its env and headers, its address, its flags), so a
+    memory entry or a suggestion never holds one."""
+    found = [settings.api_key] if settings.api_key else []
+    return found + [secret for server in settings.mcp for secret in server.secrets]
+
+
 def price_for(settings: Settings, model: str) -> Price | None:
     """The configured price of `model` (its exact name), or None when it has none."""
     return settings.prices.get(model)

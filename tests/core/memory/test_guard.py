@@ -39,7 +39,8 @@ def test_the_key_jarvis_tui_was_given_is_refused_whatever_its_shape():
     key = "plain words key 2024"  # no shape the scrubber knows
     assert refusal(f"remember {key} please") is None
     assert refusal(f"remember {key} please", [key]) == (
-        "a memory never holds a secret: this holds the API key jarvis-tui was given")
+        "a memory never holds a secret: this holds a key jarvis-tui was given (the API key, "
+        "or an MCP server's token)")
 
 
 def test_empty_long_and_control_sequences_are_refused_in_one_line():
