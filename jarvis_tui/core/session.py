@@ -18,6 +18,7 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
+from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.guard import check
 from jarvis_tui.core.memory.remember import remember
@@ -315,7 +316,7 @@ class ChatSession:
         ends in .json, else Markdown; how many messages. Raises OSError or StoreError."""
         data = self.store.export(self.id)
         text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
-        path.write_text(text, encoding="utf-8")
+        write_whole(path, text, parents=False)  # over an older one: never half of each
         return len(self.messages)
 
     # -- memory: what every session is told ---------------------------------------------------
