@@ -338,20 +338,14 @@ class MemoryScreen(ModalScreen[None]):
                                            self.lang), answered)
 
     def action_accept(self) -> None:
-        entry = self.selected()
-        if entry is None:
-            return
-        if entry.state != "suggested":
-            self.problem(self._t("not_suggestion"))
-            return
-        try:
-            self.session.accept_suggestion(entry.id)
-        except (MemoryRefused, StoreError) as err:
-            self.problem(self._t("refused", why=why_not(err, self.lang)))
-            return
-        self._changed(entry.id)
+        self._answer_suggestion(self.session.accept_suggestion, keep=True)
 
     def action_dismiss_suggestion(self) -> None:
+        self._answer_suggestion(self.session.dismiss_suggestion, keep=False)
+
+    def _answer_suggestion(self, answer: Callable[[int], object], *, keep: bool) -> None:
+        """Y or N on the highlighted suggestion; an accepted one stays highlighted, now in the
+        memory, a dismissed one leaves the list."""
         entry = self.selected()
         if entry is None:
             return
@@ -359,11 +353,12 @@ class MemoryScreen(ModalScreen[None]):
             self.problem(self._t("not_suggestion"))
             return
         try:
-            self.session.dismiss_suggestion(entry.id)
-        except StoreError as err:
-            self.problem(str(err))
+            answer(entry.id)
+        except (MemoryRefused, StoreError) as err:
+            why = why_not(err, self.lang)  # "not stored" is what a refused yes means
+            self.problem(self._t("refused", why=why) if keep else why)
             return
-        self._changed()
+        self._changed(entry.id if keep else None)
 
     def action_close(self) -> None:
         self.dismiss(None)
