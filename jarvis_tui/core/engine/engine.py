@@ -50,7 +50,7 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
-from jarvis_tui.core.recall.sessions import joined, recall_beyond
+from jarvis_tui.core.recall.sessions import joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import StoreError, Summary
@@ -300,8 +300,13 @@ class Engine(Branches):
         cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
                          s.tool_output_share)
         search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
-                               cap)
+                               cap, self._other_sessions)
         return WithHistorySearch(search, self.tools)
+
+    def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:
+        """For search_history's all_sessions: the other sessions' turns that match."""
+        found = search_sessions(self.store, query, limit, beside=self.conversation.id)
+        return [(f.turn, f.where) for f in found]
 
     def configured_prompt(self) -> str:
         """The configured prompt, and for the bundled model, while it has tools, a sentence on

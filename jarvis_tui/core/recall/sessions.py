@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Set
+from dataclasses import dataclass
 
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.recall.turns import (
@@ -34,6 +35,7 @@ from jarvis_tui.core.recall.turns import (
     weighed,
     words_in,
 )
+from jarvis_tui.core.store.records import SessionInfo
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.window.tokens import TokenCounter
@@ -173,3 +175,49 @@ def joined(own: Recalled, beyond: Recalled) -> Recalled:
     if not beyond.turns:
         return own
     return Recalled([*own.turns, *beyond.turns], own.tokens + beyond.tokens, beyond.labels)
+
+
+@dataclass(frozen=True)
+class SessionTurn:
+    """A whole turn of some session, found by a search across sessions."""
+
+    session: SessionInfo
+    turn: list[Message]
+
+    @property
+    def label(self) -> str:
+        return label(self.session.title, self.turn[0].created_at)
+
+    @property
+    def where(self) -> str:
+        """Where it is from, for the model's search results."""
+        return f"from another session, {self.label} (session {self.session.id})"
+
+
+HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
+
+
+def search_sessions(store: Store, query: str, limit: int = 10,
+                    beside: int | None = None) -> list[SessionTurn]:
+    """Whole turns of every session (but `beside`) that match `query`, best first, each from
+    its session's branch shown, without failed or excluded messages (for `search --all`,
+    `/recall --all` and the model's search with all_sessions)."""
+    outlines = _Outlines(store)
+    infos: dict[int, SessionInfo | None] = {}
+    seen: set[int] = set()
+    found: list[SessionTurn] = []
+    for hit in store.search_sessions(query, limit=limit * HITS_PER_TURN, beside=beside):
+        place = outlines.turn(hit.conversation_id, hit.message_id)
+        if place is None or place[0] in seen:
+            continue  # another branch's, or a turn found already
+        seen.add(place[0])
+        if hit.conversation_id not in infos:
+            infos[hit.conversation_id] = store.get_conversation(hit.conversation_id)
+        info = infos[hit.conversation_id]
+        turn = [m for m in store.messages_by_id(hit.conversation_id, list(place[1]))
+                if m.status != FAILED and not m.excluded]
+        if info is not None and turn:
+            found.append(SessionTurn(info, turn))
+        if len(found) == limit:
+            break
+    return found
