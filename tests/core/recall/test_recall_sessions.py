@@ -194,3 +194,22 @@ def test_in_session_and_cross_session_turns_share_one_block():
     block = both.block
     assert block.index(RECALL_HEADER) < block.index("said here") < block.index(
         OTHER_SESSIONS_HEADER) < block.index("[there, 2026-11-01]") < block.index("said there")
+
+
+def test_search_across_sessions_leaves_out_what_requests_would_not_send(tmp_path):
+    from jarvis_tui.core.recall.sessions import search_sessions
+
+    with Store(tmp_path / "s.db") as store:
+        kept = session(store, "kept", [ETL])
+        session(store, "excluded", [ETL], excluded=True)
+        session(store, "failed", [ETL], status=FAILED)
+        branched = session(store, "branched", [ETL])
+        first = store.messages(branched)[0]
+        # The question edited: a new branch from the top; the old one stays stored, unshown.
+        edited = store.add_message(branched, Message("user", "What's for lunch?", parent_id=0))
+        store.set_head(branched, edited.id or 0)
+        found = search_sessions(store, "warehouse ETL kestrel")
+        assert [(f.session.id, f.turn[0].content) for f in found] == [(kept, ETL)]
+        assert [m.role for m in found[0].turn] == ["user", "assistant"]  # the whole turn
+        assert search_sessions(store, "warehouse ETL kestrel", beside=kept) == []
+        assert first.id not in {m.id for f in found for m in f.turn}
