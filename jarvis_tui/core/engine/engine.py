@@ -265,7 +265,7 @@ class Engine(Branches):
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
                          budget, present, split(self.summary.content)[1])
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
-                                         budget - own.tokens, present))
+                                         budget - own.tokens, present, self._history.all))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from jarvis_tui.core.messages import FAILED, Message
@@ -102,10 +102,12 @@ def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ..
 
 
 def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
-                  budget: int, present: Set[int] = frozenset()) -> Recalled:
+                  budget: int, present: Set[int] = frozenset(),
+                  here: Sequence[Message] = ()) -> Recalled:
     """The turns of other sessions `query` points back to (see the module's doc), best first
     within `budget` tokens, sent oldest first; nothing unless it points beyond its session. A
-    turn all of whose messages are in `present` (carried already) is not sent twice."""
+    turn all of whose messages are in `present` (carried already) is not sent twice, nor one
+    that says only what `here` (this session's branch) says: a fork's copy of its own turns."""
     if budget <= 0 or not points_beyond(query):
         return Recalled()
     wanted, _ = content_terms(without_pointers(query))
@@ -134,7 +136,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
-    return _fitted(store, chosen, counter, budget, present)
+    return _fitted(store, chosen, counter, budget, present, here)
 
 
 def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Outlines) -> bool:
@@ -149,14 +151,16 @@ def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Ou
 
 
 def _fitted(store: Store, chosen: dict[int, tuple[int, tuple[int, ...]]], counter: TokenCounter,
-            budget: int, present: Set[int]) -> Recalled:
+            budget: int, present: Set[int], here: Sequence[Message]) -> Recalled:
     turns: list[list[Message]] = []
     labels: list[str] = []
     titles: dict[int, str] = {}
+    said = {m.content for m in here} if chosen else set()
     for conv_id, ids in chosen.values():
         turn = [m for m in store.messages_by_id(conv_id, list(ids))
                 if m.status != FAILED and not m.excluded]
-        if not turn or all(m.id in present for m in turn):
+        if not turn or all(m.id in present for m in turn) or all(
+                m.content in said for m in turn):
             continue
         if conv_id not in titles:
             info = store.get_conversation(conv_id)

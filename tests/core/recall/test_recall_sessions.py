@@ -213,3 +213,16 @@ def test_search_across_sessions_leaves_out_what_requests_would_not_send(tmp_path
         assert [m.role for m in found[0].turn] == ["user", "assistant"]  # the whole turn
         assert search_sessions(store, "warehouse ETL kestrel", beside=kept) == []
         assert first.id not in {m.id for f in found for m in f.turn}
+
+
+async def test_a_fork_is_not_told_its_own_turns_again(fake_server, tmp_path):
+    with Store(tmp_path / "sessions.db") as store:
+        original = session(store, "original", [*WORK, ETL])
+        session(store, "queues", [QUEUE])
+        fork = store.fork(original, store.messages(original), "fork", None).id
+    engine = make_engine(fake_server, tmp_path, conversation_id=fork)
+    await send(engine, "Last week: which host runs the nightly warehouse ETL?")
+    assert sent_block(fake_server) == ""  # it is in this session's own turns already
+    await send(engine, "In the other chat: the dead letter queue for orders?")
+    assert "dlq.orders" in sent_block(fake_server)
+    await engine.provider.aclose()
