@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
+from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
@@ -40,14 +41,15 @@ from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.window.tokens import TokenCounter
 
-_SESSION_EN = r"(?:chats?|sessions?|conversations?|threads?)"
+# Not "thread": "the other thread" in a coding session is a thread of the program.
+_SESSION_EN = r"(?:chats?|sessions?|conversations?)"
 BEYOND_EN = re.compile(
     r"\b(?:yesterday|the other day|the day before|last (?:week|month|time|night|friday|monday"
     r"|tuesday|wednesday|thursday|weekend)|(?:a few|few|several|some|two|three|couple of) "
     rf"(?:days|weeks|months) ago|(?:another|the other|a different|a previous|an earlier|"
     rf"our (?:last|previous|other)|the (?:last|previous)|that other|other|previous) {_SESSION_EN}"
     r")\b", re.IGNORECASE)
-_SESSION_ZH = "(?:对话|会话|聊天|窗口|线程)"
+_SESSION_ZH = "(?:对话|会话|聊天|窗口)"
 BEYOND_ZH = re.compile(
     rf"上次|上回|上周|上礼拜|上星期|上个(?:星期|礼拜|月)|昨天|昨晚|前天|前几天|前些天|前阵子|"
     rf"(?:另一个|另外一个|别的|其他|其它|上一个|之前那个|之前的|以前那个){_SESSION_ZH}|"
@@ -57,8 +59,13 @@ HOLDERS_READ = 4 * MAX_SPECIFIC  # messages holding a match worth placing in the
 
 
 def points_beyond(text: str) -> bool:
-    """Whether `text` points back beyond its own session (to another day or another chat)."""
-    return bool(BEYOND_EN.search(text) or BEYOND_ZH.search(text))
+    """Whether `text` points back beyond its own session (to another day or another chat), in
+    the user's own words: "some other thread calls release()" in a pasted file points nowhere.
+    """
+    if not (BEYOND_EN.search(text) or BEYOND_ZH.search(text)):
+        return False  # the common case, as the user types: no need to find the prose
+    prose = prose_of(text)
+    return bool(BEYOND_EN.search(prose) or BEYOND_ZH.search(prose))
 
 
 def without_pointers(text: str) -> str:

@@ -226,3 +226,24 @@ async def test_a_fork_is_not_told_its_own_turns_again(fake_server, tmp_path):
     await send(engine, "In the other chat: the dead letter queue for orders?")
     assert "dlq.orders" in sent_block(fake_server)
     await engine.provider.aclose()
+
+
+CODE = '''def acquire(self):
+    # When it is zero, it blocks, waiting until some other thread calls release().
+    while self._value == 0:
+        self._cond.wait()
+    # The previous session is closed first, as the other session may hold the lock.
+    self._value -= 1
+    return True
+'''
+LOG = "\n".join(f"2026-11-2{i} 10:0{i}:00 INFO worker[31{i}] 昨天 的任务 batch={i} 完成"
+                for i in range(6))
+
+
+@pytest.mark.parametrize("text", [
+    f"Here's the file:\n```python\n{CODE}```",
+    f"日志如下：\n```\n{LOG}\n```",
+    "fix the race where another thread reads the queue"])
+def test_a_pointer_inside_pasted_code_or_about_threads_points_nowhere(text):
+    assert not points_beyond(text)
+    assert points_beyond(text + "\n\nThis is the same bug as last week, isn't it?")
