@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence, Set
+from collections.abc import Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -276,19 +276,17 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
     found = store.postings(conversation_id, lookups(wanted, aliases),
                            cap=max(3, n // COMMON_SHARE))
     held, weight = weighed(found, wanted, aliases, n, own)
-    cue_kind = with_cues(cues, held, weight)
+    # The cues that weigh: those that are terms of their own, else the shape itself (a cue
+    # such as "who" or a common "file" is no term, but still asks for a name or a path).
+    cue_kind = {t: k for t, k in cues.terms.items() if t in held}
+    for kind in cues.kinds - set().union(*cue_kind.values()):
+        term = shape_term(kind)
+        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, frozenset({kind})
     total = sum(weight.values())
     if total <= 0:
         return
     score = scores(held, weight)
-
-    def content_of(mid: int) -> str | None:
-        position = history.position(mid)
-        if position is None or not _recallable(history.all[position]):
-            return None
-        return history.all[position].content
-
-    shaped = by_shape(content_of, score, held, weight, cue_kind, least * total)
+    shaped = _by_shape(history, score, held, weight, cue_kind, least * total)
     specific: dict[frozenset[str], bool] = {}
     # Ties go to the newer message: a fact restated later is the current one.
     for mid in sorted((m for m in score if score[m] >= least * total),
@@ -297,9 +295,9 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
         if position is None or not _recallable(history.all[position]):
             continue  # not covered, or stored since this engine loaded
         shares = frozenset(t for t in held if mid in held[t])
-        answered = shaped.get(mid, frozenset())
+        by_shape = shaped.get(mid, frozenset())
         # Cue words a shape answers are one word however many name it ("config file").
-        if words_in(shares - answered) + bool(answered) < MIN_WORDS:
+        if words_in(shares - by_shape) + bool(by_shape) < MIN_WORDS:
             continue
         if shares not in specific:
             specific[shares] = _specific(history, [held[t] for t in shares])
@@ -355,24 +353,11 @@ def aliases_of(wanted: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def with_cues(cues: Cues, held: dict[str, set[int]],
-              weight: dict[str, float]) -> dict[str, frozenset[str]]:
-    """The cues that weigh, added to `held` and `weight`: those that are terms of their own,
-    else the shape itself (a cue such as "who" or a common "file" is no term, but still asks
-    for a name or a path); cue term -> the kinds it asks for."""
-    cue_kind = {t: k for t, k in cues.terms.items() if t in held}
-    for kind in cues.kinds - set().union(*cue_kind.values()):
-        term = shape_term(kind)
-        held[term], weight[term], cue_kind[term] = set(), SHAPE_WEIGHT, frozenset({kind})
-    return cue_kind
-
-
-def by_shape(content_of: Callable[[int], str | None], score: dict[int, float],
-             held: dict[str, set[int]], weight: dict[str, float],
-             cue_kind: dict[str, frozenset[str]], need: float) -> dict[int, frozenset[str]]:
+def _by_shape(history: History, score: dict[int, float], held: dict[str, set[int]],
+              weight: dict[str, float], cue_kind: dict[str, frozenset[str]],
+              need: float) -> dict[int, frozenset[str]]:
     """Adds to `held` and `score` the messages that hold a cue's shape without its word, for
-    each the cue terms so held; only messages the shape could lift to `need` are read
-    (`content_of`: a message's text, None when it may not come back)."""
+    each the cue terms so held; only messages the shape could lift to `need` are read."""
     shaped: dict[int, frozenset[str]] = {}
     if not cue_kind:
         return shaped
@@ -380,10 +365,10 @@ def by_shape(content_of: Callable[[int], str | None], score: dict[int, float],
         missing = [t for t in cue_kind if mid not in held[t]]
         if not missing or score[mid] + sum(weight[t] for t in missing) < need:
             continue
-        content = content_of(mid)
-        if content is None:
+        position = history.position(mid)
+        if position is None or not _recallable(history.all[position]):
             continue
-        shapes = shapes_of(content)
+        shapes = shapes_of(history.all[position].content)
         answered = frozenset(t for t in missing if cue_kind[t] & shapes)
         for term in answered:
             held[term].add(mid)
