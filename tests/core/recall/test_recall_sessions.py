@@ -247,3 +247,17 @@ LOG = "\n".join(f"2026-11-2{i} 10:0{i}:00 INFO worker[31{i}] 昨天 的任务 ba
 def test_a_pointer_inside_pasted_code_or_about_threads_points_nowhere(text):
     assert not points_beyond(text)
     assert points_beyond(text + "\n\nThis is the same bug as last week, isn't it?")
+
+
+async def test_the_next_request_begins_with_this_one_recalled_turns_and_all(fake_server, stored):
+    engine = make_engine(fake_server, stored)
+    await send(engine, "Last week: which host runs the nightly warehouse ETL?")
+    first = fake_server.chat_requests[-1].body["messages"]
+    assert "kestrel-07" in first[-1]["content"]
+    await send(engine, "Thanks. Now write me a haiku about spring rain.")
+    second = fake_server.chat_requests[-1].body["messages"]
+    # The provider's prefix cache serves all but the new turn: the block stays where it was,
+    # and the system message never changed for it.
+    assert second[:len(first)] == first
+    assert OTHER_SESSIONS_HEADER not in second[-1]["content"]
+    await engine.provider.aclose()
