@@ -311,6 +311,15 @@ class ChatSession:
 
         return search_turns(self.store, self.id, self.messages, query)
 
+    def search_all(self, query: str) -> list[tuple[list[Message], str]]:
+        """Turns of every session that match `query`, best first, each with where it is from:
+        "" for this session, else its session's "[title, date]" and id (for /recall --all)."""
+        from jarvis_tui.core.recall.sessions import search_sessions
+
+        return [(found.turn, "" if found.session.id == self.id
+                 else f"{found.label} · #{found.session.id}")
+                for found in search_sessions(self.store, query)]
+
     def export(self, path: Path) -> int:
         """Write the whole session (summaries and covered messages too) as JSON when the path
         ends in .json, else Markdown; how many messages. Raises OSError or StoreError."""

@@ -52,16 +52,24 @@ class ChatCommands(ChatBase):
     async def action_recall(self, query: str = "") -> None:
         from jarvis_tui.ui.screens.recall import RecallScreen
 
-        if not query.strip():
+        words = query.split()
+        everywhere = bool(words) and words[0] == "--all"
+        query = " ".join(words[everywhere:])
+        if not query:
             await self.say(CHAT_TEXTS(self.lang, "recall_usage"), "info")
             return
-        turns = self.session.search(query)
+        if everywhere:
+            found = self.session.search_all(query)
+            screen = RecallScreen(query, [turn for turn, _ in found],
+                                  [where for _, where in found])
+        else:
+            screen = RecallScreen(query, self.session.search(query))
 
         async def chosen(turn: list[Message] | None) -> None:
             if turn:
                 await self.toggle_pin(turn)
 
-        self.app.push_screen(RecallScreen(query, turns), chosen)
+        self.app.push_screen(screen, chosen)
 
     async def action_export(self, arg: str = "") -> None:
         path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
