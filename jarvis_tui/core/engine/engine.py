@@ -264,6 +264,8 @@ class Engine(Branches):
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
                          budget, present, split(self.summary.content)[1])
+        if not self.settings.recall_other_sessions:
+            return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
                                          budget - own.tokens, present, self._history.all))
 
@@ -300,7 +302,7 @@ class Engine(Branches):
         cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
                          s.tool_output_share)
         search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
-                               cap, self._other_sessions)
+                               cap, self._other_sessions if s.recall_other_sessions else None)
         return WithHistorySearch(search, self.tools)
 
     def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:

@@ -108,13 +108,18 @@ class HistorySearch:
             others = others[:limit - len(turns)]
             labels = [""] * len(turns) + [where for _, where in others]
             turns += [turn for turn, _ in others]
+        # The user keeps sessions apart (recall_other_sessions = false): say so, or the model
+        # reads "nothing in any session" as the user never having said it.
+        apart = ("Other sessions are not searched: the user keeps each session's turns to "
+                 "itself (setting recall_other_sessions). " if everywhere and self.others is None
+                 else "")
         if not turns:
-            where = ("in any session" if everywhere
+            where = ("in any session" if everywhere and not apart
                      else "in the earlier turns folded into the summary")
             return ToolResult(
-                f"Nothing {where} matches {query!r}. Try other words: a name, a number, a "
-                "rarer word, or the words in the language they were said in.")
-        return ToolResult(self.render(query, turns, labels))
+                f"{apart}Nothing {where} matches {query!r}. Try other words: a name, a number, "
+                "a rarer word, or the words in the language they were said in.")
+        return ToolResult(apart + self.render(query, turns, labels))
 
     def turns(self, query: str, limit: int) -> list[list[Message]]:
         """The covered turns of the branch shown that match `query`, best first, each whole

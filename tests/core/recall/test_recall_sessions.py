@@ -261,3 +261,14 @@ async def test_the_next_request_begins_with_this_one_recalled_turns_and_all(fake
     assert second[:len(first)] == first
     assert OTHER_SESSIONS_HEADER not in second[-1]["content"]
     await engine.provider.aclose()
+
+
+async def test_kept_apart_no_other_session_reaches_the_request(fake_server, stored):
+    engine = make_engine(fake_server, stored, recall_other_sessions=False)
+    question = "Last week we talked about the nightly warehouse ETL: which host does it run on?"
+    assert engine.usage(pending=question).recalled == 0
+    events = await send(engine, question)
+    assert sent_block(fake_server) == ""
+    assert "kestrel-07" not in str(fake_server.chat_requests[-1].body["messages"])
+    assert not any(isinstance(e, ev.Recalled) for e in events)
+    await engine.provider.aclose()

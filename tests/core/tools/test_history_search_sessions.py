@@ -68,3 +68,18 @@ async def test_all_sessions_keeps_to_the_result_cap(fake_server, tmp_path):
     assert engine.counter.text(turns) <= cap  # the note on what did not fit comes after
     assert "did not fit" in note and "from another session" in turns
     await engine.provider.aclose()
+
+
+async def test_all_sessions_kept_apart_says_so_and_reads_this_session_only(fake_server,
+                                                                          tmp_path):
+    other_sessions(tmp_path / "sessions.db")
+    lossy(fake_server)
+    engine = make_engine(fake_server, tmp_path, recall_other_sessions=False, **SMALL)
+    await fold_the_facts(engine)
+    await send(engine, ask_call('{"query": "warehouse ETL host", "all_sessions": true}'))
+    result = stored_results(engine)[-1]
+    assert result.startswith("Other sessions are not searched: the user keeps each session's "
+                             "turns to itself (setting recall_other_sessions). Nothing in the "
+                             "earlier turns folded into the summary matches")
+    assert ETL not in result and "kestrel-07" not in result
+    await engine.provider.aclose()
