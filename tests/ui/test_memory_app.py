@@ -223,6 +223,7 @@ async def test_suggestions_are_accepted_or_dismissed(fake_server, tmp_path):
         assert states == {keep.id: "active", drop.id: "dismissed"}
         shown = rows(screen)
         assert len(shown) == 1 and shown[0].startswith("✓ sent")
+        assert header(screen).startswith("1 entry · ")
         assert not any(s.startswith("Suggestions") for s in shown)
         await highlight(pilot, screen, keep.id)
         await pilot.press("n")  # on an entry already in memory: said, not done

@@ -30,8 +30,8 @@ PREVIEW_CHARS = 200
 MEMORY_TEXTS = Texts(
     en={
         "title": "Memory: told to every session",
-        "header": "{n} entries · {tokens} tokens of {budget} in every request",
-        "header_off": "{n} entries · memory is off (memory_budget is 0, F3): nothing is sent",
+        "header": "{entries} · {tokens} tokens of {budget} in every request",
+        "header_off": "{entries} · memory is off (memory_budget is 0, F3): nothing is sent",
         "empty": "No memory yet. Press A to add an entry, type /remember TEXT, or M on a "
                  "selected message.",
         "sent": "✓ sent",
@@ -63,8 +63,8 @@ MEMORY_TEXTS = Texts(
     },
     zh={
         "title": "记忆：告知每个会话",
-        "header": "{n} 条 · 每次请求 {tokens} / {budget} token",
-        "header_off": "{n} 条 · 记忆已关闭（memory_budget 为 0，F3）：不发送任何内容",
+        "header": "{entries} · 每次请求 {tokens} / {budget} token",
+        "header_off": "{entries} · 记忆已关闭（memory_budget 为 0，F3）：不发送任何内容",
         "empty": "还没有记忆。按 A 添加一条，输入 /remember 文字，或在选中的消息上按 M。",
         "sent": "✓ 发送",
         "left_out": "✗ 不发送：超出记忆预算（{budget} token）",
@@ -175,6 +175,9 @@ class MemoryScreen(ModalScreen[None]):
     def lang(self) -> str:
         return ui_language(self.app)
 
+    def _entries(self, n: int) -> str:
+        return f"{n} 条" if self.lang == "zh" else f"{n} entr{'y' if n == 1 else 'ies'}"
+
     def _t(self, key: str, **values: object) -> str:
         return MEMORY_TEXTS(self.lang, key, **values)
 
@@ -215,10 +218,11 @@ class MemoryScreen(ModalScreen[None]):
         active.sort(key=lambda e: (order.get(e.id, len(order)), -e.created_at))
         self.entries = active + suggested
         header = self.query_one("#memory_header", Static)
+        counted = self._entries(len(active))
         if budget <= 0:
-            header.update(self._t("header_off", n=len(active)))
+            header.update(self._t("header_off", entries=counted))
         else:
-            header.update(self._t("header", n=len(active), tokens=f"{section.tokens:,}",
+            header.update(self._t("header", entries=counted, tokens=f"{section.tokens:,}",
                                   budget=f"{budget:,}"))
         options.clear_options()
         if not active and not suggested:
