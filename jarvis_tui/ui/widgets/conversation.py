@@ -34,6 +34,7 @@ class Conversation(MessageCursor):
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         translate_bindings(self, ui_language(self.app), KEY_TEXTS)
+        self._marks_theme = ""  # the theme the marks were drawn in
 
     def action_back_to_prompt(self) -> None:
         self.forget_selection()
@@ -101,6 +102,19 @@ class Conversation(MessageCursor):
             if record is old:
                 self.records[i] = new
                 return
+
+    def set_request_states(self, states: dict[int, str], theme: str) -> None:
+        """What the next request does with each message: the labels whose mark changed are
+        redrawn, all of them under a new theme (the marks' colours are its variables); views
+        paged in later read the states as they mount."""
+        before, self.request_states = self.request_states, dict(states)
+        if theme != self._marks_theme:
+            self._marks_theme = theme
+            self.refresh_messages(before.keys() | states.keys())
+            return
+        changed = {i for i in before.keys() | states.keys() if before.get(i) != states.get(i)}
+        if changed:
+            self.refresh_messages(changed)
 
     def mark_stubbed(self, ids: Iterable[int]) -> None:
         """These tool results went to the server as one-line stubs: their views say so."""

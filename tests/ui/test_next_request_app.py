@@ -1,0 +1,118 @@
+"""What the model is sent, in the app: each message's mark of its state in the next request,
+and the "Next request" screen (F7, /request, the palette) in both languages."""
+
+from __future__ import annotations
+
+import json
+
+from textual.widgets import Collapsible, Static
+
+from jarvis_tui.ui.screens.next_request import NextRequestScreen
+from jarvis_tui.ui.widgets.message_view import MARK_COLOURS
+from tests.ui.app_helpers import (
+    SIZE,
+    make_app,
+    notices,
+    prompt,
+    send_and_wait,
+    type_and_send,
+    views,
+    wait_for,
+)
+
+PASTE = "\n".join(f"log line {i}: connection reset by peer" for i in range(1500))
+HOSTILE = "A literal [bold]tag[/] and [link=x]no link[/link]\x1b[31m stays text."
+
+
+def label(view) -> str:  # type: ignore[no-untyped-def]
+    return str(view.query_one(".label", Static).content)
+
+
+async def open_report(pilot, how: str = "f7") -> NextRequestScreen:  # type: ignore[no-untyped-def]
+    if how == "f7":
+        await pilot.press("f7")
+    else:
+        await type_and_send(pilot, how)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, NextRequestScreen),
+                   "the Next request screen")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def test_a_cut_paste_is_marked_in_its_header(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path, compact_threshold=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, PASTE)
+        paste = next(v for v in views(app) if v.message.content == PASTE)
+        assert label(paste) == "You · ✂ sent cut"
+        # In the theme's warning colour, not one of ours.
+        mark = paste.query_one(".label", Static).content.spans[-1]  # type: ignore[union-attr]
+        assert str(mark.style) == app.theme_variables[MARK_COLOURS["cut"]]
+        reply = views(app)[-1]
+        assert label(reply) == "Jarvis"  # sent verbatim: nothing to say
+        # Pinned: the label says "pinned", and the mark follows what the next request does.
+        await type_and_send(pilot, "/pin")
+        await wait_for(pilot, lambda: "📌" in label(views(app)[-1]), "the pin")
+        assert label(views(app)[-1]) == "Jarvis · 📌 pinned"
+
+
+async def test_the_marks_in_chinese(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path, compact_threshold=1.0, language="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, PASTE)
+        paste = next(v for v in views(app) if v.message.content == PASTE)
+        assert label(paste) == "你 · ✂ 截断发送"
+
+
+async def test_f7_shows_the_request_and_its_parts(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path, system_prompt="Be brief.")
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, HOSTILE)
+        prompt(app).load_text("and then?")
+        screen = await open_report(pilot)
+        report = screen.report
+        assert report.wire[-1] == {"role": "user", "content": "and then?"}
+        titles = [str(c.title) for c in screen.query(Collapsible)]
+        assert titles[0] == f"System prompt · {report.parts[0].tokens:,} tokens"
+        assert titles[1].startswith("You · verbatim · ")
+        assert titles[2].startswith("Jarvis · verbatim · ")
+        assert titles[3].startswith("You · your new message · ")
+        total = str(screen.query_one("#total", Static).content)
+        assert total.startswith(f"{report.tokens:,} of {report.budget:,} tokens")
+        # Opened, the reply reads as the model receives it: brackets as text, no escape code.
+        reply = screen.query(Collapsible)[2]
+        reply.collapsed = False
+        await pilot.pause()
+        shown = str(reply.query_one(".part-text", Static).content)
+        assert "[bold]tag[/]" in shown and "[link=x]no link[/link]" in shown
+        assert "\x1b" not in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, NextRequestScreen), "closed")
+        assert prompt(app).text == "and then?"  # the draft is still there
+
+
+async def test_request_command_and_copy_as_json(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, "first question")
+        screen = await open_report(pilot, "/request")
+        wire = screen.report.wire
+        await pilot.press("c")
+        await wait_for(pilot, lambda: "next request as JSON" in (notices(app) or [""])[-1],
+                       "the copy notice")
+        copied = json.loads((tmp_path / "cache" / "copied.txt").read_text(encoding="utf-8"))
+        assert copied == {"messages": wire}
+        assert wire[-1]["content"].startswith("Reply")  # nothing typed: as it stands
+
+
+async def test_the_screen_in_chinese(fake_server, tmp_path):
+    app = make_app(fake_server, tmp_path, language="zh", compact_threshold=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await send_and_wait(pilot, PASTE)
+        screen = await open_report(pilot)
+        assert screen.query_one("#dialog").border_title == "下一次请求：模型将收到的内容"
+        titles = [str(c.title) for c in screen.query(Collapsible)]
+        assert titles[0].startswith("系统提示词 · ")
+        assert titles[1].startswith("你 · 截断（保留首尾） · ")
+        assert screen.query("#compacts")  # past the threshold: said before the parts
+        assert "已超过压缩阈值" in str(screen.query_one("#compacts", Static).content)
