@@ -9,12 +9,15 @@ from textual.widgets import Collapsible, Static
 
 from jarvis_tui.ui.screens.next_request import NextRequestScreen
 from jarvis_tui.ui.widgets.message_view import MARK_COLOURS
+from tests.core.engine.test_request_prefix import FACT
+from tests.engine_helpers import is_summary_request, summarising_replies
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
     notices,
     prompt,
     send_and_wait,
+    talk_then_compact,
     type_and_send,
     views,
     wait_for,
@@ -116,3 +119,32 @@ async def test_the_screen_in_chinese(fake_server, tmp_path):
         assert titles[1].startswith("你 · 截断（保留首尾） · ")
         assert screen.query("#compacts")  # past the threshold: said before the parts
         assert "已超过压缩阈值" in str(screen.query_one("#compacts", Static).content)
+
+
+async def test_marks_follow_a_compaction_and_a_recall(fake_server, tmp_path):
+    summarising_replies(fake_server)
+    app = make_app(fake_server, tmp_path, keep_recent_turns=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await talk_then_compact(pilot, [FACT, *(f"Topic {i}: " + "filler words " * 60
+                                                for i in range(3))])
+        fact = next(v for v in views(app) if v.message.content == FACT)
+        # Folded: the label's "in the summary" says it; the request adds nothing to say.
+        await wait_for(pilot, lambda: label(fact) == "You · in the summary", "the fold")
+        await send_and_wait(pilot, "Which port did the staging database db-staging-7 use?")
+        await wait_for(pilot, lambda: label(fact) == "You · in the summary · ↩ recalled",
+                       f"the recalled mark, not {label(fact)!r}")
+
+
+async def test_a_turn_that_no_longer_fits_is_marked(fake_server, tmp_path):
+    # Three turns the window cannot hold together, and a summariser that writes nothing: the
+    # compactions fail and the window alone decides what is sent.
+    fake_server.reply_fn = lambda body: "" if is_summary_request(body) else "Noted."
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        big = " ".join(f"word{i}" for i in range(700))
+        for i in range(3):
+            await send_and_wait(pilot, f"Part {i}: {big}")
+        first = views(app)[0]
+        assert label(first) == "You · not sent: no room"
+        assert app.chat.session.request_states()[first.message.id] == "left out"
+        assert label(views(app)[-2]) == "You"

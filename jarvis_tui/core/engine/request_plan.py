@@ -96,7 +96,8 @@ def plan_request(engine: Engine, user: Message, *, shrink: float = 1.0, gap: int
     usage = engine.usage()  # a pass over the history: once per attempt, not twice
     room = int(budget.tokens * shrink) - usage.system_overflow - usage.memory
     # Again on each attempt: an overflow's compaction may have covered more turns.
-    recalled = engine._recall(user.content, shrink, user)
+    # Nothing typed: nothing to recall for (and no search of the index per redraw of marks).
+    recalled = engine._recall(user.content, shrink, user) if keep or user.content else Recalled()
     ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
     offered = engine.tool_specs() if offer_tools else []
     defs = tool_definitions(offered)
