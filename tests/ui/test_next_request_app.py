@@ -51,6 +51,11 @@ async def test_a_cut_paste_is_marked_in_its_header(fake_server, tmp_path):
         # In the theme's warning colour, not one of ours.
         mark = paste.query_one(".label", Static).content.spans[-1]  # type: ignore[union-attr]
         assert str(mark.style) == app.theme_variables[MARK_COLOURS["cut"]]
+        dark = str(mark.style)
+        app.theme = "jarvis-light"  # as the palette switches it
+        await pilot.pause()
+        mark = paste.query_one(".label", Static).content.spans[-1]  # type: ignore[union-attr]
+        assert str(mark.style) == app.theme_variables[MARK_COLOURS["cut"]] != dark
         reply = views(app)[-1]
         assert label(reply) == "Jarvis"  # sent verbatim: nothing to say
         # Pinned: the label says "pinned", and the mark follows what the next request does.

@@ -142,15 +142,18 @@ def next_request(engine: Engine, pending: str = "") -> NextRequest:
             recall_tokens = counter.text(block)
             parts.append(RequestPart(RECALL, block, recall_tokens))
             text, tokens = text[len(block):].lstrip("\n"), max(0, tokens - recall_tokens)
-        if msg.tool_calls:  # the calls are part of what the model reads of the message
-            text = "\n".join(filter(None, (text, definitions_text(msg.tool_calls))))
+        if wire.get("tool_calls"):  # read with the message, under the ids the wire gives them
+            text = "\n".join(filter(None, (text, definitions_text(wire["tool_calls"]))))
         parts.append(RequestPart(MESSAGE, text, tokens, msg.role, msg.id,
                                  _state(msg, fitted, sent, set())))
     if plan.defs:
         tools_text = definitions_text(plan.defs)
         parts.append(RequestPart(TOOLS, tools_text, engine.definitions_tokens()))
+    # As the round weighs it: with the new message in the history (the plan's usage is
+    # taken before it is added).
+    over = engine.usage(pending).over_threshold if pending else plan.usage.over_threshold
     return NextRequest(parts, fitted.wire, plan.defs, _states(engine, plan, sent),
-                       budget=plan.budget.tokens, compacts_first=plan.usage.over_threshold)
+                       budget=plan.budget.tokens, compacts_first=over)
 
 
 def request_states(engine: Engine) -> dict[int, str]:
@@ -193,9 +196,9 @@ def _state(msg: Message, fitted: FittedWindow, sent: set[int], recalled: set[int
         return FOLDED
     if msg.status == FAILED or id(msg) not in sent:
         return LEFT_OUT
-    sent = fitted.truncations.get(id(msg)) or fitted.sent_as.get(msg.id or 0, msg.content)
-    if msg.role == "tool" and is_stub(sent):
+    text = fitted.truncations.get(id(msg)) or fitted.sent_as.get(msg.id or 0, msg.content)
+    if msg.role == "tool" and is_stub(text):
         return STUBBED
-    if msg.content not in sent:
+    if msg.content not in text:  # not a recall block in front of it: a head and a tail
         return CUT
     return PINNED if msg.pinned else VERBATIM

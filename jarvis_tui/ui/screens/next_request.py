@@ -46,7 +46,7 @@ NEXT_REQUEST_TEXTS = Texts(
         "tools": "工具定义", "typed": "你的新消息",
         "user": "你", "assistant": "Jarvis", "tool": "工具",
         "state_verbatim": "原文", "state_cut": "截断（保留首尾）",
-        "state_pinned": "已固定", "state_stubbed": "占位",
+        "state_pinned": "已固定", "state_stubbed": "摘要行",
         "tokens": "{n} 个 token", "empty": "（空）"},
 )
 

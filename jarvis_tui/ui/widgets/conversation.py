@@ -34,7 +34,6 @@ class Conversation(MessageCursor):
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         translate_bindings(self, ui_language(self.app), KEY_TEXTS)
-        self._marks_theme = ""  # the theme the marks were drawn in
 
     def action_back_to_prompt(self) -> None:
         self.forget_selection()
@@ -103,18 +102,21 @@ class Conversation(MessageCursor):
                 self.records[i] = new
                 return
 
-    def set_request_states(self, states: dict[int, str], theme: str) -> None:
+    def set_request_states(self, states: dict[int, str]) -> None:
         """What the next request does with each message: the labels whose mark changed are
-        redrawn, all of them under a new theme (the marks' colours are its variables); views
-        paged in later read the states as they mount."""
+        redrawn; views paged in later read the states as they mount."""
         before, self.request_states = self.request_states, dict(states)
-        if theme != self._marks_theme:
-            self._marks_theme = theme
-            self.refresh_messages(before.keys() | states.keys())
-            return
         changed = {i for i in before.keys() | states.keys() if before.get(i) != states.get(i)}
         if changed:
             self.refresh_messages(changed)
+
+    def on_mount(self) -> None:
+        # The marks' colours are the theme's variables: a new theme (the palette, settings)
+        # redraws them, once its variables are set (the signal comes after).
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self.refresh_messages(self.request_states)
 
     def mark_stubbed(self, ids: Iterable[int]) -> None:
         """These tool results went to the server as one-line stubs: their views say so."""

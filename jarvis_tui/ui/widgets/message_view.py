@@ -37,15 +37,15 @@ MESSAGE_TEXTS = Texts(
         "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
         "excluded": "excluded", "empty": "(empty reply)",
         "link": "Link (not opened, copied to the clipboard): {href}",
-        "req_cut": "✂ sent cut", "req_stubbed": "sent as a stub",
-        "req_recalled": "↩ recalled", "req_left out": "not sent: no room"},
+        "req_cut": "✂ sent cut", "req_recalled": "↩ recalled",
+        "req_left out": "not sent: no room"},
     zh={"user": "你", "assistant": "Jarvis", "tool": "工具", "system": "系统",
         "streaming": "输出中…", "partial": "不完整：已停止或被中断",
         "failed": "未得到回复", "pinned": "📌 已固定", "covered": "已摘要",
         "excluded": "已排除", "empty": "（空回复）",
         "link": "链接（未打开，已复制到剪贴板）：{href}",
-        "req_cut": "✂ 截断发送", "req_stubbed": "以占位发送",
-        "req_recalled": "↩ 已召回", "req_left out": "未发送：放不下"},
+        "req_cut": "✂ 截断发送", "req_recalled": "↩ 已召回",
+        "req_left out": "未发送：放不下"},
 )
 
 # The request states a message's label marks, and the theme variable each is drawn in: a cut or

@@ -164,3 +164,7 @@ async def test_old_tool_outputs_are_reported_stubbed(make_fake_server, tmp_path)
     stub = next(p for p in report.parts if p.message_id == tools[0].id)
     assert stub.text.startswith("[Tool output not repeated: read(")
     assert json.loads(next(p for p in report.parts if p.kind == TOOLS).text) == report.tools
+    # A reply that called a tool shows the calls as the wire carries them, ids and all.
+    asking = next(p for p in report.parts if p.role == "assistant" and '"read"' in p.text)
+    call = next(m for m in report.wire if m.get("tool_calls"))["tool_calls"][0]
+    assert call["id"] in asking.text and '\\"path\\": \\"alpha\\"' in asking.text

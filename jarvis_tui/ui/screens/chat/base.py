@@ -112,7 +112,7 @@ class ChatBase(Screen[None]):
             states = self.session.request_states()
         except StoreError:
             return  # the marks stay as they were; the next send says what is wrong
-        self.query_one(Conversation).set_request_states(states, self.app.theme)
+        self.query_one(Conversation).set_request_states(states)
 
     def _unstored_reply_tokens(self) -> int:
         """The streaming reply's text that the engine has not stored (and counted) yet."""
