@@ -7,10 +7,13 @@ import json
 
 from textual.widgets import Collapsible, Static
 
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.specs import ONCE
 from jarvis_tui.ui.screens.next_request import NextRequestScreen
 from jarvis_tui.ui.widgets.message_view import MARK_COLOURS
 from tests.core.engine.test_request_prefix import FACT
-from tests.engine_helpers import is_summary_request, summarising_replies
+from tests.core.engine.test_tool_round import Box, always, numbered
+from tests.engine_helpers import is_summary_request, make_engine, send, summarising_replies
 from tests.ui.app_helpers import (
     SIZE,
     make_app,
@@ -153,3 +156,28 @@ async def test_a_turn_that_no_longer_fits_is_marked(fake_server, tmp_path):
         assert label(first) == "You · not sent: no room"
         assert app.chat.session.request_states()[first.message.id] == "left out"
         assert label(views(app)[-2]) == "You"
+
+
+async def test_a_stub_is_said_on_its_block_after_a_restart(make_fake_server, tmp_path):
+    """Stubbed by a session run before: the app was never told (no event this run), the plan
+    knows."""
+    fake = make_fake_server(limit=4096)
+    box = Box(read=lambda path: numbered(60, path))
+    store = Store(tmp_path / "sessions.db")
+    engine = make_engine(fake, tmp_path, store=store, tools=box, approve=always(ONCE),
+                         tool_keep_outputs=1)
+    for name in ("alpha", "beta", "gamma", "delta", "epsilon"):
+        fake.script += [[{"name": "read", "arguments": {"path": name}}], f"read {name}"]
+        await send(engine, f"read {name}")
+    stubbed = [m.id for m in engine.messages if m.role == "tool"
+               and engine.sent.texts.get(m.id, "").startswith("[Tool output not repeated")]
+    assert stubbed
+    app = make_app(fake, tmp_path, store=Store(tmp_path / "sessions.db"), tool_keep_outputs=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(v.tool_block for v in views(app)), "the tool blocks")
+        await pilot.pause()
+        blocks = {v.message.id: v.tool_block for v in views(app) if v.tool_block is not None}
+        assert all("sent as a stub" in blocks[i].status_text() for i in stubbed if i in blocks)
+        assert any(i in blocks for i in stubbed)
+        newest = max(blocks)
+        assert "sent as a stub" not in blocks[newest].status_text()
