@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.details.ledger import HEADER as LEDGER_HEADER
 from jarvis_tui.core.engine.request_plan import next_request
 from jarvis_tui.core.next_request import (
     CUT,
@@ -28,6 +29,7 @@ from jarvis_tui.core.next_request import (
 from jarvis_tui.core.providers.toolcalls import openai_tools
 from jarvis_tui.core.recall.turns import RECALL_HEADER
 from jarvis_tui.core.tools.specs import ONCE
+from tests.core.details.test_ledger import PLANTED, replies
 from tests.core.engine.test_request_prefix import FACT, PROSE, chat_bodies, fact_compacted_away
 from tests.core.engine.test_tool_round import Box, always, numbered
 from tests.engine_helpers import final, make_engine, send, summarising_replies
@@ -99,10 +101,7 @@ async def test_a_compaction_folds_and_recall_brings_back(fake_server, tmp_path):
     report = next_request(engine, "Short check before we go on.")
     assert state_of(engine, report, FACT) == FOLDED
     summary = next(p for p in report.parts if p.kind == SUMMARY)
-    assert engine.summary is not None and summary.text.endswith(
-        engine.summary.content.partition("\n\nDetails kept")[0])
-    if "Details kept" in engine.summary.content:
-        assert any(p.kind == LEDGER for p in report.parts)
+    assert engine.summary is not None and summary.text.endswith(engine.summary.content)
     assert system_of(report) == report.wire[0]["content"]
     await sent_as_reported(engine, fake_server, "Short check before we go on.")
     question = "Which port did the staging database db-staging-7 use?"
@@ -168,3 +167,22 @@ async def test_old_tool_outputs_are_reported_stubbed(make_fake_server, tmp_path)
     asking = next(p for p in report.parts if p.role == "assistant" and '"read"' in p.text)
     call = next(m for m in report.wire if m.get("tool_calls"))["tool_calls"][0]
     assert call["id"] in asking.text and '\\"path\\": \\"alpha\\"' in asking.text
+
+
+async def test_the_ledger_is_a_part_of_its_own(fake_server, tmp_path):
+    replies(fake_server)  # summaries that drop every detail: the ledger keeps them
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1, memory_budget=200)
+    engine.store.add_memory("I prefer the command first, then the why")
+    for text, _ in PLANTED:
+        await send(engine, text)
+    for i in range(3):
+        await send(engine, f"Unrelated topic {i}: tell me about gardening " * 6)
+    [e async for e in engine.compact(reason="manual")]
+    report = await sent_as_reported(engine, fake_server, "So, what was that port again?")
+    kinds = [p.kind for p in report.parts]
+    assert kinds[:4] == [SYSTEM, MEMORY, SUMMARY, LEDGER]
+    ledger = report.parts[3]
+    assert ledger.text.startswith(LEDGER_HEADER) and "/etc/collector.yaml" in ledger.text
+    assert LEDGER_HEADER not in report.parts[2].text
+    assert "I prefer the command first" in report.parts[1].text
+    assert system_of(report) == report.wire[0]["content"]
