@@ -11,6 +11,7 @@ from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ONCE
 from jarvis_tui.ui.screens.next_request import NextRequestScreen
 from jarvis_tui.ui.widgets.message_view import MARK_COLOURS
+from jarvis_tui.ui.widgets.text_pager import TextPager
 from tests.core.engine.test_request_prefix import FACT
 from tests.core.engine.test_tool_round import Box, always, numbered
 from tests.engine_helpers import is_summary_request, make_engine, send, summarising_replies
@@ -181,3 +182,19 @@ async def test_a_stub_is_said_on_its_block_after_a_restart(make_fake_server, tmp
         assert any(i in blocks for i in stubbed)
         newest = max(blocks)
         assert "sent as a stub" not in blocks[newest].status_text()
+
+
+async def test_a_long_part_opens_in_a_pager(make_fake_server, tmp_path):
+    app = make_app(make_fake_server(limit=32768), tmp_path, context_window=32768)
+    async with app.run_test(size=SIZE) as pilot:
+        long = "\n".join(f"row {i}: [dim]{'x' * 40}[/dim]" for i in range(600))
+        await send_and_wait(pilot, long)
+        screen = await open_report(pilot)
+        part = next(i for i, p in enumerate(screen.report.parts) if p.text == long)
+        assert screen.report.parts[part].state == "verbatim"
+        collapsible = screen.query(Collapsible)[part]
+        assert not collapsible.query(".part-text")  # drawn only once opened
+        collapsible.collapsed = False
+        await pilot.pause()
+        pager = collapsible.query_one(TextPager)
+        assert pager.text == long
