@@ -9,6 +9,8 @@ against a strict fake server that logs every request whole, one after another in
                      it lasts: every request starts with the one before)
   last 20 messages   system + the last 20 messages (bench/conversation.py's baseline)
   jarvis-tui engine  the real Engine, OpenAIProvider over loopback HTTP, a SQLite store
+  engine + memory    the same with the user's memory (issue 29: eight entries in both languages)
+                     at the front of every request; its reuse must stay within a point
 
 Fresh tokens, reuse and breaks are computed here from the logged bodies (bench/cache_metrics.py),
 and (issue 26) the tokens evaluated anew, chat and summary requests alike, over the new content:
@@ -30,14 +32,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import cache_clients  # noqa: E402 - bench/ is on sys.path
-from cache_clients import Run, Turn, engine, plain, reply_fn, workload  # noqa: E402
+from cache_clients import MEMORY, Run, Turn, engine, plain, reply_fn, workload  # noqa: E402
 from cache_metrics import Stats, measure  # noqa: E402 - bench/ is on sys.path
 
 from tests.fakeserver import FakeProvider, count_tokens  # noqa: E402
 
 SCENARIOS = ((16384, 60), (4096, 40))
 RESERVE = 512  # the reply's room (bench/conversation.py's); the plain clients ask for as much
-CLIENTS = ("append-only", "last 20 messages", "jarvis-tui engine")
+CLIENTS = ("append-only", "last 20 messages", "jarvis-tui engine", "engine + memory")
+MEMORY_ON = "engine + memory"
 
 
 async def run_client(name: str, window: int, work: list[Turn]) -> tuple[Run, Stats, list[int]]:
@@ -48,10 +51,10 @@ async def run_client(name: str, window: int, work: list[Turn]) -> tuple[Run, Sta
         def mark() -> None:
             starts.append(len(fake.requests))
 
-        if name == "jarvis-tui engine":
+        if name in ("jarvis-tui engine", MEMORY_ON):
             run = await engine(fake.base_url, work, mark, db=Path(tmp) / "s.db", model="fake",
                                context_window=window, response_reserve=RESERVE,
-                               system_reserve=256)
+                               system_reserve=256, memory=MEMORY if name == MEMORY_ON else ())
         else:
             run = await plain(fake.base_url, work, mark, max_tokens=RESERVE, name=name,
                               keep_last=None if name == "append-only" else 20)
@@ -146,10 +149,27 @@ async def scenario(window: int, turns: int) -> None:
                      f"{compactions} for {prose} prose turns", compactions * 4 <= prose),
                     ("evaluated anew / new content <= 1.5", f"{st.evaluated_per_new:.2f}",
                      st.evaluated_per_new <= 1.5)]
+    targets.append(memory_target(results))
     print(f"\ntargets at {window:,}:")
     for what, figure, ok in targets:
         print(f"  {what:44} {figure:>28}  {verdict(ok)}")
     print()
+
+
+def memory_target(results: dict[str, tuple[Run, Stats, list[int]]]) -> tuple[str, str, bool]:
+    """What the memory costs: its tokens in each request, and the reuse it leaves."""
+    without, with_memory = results["jarvis-tui engine"][1], results[MEMORY_ON][1]
+    run = results[MEMORY_ON][0]
+    tokens = sorted(set(run.memory_tokens))
+    span = f"{tokens[0]}" if len(tokens) == 1 else f"{tokens[0]}-{tokens[-1]}"
+    gap = without.pct(without.reuse_any) - with_memory.pct(with_memory.reuse_any)
+    print(f"  memory: {len(MEMORY)} entries, {span} tokens"
+          f" in every request; reuse {with_memory.pct(with_memory.reuse_any):.1f}% with "
+          f"it, {without.pct(without.reuse_any):.1f}% without; {with_memory.summaries} summary "
+          f"requests with it, {without.summaries} without; prefix breaks with no compaction "
+          f"between: {len(with_memory.unexplained)} with, {len(without.unexplained)} without")
+    return ("reuse with memory within 1 point of without", f"{gap:+.1f} points",
+            gap <= 1.0 and len(with_memory.unexplained) <= len(without.unexplained))
 
 
 LEGEND = """\

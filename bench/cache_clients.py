@@ -170,6 +170,7 @@ class Run:
     compactions: int | None = None  # the engine's CompactionFinished events
     recalls: int = 0  # turns whose request carried recalled turns
     stored: tuple[int, int] | None = None  # (messages the store holds intact, messages expected)
+    memory_tokens: list[int] = field(default_factory=list)  # the engine's memory section, by turn
 
 
 async def _ask(client: httpx.AsyncClient, base_url: str, messages: list[dict],
@@ -217,14 +218,29 @@ async def plain(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *
     return run
 
 
+# A user's memory as it grows in a working month (issue 29): preferences, standing
+# instructions, names and roles, decisions, in both languages.
+MEMORY = ("Answer in Chinese, but keep code comments in English.",
+          "Our staging cluster runs in Frankfurt (eu-central-1); production is in Dublin.",
+          "我负责支付服务，Lena 是后端负责人，周报每周五下午发。",
+          "Prefer pytest over unittest; tests live under tests/ next to the package.",
+          "数据库迁移一律用 alembic，不要手写 SQL。",
+          "The release branch is cut every second Tuesday; hotfixes go to release/*.",
+          "Never suggest force-pushing to main.",
+          "我的笔记本是 macOS，服务器是 Ubuntu 22.04。")
+
+
 async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], *, db: Path,
-                 **settings: Any) -> Run:
+                 memory: tuple[str, ...] = (), **settings: Any) -> Run:
     """jarvis-tui's engine as the app drives it: the provider as the app makes it for the
-    model (the bundled one's summary sampling), a real store."""
+    model (the bundled one's summary sampling), a real store, holding `memory` (the user's
+    memory entries, sent at the front of every request)."""
     run = Run("jarvis-tui engine", compactions=0)
     config = Settings(base_url=base_url, system_prompt=SYSTEM, **settings)
     async with make_provider(config) as provider:
         with Store(db) as store:
+            for text in memory:
+                store.add_memory(text, kind="preference")
             eng = Engine(config, store, provider)
             for turn in turns:
                 on_turn()
@@ -239,6 +255,7 @@ async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], 
                     elif isinstance(event, ev.Recalled):
                         run.recalls += 1
                 run.answered.append(ok)
+                run.memory_tokens.append(eng.memory_sent().tokens)
             stored = store.messages(eng.conversation.id)
     users = [m.content for m in stored if m.role == "user"]
     intact = sum(a == t.text for a, t in zip(users, turns, strict=False))  # a lost one is fewer

@@ -21,6 +21,7 @@ from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import CompactionCost
+from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.providers.local_server import (
@@ -136,12 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser(
         "search", help="find earlier turns of a session by their words (Chinese or English)",
         description="Whole turns that share words with QUERY, best first, with their dates; "
-                    "turns already folded into the summary are marked.")
+                    "turns already folded into the summary are marked. One session (the "
+                    "latest, or --session), or with --all every session.")
     _connection_flags(search)
     search.add_argument("query", help="words to look for")
     search.add_argument("--session", type=session_id, metavar="ID",
                         help="session ID (default: the latest)")
     search.add_argument("--limit", type=int, default=10, help="turns to show (default 10)")
+    search.add_argument("--all", action="store_true", dest="all_sessions",
+                        help="search every session; each turn under its session's id, title "
+                             "and date")
 
     export = sub.add_parser("export", help="write a whole session to standard output")
     _connection_flags(export)
@@ -619,6 +624,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= SEARCH_LIMIT:
         shown = str(args.limit) if len(str(args.limit)) <= 12 else f"{str(args.limit)[:12]}…"
         raise CliError(f"--limit {shown}: give a number of turns from 1 to {SEARCH_LIMIT:,}")
+    if args.all_sessions:
+        if args.session is not None:
+            raise CliError("--all searches every session and --session one of them: give "
+                           "one or the other")
+        return _search_all(args)
     with open_store(args) as store:
         conv_id = _session_id(store, args.session, "search")
         # The branch shown, as in the app: replies regenerated since are turns of their own.
@@ -628,15 +638,35 @@ def cmd_search(args: argparse.Namespace) -> int:
         _print(f"nothing in session {conv_id} matches {args.query!r}", flush=True)
         return 0
     for turn in turns:
-        for msg in turn:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(msg.created_at))
-            mark = " [in the summary]" if msg.covered else ""
-            text = " ".join(msg.content.split())
-            text = text if len(text) <= 200 else text[:199] + "…"
-            _print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
-        _print()
+        _print_turn(turn)
     _print(end="", flush=True)
     return 0
+
+
+def _search_all(args: argparse.Namespace) -> int:
+    from jarvis_tui.core.recall.sessions import search_sessions
+
+    with open_store(args) as store:
+        found = search_sessions(store, args.query, args.limit)
+    if not found:
+        _print(f"nothing in any session matches {args.query!r}", flush=True)
+        return 0
+    for turn in found:
+        _print(terminal_safe(f"session {turn.session.id} {turn.label}"))
+        _print_turn(turn.turn)
+    _print(end="", flush=True)
+    return 0
+
+
+def _print_turn(turn: list[Message]) -> None:
+    """A turn a line a message, then a blank line: one screenful of each, safe to print."""
+    for msg in turn:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(msg.created_at))
+        mark = " [in the summary]" if msg.covered else ""
+        text = " ".join(msg.content.split())
+        text = text if len(text) <= 200 else text[:199] + "…"
+        _print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
+    _print()
 
 
 def cmd_export(args: argparse.Namespace) -> int:

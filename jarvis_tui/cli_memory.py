@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from jarvis_tui.cli_errors import CliError
+from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused, refusal
 from jarvis_tui.core.memory.remember import remember
-from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.export import to_json
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.store import Store
@@ -150,11 +151,10 @@ def _export(args: argparse.Namespace, io: Shared) -> int:
     if args.path == "-":
         io.print(text, end="", flush=True)
         return 0
-    from jarvis_tui.ui.clipboard import write_copy  # whole or not at all, the user's only
 
     path = Path(args.path)
     try:
-        write_copy(path, text)
+        write_whole(path, text)
     except OSError as err:
         raise CliError(f"could not write {path} ({err.strerror or err}); nothing was "
                        "written") from None
@@ -232,6 +232,6 @@ def _read_memory_file(path: str, where: str) -> list[Any]:
 
 
 def _known_secrets(args: argparse.Namespace, io: Shared) -> list[str]:
-    """The API key jarvis-tui was given (config, environment, flag): refused in any entry."""
-    settings = io.load(args)
-    return [settings.api_key] if settings.api_key else []
+    """The API key jarvis-tui was given (config, environment, flag) and the MCP servers'
+    secrets: refused in any entry."""
+    return known_secrets(io.load(args))

@@ -154,12 +154,14 @@ class Finished:
 
 @dataclass(frozen=True)
 class Recalled:
-    """Turns a summary covers were put back into the request because the new message is
-    about them (message ids, oldest first)."""
+    """Turns a summary covers, or turns of other sessions the new message points back to,
+    were put into the request because the new message is about them (message ids)."""
 
     turns: int
     tokens: int
     message_ids: tuple[int, ...]
+    # One "[title, date]" per turn brought from another session (the last of `turns`).
+    sessions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

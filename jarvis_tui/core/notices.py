@@ -56,6 +56,10 @@ TEXTS = {
         "empty": "ℹ The model sent an empty reply",
         "recalled": "↺ Recalled {n} earlier turn(s) from before the summary for this question "
                     "({tokens} tokens)",
+        "recalled_other": "↺ Recalled {n} turn(s) from other sessions for this question: "
+                          "{sessions} ({tokens} tokens)",
+        "recalled_both": "↺ Recalled {own} earlier turn(s) from before the summary and {n} "
+                         "from other sessions for this question: {sessions} ({tokens} tokens)",
         "memory_suggested": "💡 {n} thing(s) you said look worth remembering: F6 (Memory) to "
                             "review them; nothing is remembered without your yes",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
@@ -118,6 +122,10 @@ TEXTS = {
         "failed": "✖ {why}",
         "empty": "ℹ 模型返回了空回复",
         "recalled": "↺ 已为这个问题找回摘要之前的 {n} 轮原始对话（{tokens} 个 token）",
+        "recalled_other": "↺ 已为这个问题从其他会话找回 {n} 轮原始对话：{sessions}"
+                          "（{tokens} 个 token）",
+        "recalled_both": "↺ 已为这个问题找回摘要之前的 {own} 轮原始对话，以及其他会话的 {n} 轮："
+                         "{sessions}（{tokens} 个 token）",
         "memory_suggested": "💡 你说过的 {n} 件事似乎值得记住：按 F6（记忆）审阅；"
                             "未经你同意不会记住任何内容",
         "length": "ℹ 回复在响应预留（max_tokens）处被截断；如需更长的回复，请调大 response_reserve",
@@ -266,8 +274,13 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["truncated"].format(sent=sent, read=read)
         case ev.Trimmed(budget=budget):
             return t["trimmed"].format(budget=budget)
-        case ev.Recalled(turns=n, tokens=tokens):
+        case ev.Recalled(turns=n, tokens=tokens, sessions=()):
             return t["recalled"].format(n=n, tokens=tokens)
+        case ev.Recalled(turns=n, tokens=tokens, sessions=labels):
+            shown = " ".join(dict.fromkeys(labels))
+            key = "recalled_both" if n > len(labels) else "recalled_other"
+            return t[key].format(own=n - len(labels), n=len(labels), sessions=shown,
+                                 tokens=tokens)
         case ev.MemorySuggested(count=n) if n > 0:
             return t["memory_suggested"].format(n=n)
         case ev.Failed(error=why):

@@ -19,6 +19,7 @@ from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.engine.request_plan import next_request, request_states
+from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.guard import check
 from jarvis_tui.core.memory.remember import remember
@@ -28,7 +29,7 @@ from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.settings.config import Settings, price_for
+from jarvis_tui.core.settings.config import Settings, known_secrets, price_for
 from jarvis_tui.core.store.export import to_json, to_markdown
 
 # The UI reaches the store only through this module (an import-linter contract): these names
@@ -324,12 +325,21 @@ class ChatSession:
 
         return search_turns(self.store, self.id, self.messages, query)
 
+    def search_all(self, query: str) -> list[tuple[list[Message], str]]:
+        """Turns of every session that match `query`, best first, each with where it is from:
+        "" for this session, else its session's "[title, date]" and id (for /recall --all)."""
+        from jarvis_tui.core.recall.sessions import search_sessions
+
+        return [(found.turn, "" if found.session.id == self.id
+                 else f"{found.label} · #{found.session.id}")
+                for found in search_sessions(self.store, query)]
+
     def export(self, path: Path) -> int:
         """Write the whole session (summaries and covered messages too) as JSON when the path
         ends in .json, else Markdown; how many messages. Raises OSError or StoreError."""
         data = self.store.export(self.id)
         text = to_json(data) + "\n" if path.suffix == ".json" else to_markdown(data)
-        path.write_text(text, encoding="utf-8")
+        write_whole(path, text, parents=False)  # over an older one: never half of each
         return len(self.messages)
 
     # -- memory: what every session is told ---------------------------------------------------
@@ -404,7 +414,7 @@ class ChatSession:
         return self.engine.memory_budget()
 
     def _secrets(self) -> list[str]:
-        return [self.settings.api_key] if self.settings.api_key else []
+        return known_secrets(self.settings)
 
     # -- numbers -------------------------------------------------------------------------------
 

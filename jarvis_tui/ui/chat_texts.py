@@ -30,7 +30,8 @@ CHAT_TEXTS = Texts(
         "compact_discarded": "📦 The proposed summary was discarded; nothing changed.",
         "nothing_to_pin": "There is no message to pin yet.",
         "recall_usage": "Usage: /recall WORDS, for example /recall launch budget. It lists "
-                        "earlier turns that share those words; Enter pins one.",
+                        "earlier turns that share those words; Enter pins one. /recall --all "
+                        "WORDS looks in every session.",
         "pinned": "📌 Pinned: “{text}”. It is always sent verbatim and never summarised.",
         "unpinned": "Unpinned: “{text}”.",
         "exported": "Exported {n} messages to {path}",
@@ -75,7 +76,8 @@ CHAT_TEXTS = Texts(
         "compact_discarded": "📦 已放弃建议的摘要；没有任何改动。",
         "nothing_to_pin": "还没有可以固定的消息。",
         "recall_usage": "用法：/recall 关键词，例如 /recall 发布预算。"
-                        "它会列出包含这些词的早期对话；按 Enter 固定其中一轮。",
+                        "它会列出包含这些词的早期对话；按 Enter 固定其中一轮。"
+                        "/recall --all 关键词 会查找所有会话。",
         "pinned": "📌 已固定：“{text}”。它会始终原文发送，从不被摘要。",
         "unpinned": "已取消固定：“{text}”。",
         "exported": "已导出 {n} 条消息到 {path}",

@@ -12,15 +12,14 @@ without Enter, and `cat copied.txt` would obey OSC 52 and title sequences.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import platformdirs
 
+from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.settings.config import APP_NAME
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
@@ -73,21 +72,6 @@ def osc52_doubtful(env: Mapping[str, str] | None = None,
     return bool(env.get("TMUX")) and tmux_option() != "on"
 
 
-def write_copy(path: Path, text: str) -> None:
-    """Write `text` to `path` whole or not at all, readable by the user only (code can hold
-    secrets)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".copied-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def copy_out(copy_to_clipboard: Callable[[str], None], text: str, what: str, path: Path,
              lang: str, doubtful: bool | None = None) -> tuple[str, str]:
     """Copy `text` by OSC 52 and to `path`; the line that says where it went, and its notice
@@ -97,7 +81,7 @@ def copy_out(copy_to_clipboard: Callable[[str], None], text: str, what: str, pat
     if doubtful is None:
         doubtful = osc52_doubtful()
     try:
-        write_copy(path, text)
+        write_whole(path, text)
     except OSError as err:
         key = "doubtful_unwritten" if doubtful else "copied_unwritten"
         return CLIPBOARD_TEXTS(lang, key, what=what, path=path, why=err.strerror or err), "warning"

@@ -372,3 +372,33 @@ def test_a_bad_price_stops_ask_with_one_line(home, fake_server, tmp_path):
         f"jarvis-tui: {config}: key 'prices.\"fake-model\".input': expected money per million "
         "prompt tokens, a number from 0 to 1,000,000, got -2")
     assert fake_server.chat_requests == []
+
+
+def test_search_all_lists_every_session_s_turns_under_their_labels(home, fake_server):
+    assert run(home, *flags(fake_server), "ask", "the deploy port is 8080, remember it"
+               ).returncode == 0
+    assert run(home, *flags(fake_server), "ask", "--new", "our deploy port moved to 9090"
+               ).returncode == 0
+    db = Path(home["XDG_DATA_HOME"]) / "jarvis-tui" / "sessions.db"
+    with sqlite3.connect(db) as conn:  # a title as hostile as a pasted one can be
+        conn.execute("UPDATE conversations SET title = ? WHERE id = 1",
+                     ("deploy [prod]\x1b]0;pwned\x07\nnotes",))
+    found = run(home, "search", "--all", "deploy port")
+    assert found.returncode == 0, found.stderr
+    blocks = [b for b in found.stdout.strip().split("\n\n") if b]
+    assert len(blocks) == 2
+    heads = [b.splitlines()[0] for b in blocks]
+    assert sorted(h.split()[1] for h in heads) == ["1", "2"]
+    first = next(b for b in blocks if b.startswith("session 1 "))
+    # The escape sequence gone whole, the newline a space, the brackets no label's end.
+    assert re.fullmatch(r"session 1 \[deploy \(prod\) notes, \d{4}-\d\d-\d\d\]",
+                        first.splitlines()[0])
+    assert "8080" in first and " assistant: " in first
+    assert "\x1b" not in found.stdout and "\x07" not in found.stdout
+    none = run(home, "search", "--all", "zebra")
+    assert none.returncode == 0 and "nothing in any session matches 'zebra'" in none.stdout
+    both = run(home, "search", "--all", "--session", "1", "deploy")
+    assert both.returncode == 2 and both.stdout == ""
+    assert both.stderr.strip().splitlines() == [
+        "jarvis-tui: --all searches every session and --session one of them: give one or "
+        "the other"]

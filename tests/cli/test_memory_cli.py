@@ -83,7 +83,7 @@ def test_add_refuses_the_api_key_it_was_given_whatever_its_shape(home):
     key = "plain-words-key-123"  # no rule would call this a secret
     assert run(home, "memory", "add", f"remember {key}").returncode == 0
     line = one_line(run(home, "--api-key", key, "memory", "add", f"the key: {key}"))
-    assert "API key jarvis-tui was given" in line and key not in line
+    assert "a key jarvis-tui was given (the API key" in line and key not in line
     assert stored(home) == [f"remember {key}"]
 
 
@@ -261,3 +261,15 @@ def test_help_names_every_action(home):
         assert action in memory
     assert "4 MB" in run(home, "memory", "import", "--help").stdout
     assert "--redact" in run(home, "memory", "export", "--help").stdout
+
+
+def test_add_refuses_an_mcp_servers_token_whatever_its_shape(home):
+    token = "plain words pat 42"  # no rule would call this a secret; its name says it is one
+    config = Path(home["XDG_CONFIG_HOME"]) / "jarvis-tui" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[mcp.servers.github]\ncommand = "github-mcp"\n'
+                      f'env = {{ GITHUB_PERSONAL_ACCESS_TOKEN = "{token}" }}\n', encoding="utf-8")
+    line = one_line(run(home, "memory", "add", f"the github one is {token}"))
+    assert "an MCP server's token" in line and token not in line
+    assert run(home, "memory", "add", "the github server needs a token").returncode == 0
+    assert stored(home) == ["the github server needs a token"]

@@ -6,7 +6,8 @@ import stat
 
 import pytest
 
-from jarvis_tui.ui.clipboard import copy_out, osc52_doubtful, write_copy
+from jarvis_tui.core.files import write_whole
+from jarvis_tui.ui.clipboard import copy_out, osc52_doubtful
 
 XTERM = {"TERM": "xterm-256color"}
 
@@ -33,8 +34,8 @@ def test_terminals_known_to_drop_osc52(env, tmux, doubtful):
 
 def test_the_copy_file_is_replaced_whole_and_private(tmp_path):
     path = tmp_path / "cache" / "jarvis-tui" / "copied.txt"
-    write_copy(path, "first")
-    write_copy(path, "第二\r\nline")
+    write_whole(path, "first")
+    write_whole(path, "第二\r\nline")
     assert path.read_bytes() == "第二\r\nline".encode()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in path.parent.iterdir()] == ["copied.txt"]  # no temporary left

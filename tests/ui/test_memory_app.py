@@ -277,6 +277,14 @@ async def test_chinese_interface(fake_server, tmp_path):
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, "back to the list")
         assert len(app.chat.session.memories()) == 1
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.chat, "back to the chat")
+        typed = f"/remember 密钥是 {FAKE_KEY}"  # the guard's reason in the app's language
+        await type_and_send(pilot, typed)
+        await pilot.pause()
+        assert notices(app)[-1].startswith("✖ 未记住：记忆里不能存密钥：")
+        assert prompt(app).text == typed
+        assert len(app.chat.session.memories()) == 1
 
 
 def test_the_suggestion_notice_in_both_languages():

@@ -38,7 +38,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
-from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
 from jarvis_tui.core.store.store import Store
@@ -242,7 +242,7 @@ class Compactions:
         as suggestions for the user to accept or dismiss (never as memory: nothing enters it
         without the user's yes); a text the memory holds in any state is not offered again,
         nor one the guard would refuse (a sentence that holds a key). How many were new."""
-        secrets = [self._view.settings.api_key] if self._view.settings.api_key else []
+        secrets = known_secrets(self._view.settings)
         found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
                  for kind, text in durable([m.content]) if refusal(text, secrets) is None]
         if not found:

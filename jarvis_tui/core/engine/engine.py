@@ -51,6 +51,7 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
+from jarvis_tui.core.recall.sessions import joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import StoreError, Summary
@@ -249,17 +250,25 @@ class Engine(Branches):
         pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
         if pending and anchored is not None:
             pending_tokens += round(self.framing or 0.0)  # framed like the others
-        recalled = self._recall(pending).tokens if pending and summary else 0
+        recalled = self._recall(pending).tokens if pending else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
                                  window_source=self.window_source, recalled=recalled,
                                  tools=min(tools, history), memory=memory)
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
+        """This session's folded turns `text` is about, then, if it points beyond the session,
+        other sessions' turns: one budget, this session's first."""
         budget = int(self.context_window * self.settings.recall_budget * shrink)
-        ledger = split(self.summary.content)[1] if self.summary else []
-        return recall(self.store, self.conversation.id, self._history, text, self.counter,
-                      budget, self.sent.carried_by_others(user), ledger)
+        present = self.sent.carried_by_others(user)
+        own = Recalled()
+        if self.summary:  # nothing is folded without one
+            own = recall(self.store, self.conversation.id, self._history, text, self.counter,
+                         budget, present, split(self.summary.content)[1])
+        if not self.settings.recall_other_sessions:
+            return own
+        return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
+                                         budget - own.tokens, present, self._history.all))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)
@@ -294,8 +303,13 @@ class Engine(Branches):
         cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
                          s.tool_output_share)
         search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
-                               cap)
+                               cap, self._other_sessions if s.recall_other_sessions else None)
         return WithHistorySearch(search, self.tools)
+
+    def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:
+        """For search_history's all_sessions: the other sessions' turns that match."""
+        found = search_sessions(self.store, query, limit, beside=self.conversation.id)
+        return [(f.turn, f.where) for f in found]
 
     def configured_prompt(self) -> str:
         """The configured prompt, and for the bundled model, while it has tools, a sentence on
@@ -642,7 +656,8 @@ class Engine(Branches):
             offered = plan.offered
             if plan.recalled_ids and plan.recalled_ids not in told:
                 told.add(plan.recalled_ids)
-                yield ev.Recalled(len(recalled.turns), recalled.tokens, plan.recalled_ids)
+                yield ev.Recalled(len(recalled.turns), recalled.tokens, plan.recalled_ids,
+                                  recalled.sessions)
             if plan.cut_now:
                 self.calibration.forget_anchor()  # the server has not seen them cut
             yield ev.WindowFitted(replace(plan.usage, recalled=recalled.tokens),

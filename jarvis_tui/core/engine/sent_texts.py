@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.recall.turns import RECALL_HEADER
+from jarvis_tui.core.recall.turns import RECALL_HEADERS
 from jarvis_tui.core.window.fit import with_recalled
 
 
@@ -54,7 +54,7 @@ class SentTexts:
         would fill the window for good); a message cut to fit is still sent cut."""
         self.texts = {m.id: text for m in kept
                       if m.id is not None and (text := self.texts.get(m.id)) is not None
-                      and not text.startswith(RECALL_HEADER)}
+                      and not text.startswith(RECALL_HEADERS)}
         self._carried.clear()
 
     def clear(self) -> None:

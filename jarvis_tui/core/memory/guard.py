@@ -13,31 +13,65 @@ from jarvis_tui.core.textsafe import terminal_safe
 MAX_CHARS = 1000  # an entry is a fact or a preference, not a document
 
 
+# Said in the language the app speaks: a refusal is the one line the user reads about what
+# they just tried to keep.
+REASONS = {
+    "en": {
+        "empty": "a memory entry needs some text",
+        "long": "memory entries are short: this one is {chars:,} characters, the most is "
+                "{most:,}; keep the fact or preference itself",
+        "control": "a memory entry is plain text: this one holds terminal control characters",
+        "key": "a memory never holds a secret: this holds a key jarvis-tui was given (the API "
+                "key, or an MCP server's token)",
+        "secret": "a memory never holds a secret: this looks like {what}",
+    },
+    "zh": {
+        "empty": "记忆条目不能为空",
+        "long": "记忆条目要简短：这条有 {chars:,} 个字符，最多 {most:,} 个；只保留事实或偏好本身",
+        "control": "记忆条目只能是纯文本：这条含有终端控制字符",
+        "key": "记忆里不能存密钥：这条含有 jarvis-tui 使用的密钥（API 密钥或 MCP 服务器的令牌）",
+        "secret": "记忆里不能存密钥：这条看起来像 {what}",
+    },
+}
+
+
 class MemoryRefused(Exception):
-    """A text that cannot be a memory entry; its str() is the one line that says why."""
+    """A text that cannot be a memory entry; its str() is the one line that says why (in
+    English), said() the same in the app's language."""
+
+    def __init__(self, reason: str, **fields: object) -> None:
+        super().__init__(REASONS["en"][reason].format(**fields))
+        self.reason, self.fields = reason, fields
+
+    def said(self, language: str) -> str:
+        return REASONS.get(language, REASONS["en"])[self.reason].format(**self.fields)
 
 
-def refusal(text: str, known_secrets: Iterable[str] = ()) -> str | None:
-    """One line saying why `text` cannot be stored as a memory entry, or None when it can.
-    `known_secrets`: the app's own (the API key), refused whatever their shape."""
+def _refused(text: str, known_secrets: Iterable[str]) -> MemoryRefused | None:
     stripped = text.strip()
     if not stripped:
-        return "a memory entry needs some text"
+        return MemoryRefused("empty")
     if len(stripped) > MAX_CHARS:
-        return (f"memory entries are short: this one is {len(stripped):,} characters, the most "
-                f"is {MAX_CHARS:,}; keep the fact or preference itself")
+        return MemoryRefused("long", chars=len(stripped), most=MAX_CHARS)
     if terminal_safe(stripped) != stripped:
-        return "a memory entry is plain text: this one holds terminal control characters"
+        return MemoryRefused("control")
     scrub = Scrubber(known_secrets)
     if scrub(stripped) != stripped:
-        return "a memory never holds a secret: this holds the API key jarvis-tui was given"
+        return MemoryRefused("key")
     if (what := secret_in(stripped)) is not None:
-        return f"a memory never holds a secret: this looks like {what}"
+        return MemoryRefused("secret", what=what)
     return None
+
+
+def refusal(text: str, known_secrets: Iterable[str] = (), language: str = "en") -> str | None:
+    """One line saying why `text` cannot be stored as a memory entry, or None when it can.
+    `known_secrets`: the app's own (the API key), refused whatever their shape."""
+    refused = _refused(text, known_secrets)
+    return refused.said(language) if refused is not None else None
 
 
 def check(text: str, known_secrets: Iterable[str] = ()) -> str:
     """`text` as an entry is stored (trimmed), or MemoryRefused saying why it cannot be."""
-    if (why := refusal(text, known_secrets)) is not None:
-        raise MemoryRefused(why)
+    if (refused := _refused(text, known_secrets)) is not None:
+        raise refused
     return text.strip()

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -53,6 +53,10 @@ from jarvis_tui.core.window.tokens import TokenCounter
 
 RECALL_HEADER = ("Recalled from earlier in this conversation (original messages that the "
                  "summary above covers, oldest first):")
+OTHER_SESSIONS_HEADER = ("Recalled from the user's other sessions (original turns the new "
+                         "message points back to, oldest first, each under its session's "
+                         "title and date):")
+RECALL_HEADERS = (RECALL_HEADER, OTHER_SESSIONS_HEADER)
 MAX_TURNS = 3
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
@@ -91,20 +95,51 @@ COMMON_ZH = ("为什么", "我们", "你们", "他们", "她们", "咱们", "大
 class Recalled:
     turns: list[list[Message]] = field(default_factory=list)  # whole turns, oldest first
     tokens: int = 0  # calibrated tokens of the block as sent
+    # Per turn from another session (core/recall/sessions.py), the label it goes under:
+    # "[title, date]"; this session's turns come first and have none.
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> tuple[str, ...]:
+        """The labels of the turns brought from other sessions."""
+        return tuple(self.labels)
 
     @property
     def block(self) -> str:
-        """The text that follows the summary in the system message ("" when nothing)."""
-        if not self.turns:
-            return ""
-        lines = [RECALL_HEADER]
-        for turn in self.turns:
-            for msg in turn:
-                lines.append(f"[{msg.role}] {msg.content}")
+        """The text sent in front of the new user message ("" when nothing)."""
+        own = self.turns[:len(self.turns) - len(self.labels)]
+        lines = [RECALL_HEADER] if own else []
+        for turn in own:
+            lines.extend(turn_lines(turn))
+        if self.labels:
+            lines.append(OTHER_SESSIONS_HEADER)
+        for label, turn in zip(self.labels, self.turns[len(own):], strict=True):
+            lines.extend([label, *turn_lines(turn)])
         return "\n".join(lines)
 
 
-def _content_terms(query: str) -> tuple[list[str], bool]:
+def turn_lines(turn: list[Message]) -> list[str]:
+    return [f"[{msg.role}] {msg.content}" for msg in turn]
+
+
+def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, header: str,
+           labels: Sequence[str] = ()) -> tuple[list[int], int]:
+    """Which of `turns` (best first) fit `budget` under `header`, each whole or not at all (a
+    label with it, when given), and the tokens they take."""
+    picked: list[int] = []
+    used = counter.text(header) if turns else 0
+    for i, turn in enumerate(turns):
+        if not turn:
+            continue
+        cost = sum(counter.text(line) + 1 for line in turn_lines(turn))
+        cost += counter.text(labels[i]) + 1 if labels else 0
+        if used + cost <= budget:
+            picked.append(i)
+            used += cost
+    return picked, used
+
+
+def content_terms(query: str) -> tuple[list[str], bool]:
     """The terms of `query` that can say which turn it is about, and whether it refers back
     to the conversation."""
     back = False
@@ -126,7 +161,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
 
 
-def _words_in(shared: frozenset[str]) -> int:
+def words_in(shared: frozenset[str]) -> int:
     """About how many words `shared` is: a CJK pair counts as one and takes its characters
     with it ("妹妹" shared is one word, not 妹 + 妹妹), a CJK character alone counts as one."""
     paired = {ch for t in shared if len(t) == 2 and is_cjk(t) for ch in t}
@@ -158,7 +193,7 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     request carries: a shape asked for that it holds is answered there already."""
     if budget <= 0:
         return Recalled()
-    wanted, back = _content_terms(query)
+    wanted, back = content_terms(query)
     cues = cues_of(query)
     least = COVERAGE_BACK_REFERENCE if back else COVERAGE
     chosen: dict[int, list[Message]] = {}  # turn start -> its recallable messages, best first
@@ -177,18 +212,11 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
                 chosen[start] = []
         if len(chosen) == MAX_TURNS:
             break
-    picked: list[int] = []
-    used = counter.text(RECALL_HEADER) if chosen else 0
-    for start, turn in chosen.items():  # best first, each turn whole or not at all
-        if not turn:
-            continue
-        cost = sum(counter.text(f"[{m.role}] {m.content}") + 1 for m in turn)
-        if used + cost <= budget:
-            picked.append(start)
-            used += cost
+    starts = list(chosen)
+    picked, used = fitted(list(chosen.values()), counter, budget, RECALL_HEADER)
     if not picked:
         return Recalled()
-    return Recalled([chosen[start] for start in sorted(picked)], used)
+    return Recalled([chosen[start] for start in sorted(starts[i] for i in picked)], used)
 
 
 MAX_OTHER_WORDS = 3  # beside the cue: more is a question about something else
@@ -204,7 +232,7 @@ def _asks_back(query: str, wanted: list[str], cues: Cues, back: bool) -> bool:
     other = frozenset(t for t in wanted if t not in cues.terms)
     if not other:
         return True
-    return back and asks_what(query) and _words_in(other) <= MAX_OTHER_WORDS
+    return back and asks_what(query) and words_in(other) <= MAX_OTHER_WORDS
 
 
 def _asked(kinds: frozenset[str]) -> frozenset[str]:
@@ -242,23 +270,12 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
         return
     own = _own_id(history, query)
     n = len(history.all) - (own is not None)
-    held: dict[str, set[int]] = {}
-    weight: dict[str, float] = {}
     # Words in the other language count only for a question that points back: "what port
     # should a new service use?" is about no turn, in either language.
-    aliases = _aliases(wanted) if cues.pointing or least < COVERAGE else {}
-    # As many look-ups as the terms alone allow: a long paste's aliases are not worth more.
-    lookups = list(dict.fromkeys([*wanted, *(a for al in aliases.values() for a in al)]))
-    found = store.postings(conversation_id, lookups[:max(MAX_TERMS, len(wanted))],
+    aliases = aliases_of(wanted) if cues.pointing or least < COVERAGE else {}
+    found = store.postings(conversation_id, lookups(wanted, aliases),
                            cap=max(3, n // COMMON_SHARE))
-    for term in wanted:
-        ids = [found[t] for t in (term, *aliases.get(term, ())) if t in found]
-        if any(i is None for i in ids):
-            continue  # common: no weight, and not read
-        held[term] = set().union(*ids) - {own}
-        # One no other message has weighs as much as one said once: it is something the new
-        # message is about that no turn is, so it counts against every match.
-        weight[term] = math.log((n + 1) / max(1, len(held[term])))
+    held, weight = weighed(found, wanted, aliases, n, own)
     # The cues that weigh: those that are terms of their own, else the shape itself (a cue
     # such as "who" or a common "file" is no term, but still asks for a name or a path).
     cue_kind = {t: k for t, k in cues.terms.items() if t in held}
@@ -268,10 +285,7 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
     total = sum(weight.values())
     if total <= 0:
         return
-    score: dict[int, float] = {}
-    for term, ids in held.items():
-        for mid in ids:
-            score[mid] = score.get(mid, 0.0) + weight[term]
+    score = scores(held, weight)
     shaped = _by_shape(history, score, held, weight, cue_kind, least * total)
     specific: dict[frozenset[str], bool] = {}
     # Ties go to the newer message: a fact restated later is the current one.
@@ -283,7 +297,7 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
         shares = frozenset(t for t in held if mid in held[t])
         by_shape = shaped.get(mid, frozenset())
         # Cue words a shape answers are one word however many name it ("config file").
-        if _words_in(shares - by_shape) + bool(by_shape) < MIN_WORDS:
+        if words_in(shares - by_shape) + bool(by_shape) < MIN_WORDS:
             continue
         if shares not in specific:
             specific[shares] = _specific(history, [held[t] for t in shares])
@@ -291,7 +305,41 @@ def _evidence(store: Store, conversation_id: int, history: History, query: str,
             yield position
 
 
-def _aliases(wanted: list[str]) -> dict[str, tuple[str, ...]]:
+def lookups(wanted: list[str], aliases: dict[str, tuple[str, ...]]) -> list[str]:
+    """The terms to look up: as many as the terms alone allow (a long paste's aliases are not
+    worth more)."""
+    every = list(dict.fromkeys([*wanted, *(a for al in aliases.values() for a in al)]))
+    return every[:max(MAX_TERMS, len(wanted))]
+
+
+def weighed(found: Mapping[str, Collection[int] | None], wanted: list[str],
+            aliases: dict[str, tuple[str, ...]], n: int,
+            own: int | None = None) -> tuple[dict[str, set[int]], dict[str, float]]:
+    """For each term of `wanted` not too common to say anything, the messages holding it or an
+    alias of it (`found`: the postings), and its weight: its rarity among `n` messages."""
+    held: dict[str, set[int]] = {}
+    weight: dict[str, float] = {}
+    for term in wanted:
+        ids = [found[t] for t in (term, *aliases.get(term, ())) if t in found]
+        if any(i is None for i in ids):
+            continue  # common: no weight, and not read
+        held[term] = set().union(*ids) - {own}
+        # One no other message has weighs as much as one said once: it is something the new
+        # message is about that no turn is, so it counts against every match.
+        weight[term] = math.log((n + 1) / max(1, len(held[term])))
+    return held, weight
+
+
+def scores(held: dict[str, set[int]], weight: dict[str, float]) -> dict[int, float]:
+    """Each message's share of the weight: the sum of the weights of the terms it holds."""
+    score: dict[int, float] = {}
+    for term, ids in held.items():
+        for mid in ids:
+            score[mid] = score.get(mid, 0.0) + weight[term]
+    return score
+
+
+def aliases_of(wanted: list[str]) -> dict[str, tuple[str, ...]]:
     """Each term's other-language terms (recall_words); a Chinese word's own characters take
     its translation too, so "服务" in the question is one word an English turn answers whole."""
     out: dict[str, tuple[str, ...]] = {}

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import stat
-import tempfile
 import tomllib
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -24,6 +22,7 @@ from tomlkit.exceptions import ParseError as TOMLEditError
 
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.costs import Price
+from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
 from jarvis_tui.core.providers.registry import PROVIDERS, ProviderSpec, provider_from_keys
 from jarvis_tui.core.settings.errors import ConfigError, shown
@@ -279,6 +278,14 @@ def _settings_class() -> type:
 Settings = _settings_class()
 
 
+def known_secrets(settings: Settings) -> list[str]:
+    """What jarvis-tui was given that is a secret whatever its shape: the API key, and what
+    each MCP server was given (tokens in its env and headers, its address, its flags), so a
+    memory entry or a suggestion never holds one."""
+    found = [settings.api_key] if settings.api_key else []
+    return found + [secret for server in settings.mcp for secret in server.secrets]
+
+
 def price_for(settings: Settings, model: str) -> Price | None:
     """The configured price of `model` (its exact name), or None when it has none."""
     return settings.prices.get(model)
@@ -506,41 +513,8 @@ def _set(doc: tomlkit.TOMLDocument, key: str, value: object) -> None:
 
 
 def _write_toml(path: Path, doc: tomlkit.TOMLDocument) -> None:
-    """Atomically: a crash mid-write never leaves a half-written config behind. A symlinked
-    config (dotfiles) is written at its target, so the link stays a link; the file keeps its
-    permission bits, and a new one is private (0600) since it may come to hold a key."""
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
-            f.write(tomlkit.dumps(doc).encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform lets a directory be opened.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    # Whole or not at all: a crash mid-write never leaves a half-written config behind.
+    write_whole(path, tomlkit.dumps(doc))
 
 
 def with_overrides(settings: Settings, **changes: Any) -> Settings:

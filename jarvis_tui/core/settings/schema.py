@@ -218,6 +218,13 @@ SCHEMA: tuple[Setting, ...] = (
                               "them; {range} (0 = off)",
                               "新消息提到早期内容时，为找回的原始对话留出的空间；"
                               "{range}（0 = 关闭）"))),
+    # A session held with one provider may be private to it (a local model's): the user can
+    # keep each session's turns to its own requests.
+    Setting("recall_other_sessions", bool, True, anything,
+            Words("true or false", "true 或 false"),
+            "when a message points back beyond this session (\"last week\", \"上次\"), bring "
+            "back other sessions' turns too, and let the model's search_history search them; "
+            "false = this session only, so no session's turns go to another's provider"),
     # The user's memory goes at the front of every request, within this many tokens and never
     # more than a tenth of the request's budget (a small window keeps room for the talk).
     Setting("memory_budget", int, 512, Range(0, 100_000),

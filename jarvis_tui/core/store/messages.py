@@ -212,15 +212,43 @@ class Messages(Db):
         self._report(unreadable)
         return msgs
 
-    def _messages(self, conv_id: int) -> tuple[list[Message], list[Unreadable]]:
+    def messages_by_id(self, conv_id: int, ids: list[int]) -> list[Message]:
+        """The messages of `conv_id` among `ids`, in order (a few turns of another session,
+        without reading all of it)."""
+        msgs, unreadable = self._messages(conv_id, ids)
+        self._report(unreadable)
+        return msgs
+
+    def branch_outline(self, conv_id: int) -> list[tuple[int, str]]:
+        """(id, role) of each message of the branch shown, oldest first: where the turns of a
+        session begin and end, read without the messages' text (a session may be huge)."""
+        if not storable(conv_id):
+            return []
+        with self._guard("read"):
+            rows = self._db.execute("SELECT id, parent_id, role FROM messages WHERE "
+                                    "conversation_id = ? ORDER BY seq", (conv_id,)).fetchall()
+            head = self._head(self._db, conv_id)
+        by_id = {mid: (parent, role) for mid, parent, role in rows}
+        mid = head if head in by_id else (rows[-1][0] if rows else None)
+        out: list[tuple[int, str]] = []
+        while mid is not None and mid in by_id and len(out) <= len(rows):  # a loop ends too
+            parent, role = by_id[mid]
+            out.append((mid, role))
+            mid = parent
+        out.reverse()
+        return out
+
+    def _messages(self, conv_id: int,
+                  ids: list[int] | None = None) -> tuple[list[Message], list[Unreadable]]:
         if not storable(conv_id):
             return [], []
+        only = f" AND id IN ({', '.join('?' * len(ids))})" if ids is not None else ""
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
-                "summary_id, created_at, parent_id, excluded FROM messages "
-                "WHERE conversation_id = ? ORDER BY seq",
-                (conv_id,),
+                f"summary_id, created_at, parent_id, excluded FROM messages "
+                f"WHERE conversation_id = ?{only} ORDER BY seq",
+                (conv_id, *(ids or ())),
             ).fetchall()
             # A reply still streaming, or cut off by a killed process, has pieces not yet folded.
             parts: dict[int, list[str]] = {}

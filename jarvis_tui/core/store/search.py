@@ -35,6 +35,23 @@ class Search(Db):
             return {}
         return self._ask_index(lambda db: search_index.postings(db, conv_id, words, cap))
 
+    def search_sessions(self, text: str, *, limit: int = 10,
+                        beside: int | None = None) -> list[search_index.SessionHit]:
+        """Messages of every session but `beside` that share words with `text`, best first,
+        failed and excluded ones left out (see search_index.search_sessions)."""
+        return self._ask_index(lambda db: search_index.search_sessions(
+            db, text, limit=limit, beside=beside))
+
+    def postings_beyond(self, conv_id: int, words: list[str], *,
+                        cap: int) -> dict[str, dict[int, int] | None]:
+        """As postings, over the sessions other than `conv_id`: message id -> its session."""
+        return self._ask_index(lambda db: search_index.postings_beyond(db, conv_id, words, cap))
+
+    def sendable_beyond(self, conv_id: int) -> int:
+        """Messages of the other sessions that recall may bring back."""
+        with self._guard("read"):
+            return search_index.sendable_beyond(self._db, conv_id)
+
     def _ask_index(self, ask: Callable[[sqlite3.Connection], _T]) -> _T:
         # A read can meet damage the probe at open did not (it reads only part of the index):
         # the index holds nothing the messages do not, so it is rebuilt and asked once more,

@@ -211,3 +211,53 @@ def postings(db: sqlite3.Connection, conversation_id: int, words: list[str],
         ids = [rowid for (rowid,) in rows]
         out[term] = ids if len(ids) <= cap else None
     return out
+
+
+# Messages recall and search may bring back from another session: what that session's own
+# requests would send (not failed, not taken out by the user).
+_SENDABLE = "messages.status != 'failed' AND messages.excluded = 0"
+
+
+@dataclass(frozen=True)
+class SessionHit:
+    message_id: int
+    conversation_id: int
+    score: float  # BM25: lower is better
+
+
+def search_sessions(db: sqlite3.Connection, text: str, *, limit: int = 10,
+                    beside: int | None = None) -> list[SessionHit]:
+    """Messages of every session (but `beside`, the one asking) that share terms with `text`,
+    best first, each with its session."""
+    wanted = query_terms(text)
+    if not wanted:
+        return []
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted)
+    rows = db.execute(
+        f"SELECT {TABLE}.rowid, messages.conversation_id, bm25({TABLE}) FROM {TABLE} "
+        f"JOIN messages ON messages.id = {TABLE}.rowid WHERE {TABLE} MATCH ? "
+        f"AND messages.conversation_id IS NOT ? AND {_SENDABLE} "
+        f"ORDER BY bm25({TABLE}) LIMIT ?", (match, beside, limit))
+    return [SessionHit(int(mid), int(cid), float(score)) for mid, cid, score in rows]
+
+
+def postings_beyond(db: sqlite3.Connection, conversation_id: int, words: list[str],
+                    cap: int) -> dict[str, dict[int, int] | None]:
+    """For each term, the messages of the *other* sessions that hold it (message id -> its
+    session), or None when more than `cap` do (as `postings`, for recall across sessions)."""
+    out: dict[str, dict[int, int] | None] = {}
+    for term in words:
+        rows = db.execute(
+            f"SELECT {TABLE}.rowid, messages.conversation_id FROM {TABLE} CROSS JOIN messages "
+            f"ON messages.id = {TABLE}.rowid WHERE {TABLE} MATCH ? "
+            f"AND messages.conversation_id != ? AND {_SENDABLE} LIMIT ?",
+            ('"' + term.replace('"', '""') + '"', conversation_id, cap + 1))
+        found = dict(rows.fetchall())
+        out[term] = found if len(found) <= cap else None
+    return out
+
+
+def sendable_beyond(db: sqlite3.Connection, conversation_id: int) -> int:
+    """How many messages the other sessions have that recall could bring back."""
+    return db.execute(f"SELECT count(*) FROM messages WHERE conversation_id != ? AND "
+                      f"{_SENDABLE}", (conversation_id,)).fetchone()[0]

@@ -12,6 +12,7 @@ arguments and no match are results the model reads, never exceptions.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jarvis_tui.core.messages import FAILED, Message, describe_calls, turn_span
@@ -32,7 +33,7 @@ class BadArguments(ValueError):
     """What is wrong with a call's arguments, in words the model can act on."""
 
 
-def _arguments(call: ToolCall) -> tuple[str, int]:
+def _arguments(call: ToolCall) -> tuple[str, int, bool]:
     try:
         args = call.parsed()
     except ValueError as err:
@@ -45,7 +46,17 @@ def _arguments(call: ToolCall) -> tuple[str, int]:
         raise BadArguments(f'"query" must be a string of words, not {_json_type(query)}')
     if not query.strip():
         raise BadArguments('"query" is empty: give the words to look for')
-    return query.strip(), _limit(args.get("limit", DEFAULT_LIMIT))
+    return query.strip(), _limit(args.get("limit", DEFAULT_LIMIT)), _everywhere(args)
+
+
+def _everywhere(args: dict) -> bool:
+    """The "all_sessions" asked for; "true"/"false" as text too (models quote them)."""
+    value = args.get("all_sessions", False)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise BadArguments(f'"all_sessions" must be true or false, not {_json_type(value)}')
 
 
 def _limit(value: object) -> int:
@@ -79,19 +90,36 @@ class HistorySearch:
     history: History
     counter: TokenCounter
     cap: int
+    # The other sessions' turns that match (query, limit): (turn, where it is from), best
+    # first; None: this conversation's only. The engine wires it (recall sits beside tools).
+    others: Callable[[str, int], list[tuple[list[Message], str]]] | None = None
 
     def run(self, call: ToolCall) -> ToolResult:
         try:
-            query, limit = _arguments(call)
+            query, limit, everywhere = _arguments(call)
         except BadArguments as err:
             return ToolResult(f"{HISTORY_TOOL} was not run: {err}", True)
         turns = self.turns(query, limit)
+        labels = [""] * len(turns)
+        if everywhere:
+            others = self.others(query, limit) if self.others is not None else []
+            # Half the turns at least for the other sessions: that is what was asked for.
+            turns = turns[:max(limit - len(others), (limit + 1) // 2)]
+            others = others[:limit - len(turns)]
+            labels = [""] * len(turns) + [where for _, where in others]
+            turns += [turn for turn, _ in others]
+        # The user keeps sessions apart (recall_other_sessions = false): say so, or the model
+        # reads "nothing in any session" as the user never having said it.
+        apart = ("Other sessions are not searched: the user keeps each session's turns to "
+                 "itself (setting recall_other_sessions). " if everywhere and self.others is None
+                 else "")
         if not turns:
+            where = ("in any session" if everywhere and not apart
+                     else "in the earlier turns folded into the summary")
             return ToolResult(
-                f"Nothing in the earlier turns folded into the summary matches {query!r}. "
-                "Try other words: a name, a number, a rarer word, or the words in the "
-                "language they were said in.")
-        return ToolResult(self.render(query, turns))
+                f"{apart}Nothing {where} matches {query!r}. Try other words: a name, a number, "
+                "a rarer word, or the words in the language they were said in.")
+        return ToolResult(apart + self.render(query, turns, labels))
 
     def turns(self, query: str, limit: int) -> list[list[Message]]:
         """The covered turns of the branch shown that match `query`, best first, each whole
@@ -116,15 +144,19 @@ class HistorySearch:
                 break
         return found
 
-    def render(self, query: str, turns: list[list[Message]]) -> str:
+    def render(self, query: str, turns: list[list[Message]],
+               labels: list[str] | None = None) -> str:
         """The turns, oldest first, within `cap` tokens: the best ones whole; the best one cut
-        in the middle when even it alone does not fit (a detail is likelier kept than not)."""
-        head = (f"Earlier turns folded into the summary that match {query!r} (oldest first; "
-                "#N is a message's id):")
+        in the middle when even it alone does not fit (a detail is likelier kept than not).
+        `labels`: per turn, the other session it is from ("": this one)."""
+        labels = labels or [""] * len(turns)
+        what = ("Earlier turns folded into the summary, and turns of the user's other "
+                "sessions," if any(labels) else "Earlier turns folded into the summary")
+        head = f"{what} that match {query!r} (oldest first; #N is a message's id):"
         room = self.cap - self.counter.text(head)
         kept: list[tuple[int, str]] = []  # (rank, text)
         for rank, turn in enumerate(turns):
-            text = _turn_text(turn)
+            text = _turn_text(turn, labels[rank])
             cost = self.counter.text(text) + 1
             if cost <= room:
                 kept.append((rank, text))
@@ -149,10 +181,11 @@ def _date(stamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 
-def _turn_text(turn: list[Message]) -> str:
+def _turn_text(turn: list[Message], where: str = "") -> str:
     ids = [m.id for m in turn if m.id is not None]
     span = f"#{ids[0]}" if len(ids) == 1 else f"#{ids[0]}-#{ids[-1]}" if ids else "unsaved"
-    lines = [f"--- turn of {_date(turn[0].created_at)}, messages {span} ---"]
+    where = f" {where}," if where else ""
+    lines = [f"--- turn of {_date(turn[0].created_at)},{where} messages {span} ---"]
     for msg in turn:
         who = f"{msg.role} {msg.name}" if msg.role == "tool" and msg.name else msg.role
         text = msg.content

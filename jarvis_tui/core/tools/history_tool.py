@@ -35,13 +35,17 @@ HISTORY_SPEC = ToolSpec(
         "Search this conversation's earlier turns that were folded into the summary, in any "
         "language. Returns whole turns (user, assistant and tool messages), each message with "
         "its id and date. Use it for an exact detail the summary lost: a name, number, path, "
-        "command or quote."),
+        "command or quote; with all_sessions, for one said in the user's other sessions."),
     parameters={
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "the words to look for"},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                       "description": f"the most turns to return (default {DEFAULT_LIMIT})"},
+            "all_sessions": {"type": "boolean",
+                             "description": "also search the user's other sessions, each turn "
+                                            "labelled with its session's title and date "
+                                            "(default false)"},
         },
         "required": ["query"],
     },

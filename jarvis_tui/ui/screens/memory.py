@@ -94,6 +94,12 @@ MEMORY_TEXTS = Texts(
 )
 
 
+def why_not(err: MemoryRefused | StoreError, language: str) -> str:
+    """Why an entry was not kept, in the app's language where the guard said it (a store's
+    error names a file and is English everywhere)."""
+    return err.said(language) if isinstance(err, MemoryRefused) else str(err)
+
+
 def _one_line(text: str, most: int = PREVIEW_CHARS) -> str:
     line = " ".join(terminal_safe(text).split())
     return line if len(line) <= most else line[:most - 1] + "…"
@@ -279,7 +285,7 @@ class MemoryScreen(ModalScreen[None]):
             try:
                 entry = self.session.remember(text)
             except (MemoryRefused, StoreError) as err:
-                return str(err)
+                return why_not(err, self.lang)
             self._changed(entry.id)
             return None
 
@@ -294,7 +300,7 @@ class MemoryScreen(ModalScreen[None]):
             try:
                 self.session.edit_memory(entry.id, text)
             except (MemoryRefused, StoreError) as err:
-                return str(err)
+                return why_not(err, self.lang)
             self._changed(entry.id)
             return None
 
@@ -332,20 +338,14 @@ class MemoryScreen(ModalScreen[None]):
                                            self.lang), answered)
 
     def action_accept(self) -> None:
-        entry = self.selected()
-        if entry is None:
-            return
-        if entry.state != "suggested":
-            self.problem(self._t("not_suggestion"))
-            return
-        try:
-            self.session.accept_suggestion(entry.id)
-        except (MemoryRefused, StoreError) as err:
-            self.problem(self._t("refused", why=err))
-            return
-        self._changed(entry.id)
+        self._answer_suggestion(self.session.accept_suggestion, keep=True)
 
     def action_dismiss_suggestion(self) -> None:
+        self._answer_suggestion(self.session.dismiss_suggestion, keep=False)
+
+    def _answer_suggestion(self, answer: Callable[[int], object], *, keep: bool) -> None:
+        """Y or N on the highlighted suggestion; an accepted one stays highlighted, now in the
+        memory, a dismissed one leaves the list."""
         entry = self.selected()
         if entry is None:
             return
@@ -353,11 +353,12 @@ class MemoryScreen(ModalScreen[None]):
             self.problem(self._t("not_suggestion"))
             return
         try:
-            self.session.dismiss_suggestion(entry.id)
-        except StoreError as err:
-            self.problem(str(err))
+            answer(entry.id)
+        except (MemoryRefused, StoreError) as err:
+            why = why_not(err, self.lang)  # "not stored" is what a refused yes means
+            self.problem(self._t("refused", why=why) if keep else why)
             return
-        self._changed()
+        self._changed(entry.id if keep else None)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -39,7 +39,8 @@ def test_the_key_jarvis_tui_was_given_is_refused_whatever_its_shape():
     key = "plain words key 2024"  # no shape the scrubber knows
     assert refusal(f"remember {key} please") is None
     assert refusal(f"remember {key} please", [key]) == (
-        "a memory never holds a secret: this holds the API key jarvis-tui was given")
+        "a memory never holds a secret: this holds a key jarvis-tui was given (the API key, "
+        "or an MCP server's token)")
 
 
 def test_empty_long_and_control_sequences_are_refused_in_one_line():
@@ -62,3 +63,21 @@ def test_empty_long_and_control_sequences_are_refused_in_one_line():
 def test_words_about_secrets_are_no_secret(text):
     assert refusal(text) is None
     assert check(f"  {text}\n") == text
+
+
+@pytest.mark.parametrize(("text", "en", "zh"), [
+    ("   ", "a memory entry needs some text", "记忆条目不能为空"),
+    ("x" * (MAX_CHARS + 5), f"this one is {MAX_CHARS + 5:,} characters",
+     f"这条有 {MAX_CHARS + 5:,} 个字符"),
+    ("red\x1b[2Jtext", "terminal control characters", "终端控制字符"),
+    (f"my key is {OPENAI}", "this looks like an OpenAI API key",
+     "记忆里不能存密钥：这条看起来像 an OpenAI API key"),
+])
+def test_each_refusal_is_said_in_the_apps_language(text, en, zh):
+    assert en in refusal(text, language="en")
+    assert zh in refusal(text, language="zh")
+    with pytest.raises(MemoryRefused) as refused:
+        check(text)
+    assert str(refused.value) == refused.value.said("en") == refusal(text)
+    assert refused.value.said("zh") == refusal(text, language="zh")
+    assert "\n" not in refused.value.said("zh")

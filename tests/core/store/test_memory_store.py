@@ -12,19 +12,9 @@ import pytest
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.records import MemoryEntry, StoreError
-from jarvis_tui.core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from jarvis_tui.core.store.schema import SCHEMA_VERSION
 from jarvis_tui.core.store.store import Store
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "sessions.db"
-
-
-@pytest.fixture
-def store(db_path: Path):
-    with Store(db_path) as s:
-        yield s
+from tests.core.store.old_database import old_database
 
 
 class Clock:
@@ -113,18 +103,7 @@ def test_a_message_of_another_conversation_is_not_where_an_entry_came_from(
 
 def test_an_older_database_gains_the_memory_and_keeps_everything(db_path: Path) -> None:
     # A database as the version before the memory wrote it, with a session in it.
-    db_path.parent.mkdir(parents=True)
-    raw = sqlite3.connect(db_path, isolation_level=None)
-    for migration in MIGRATIONS[:4]:
-        for statement in migration.split(";"):
-            if statement.strip():
-                raw.execute(statement)
-    raw.execute("PRAGMA user_version = 4")
-    raw.execute("INSERT INTO conversations (title, created_at, updated_at, model) "
-                "VALUES ('old', 1, 1, 'm')")
-    raw.execute("INSERT INTO messages (conversation_id, seq, role, content, created_at) "
-                "VALUES (1, 1, 'user', 'I prefer tabs', 1)")
-    raw.close()
+    old_database(db_path, 4, "I prefer tabs")
     with Store(db_path) as s:
         assert [m.content for m in s.messages(1)] == ["I prefer tabs"]
         assert s.memories() == [] and s.memory_stamp() == (0, 0.0)

@@ -27,12 +27,6 @@ def test_query_terms_drop_words_that_say_nothing():
     assert query_terms("我的猫叫什么") == ["猫", "叫", "我的", "的猫", "猫叫", "叫什", "什么"]
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s.db") as s:
-        yield s
-
-
 def fill(store: Store, texts: list[str]) -> tuple[int, list[Message]]:
     conv = store.create_conversation(model="m")
     return conv.id, [store.add_message(conv.id, Message("user", t)) for t in texts]

@@ -15,21 +15,11 @@ from jarvis_tui.core.store.db import MAX_ID, default_db_path
 from jarvis_tui.core.store.export import to_markdown
 from jarvis_tui.core.store.meta import UNREADABLE_META
 from jarvis_tui.core.store.records import StoreError, StoreLocked
-from jarvis_tui.core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from jarvis_tui.core.store.schema import SCHEMA_VERSION
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.store.usage import MAX_COUNT
+from tests.core.store.old_database import old_database
 from tests.readonly import read_only
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "sessions.db"
-
-
-@pytest.fixture
-def store(db_path: Path):
-    with Store(db_path) as s:
-        yield s
 
 
 def chat(store: Store, conv_id: int, n: int) -> list[Message]:
@@ -520,18 +510,7 @@ def test_ids_no_sqlite_integer_can_hold_name_no_row(store: Store, bad_id: int) -
 
 def test_a_store_from_before_usage_migrates_and_keeps_everything(db_path: Path) -> None:
     # A database as the version before the usage table wrote it.
-    db_path.parent.mkdir(parents=True)
-    raw = sqlite3.connect(db_path, isolation_level=None)
-    for migration in MIGRATIONS[:2]:
-        for statement in migration.split(";"):
-            if statement.strip():
-                raw.execute(statement)
-    raw.execute("PRAGMA user_version = 2")
-    raw.execute("INSERT INTO conversations (title, created_at, updated_at, model) "
-                "VALUES ('old', 1, 1, 'm')")
-    raw.execute("INSERT INTO messages (conversation_id, seq, role, content, created_at) "
-                "VALUES (1, 1, 'user', 'from before', 1)")
-    raw.close()
+    old_database(db_path, 2, "from before")
     with Store(db_path) as s:
         assert [m.content for m in s.messages(1)] == ["from before"]
         assert s.usage_rows(1) == [] and s.usage_totals(1) == []

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.db import MAX_ID
 from jarvis_tui.core.store.store import Store
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    with Store(tmp_path / "sessions.db") as s:
-        yield s
 
 
 def said(store: Store, conv_id: int, role: str, text: str, at: float) -> Message:

@@ -16,7 +16,7 @@ from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
-from jarvis_tui.ui.screens.memory import MEMORY_TEXTS
+from jarvis_tui.ui.screens.memory import MEMORY_TEXTS, why_not
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -52,16 +52,24 @@ class ChatCommands(ChatBase):
     async def action_recall(self, query: str = "") -> None:
         from jarvis_tui.ui.screens.recall import RecallScreen
 
-        if not query.strip():
+        words = query.split()
+        everywhere = bool(words) and words[0] == "--all"
+        query = " ".join(words[everywhere:])
+        if not query:
             await self.say(CHAT_TEXTS(self.lang, "recall_usage"), "info")
             return
-        turns = self.session.search(query)
+        if everywhere:
+            found = self.session.search_all(query)
+            screen = RecallScreen(query, [turn for turn, _ in found],
+                                  [where for _, where in found])
+        else:
+            screen = RecallScreen(query, self.session.search(query))
 
         async def chosen(turn: list[Message] | None) -> None:
             if turn:
                 await self.toggle_pin(turn)
 
-        self.app.push_screen(RecallScreen(query, turns), chosen)
+        self.app.push_screen(screen, chosen)
 
     async def action_export(self, arg: str = "") -> None:
         path = Path(arg).expanduser() if arg else Path.cwd() / f"jarvis-session-{self.cid}.md"
@@ -223,7 +231,8 @@ class ChatCommands(ChatBase):
             entry = self.session.remember(text, message)
             section = self.session.memory_sent()
         except (MemoryRefused, StoreError) as err:
-            await self.say(MEMORY_TEXTS(self.lang, "refused_line", why=err), "warning")
+            await self.say(MEMORY_TEXTS(self.lang, "refused_line",
+                                        why=why_not(err, self.lang)), "warning")
             return False
         preview = " ".join(entry.text.split())
         preview = preview if len(preview) <= 60 else preview[:59] + "…"

@@ -1,0 +1,234 @@
+"""Recall across sessions: a message that points back beyond its own session ("last week", "in
+the other chat", "上次", "另一个对话") brings back the whole turns of other sessions it is about,
+each labelled with its session's title and date, within what the recall budget leaves.
+
+Only such a message looks beyond its session: every other one would otherwise weigh its words
+against every session the user ever had, and ordinary prose shares a rare word with some of
+them. Even then the evidence is in-session recall's (core/recall/turns.py): terms weigh by
+their rarity over the other sessions' messages, and a message qualifies when what it shares
+is most of the question's weight, at least two words, and held by at most MAX_SPECIFIC turns
+of all those sessions. Failed and excluded messages are not evidence and never come back (the
+store leaves them out); a deleted session's messages are gone from the index with it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence, Set
+from dataclasses import dataclass
+
+from jarvis_tui.core.details.extract import prose_of
+from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.recall.turns import (
+    COMMON_SHARE,
+    COVERAGE_BACK_REFERENCE,
+    MAX_SPECIFIC,
+    MAX_TURNS,
+    MIN_WORDS,
+    OTHER_SESSIONS_HEADER,
+    Recalled,
+    aliases_of,
+    content_terms,
+    fitted,
+    lookups,
+    scores,
+    weighed,
+    words_in,
+)
+from jarvis_tui.core.store.records import SessionInfo
+from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.window.tokens import TokenCounter
+
+# Not "thread": "the other thread" in a coding session is a thread of the program.
+_SESSION_EN = r"(?:chats?|sessions?|conversations?)"
+BEYOND_EN = re.compile(
+    r"\b(?:yesterday|the other day|the day before|last (?:week|month|time|night|friday|monday"
+    r"|tuesday|wednesday|thursday|weekend)|(?:a few|few|several|some|two|three|couple of) "
+    rf"(?:days|weeks|months) ago|(?:another|the other|a different|a previous|an earlier|"
+    rf"our (?:last|previous|other)|the (?:last|previous)|that other|other|previous) {_SESSION_EN}"
+    r")\b", re.IGNORECASE)
+_SESSION_ZH = "(?:对话|会话|聊天|窗口)"
+BEYOND_ZH = re.compile(
+    rf"上次|上回|上周|上礼拜|上星期|上个(?:星期|礼拜|月)|昨天|昨晚|前天|前几天|前些天|前阵子|"
+    rf"(?:另一个|另外一个|别的|其他|其它|上一个|之前那个|之前的|以前那个){_SESSION_ZH}|"
+    rf"(?:之前|以前)(?:那个|的)项目")
+MAX_TITLE = 60  # characters of a title in a label: it names the session, it is not content
+HOLDERS_READ = 4 * MAX_SPECIFIC  # messages holding a match worth placing in their turns
+
+
+def points_beyond(text: str) -> bool:
+    """Whether `text` points back beyond its own session (to another day or another chat), in
+    the user's own words: "some other thread calls release()" in a pasted file points nowhere.
+    """
+    if not (BEYOND_EN.search(text) or BEYOND_ZH.search(text)):
+        return False  # the common case, as the user types: no need to find the prose
+    prose = prose_of(text)
+    return bool(BEYOND_EN.search(prose) or BEYOND_ZH.search(prose))
+
+
+def without_pointers(text: str) -> str:
+    """`text` without what points beyond the session: "last week" is no turn's topic."""
+    return BEYOND_ZH.sub(" ", BEYOND_EN.sub(" ", text))
+
+
+def label(title: str, created_at: float) -> str:
+    """"[title, date]": one line, no control characters, no brackets that would end it early
+    or start a line of the block's own ("[user] ...")."""
+    shown = " ".join(terminal_safe(title).split()).translate(str.maketrans("[]", "()"))
+    shown = shown if len(shown) <= MAX_TITLE else shown[:MAX_TITLE - 1] + "…"
+    day = time.strftime("%Y-%m-%d", time.localtime(created_at))
+    return f"[{shown or 'untitled session'}, {day}]"
+
+
+class _Outlines:
+    """The branch shown of each other session, read once per recall, as turns: message id ->
+    (session, start of its turn, the turn's message ids)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._read: dict[int, dict[int, tuple[int, tuple[int, ...]]]] = {}
+
+    def turn(self, conv_id: int, message_id: int) -> tuple[int, tuple[int, ...]] | None:
+        if conv_id not in self._read:
+            self._read[conv_id] = _turns(self.store.branch_outline(conv_id))
+        return self._read[conv_id].get(message_id)
+
+
+def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ...]]]:
+    out: dict[int, tuple[int, tuple[int, ...]]] = {}
+    ids: list[int] = []
+    for mid, role in [*outline, (0, "user")]:  # the sentinel closes the last turn
+        if role == "user" and ids:
+            turn = tuple(ids)
+            out.update((i, (turn[0], turn)) for i in turn)
+            ids = []
+        ids.append(mid)
+    return out
+
+
+def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
+                  budget: int, present: Set[int] = frozenset(),
+                  here: Sequence[Message] = ()) -> Recalled:
+    """The turns of other sessions `query` points back to (see the module's doc), best first
+    within `budget` tokens, sent oldest first; nothing unless it points beyond its session. A
+    turn all of whose messages are in `present` (carried already) is not sent twice, nor one
+    that says only what `here` (this session's branch) says: a fork's copy of its own turns."""
+    if budget <= 0 or not points_beyond(query):
+        return Recalled()
+    wanted, _ = content_terms(without_pointers(query))
+    n = store.sendable_beyond(conversation_id) if wanted else 0
+    if not n:
+        return Recalled()
+    aliases = aliases_of(wanted)  # it points back: the other language counts
+    found = store.postings_beyond(conversation_id, lookups(wanted, aliases),
+                                  cap=max(3, n // COMMON_SHARE))
+    held, weight = weighed(found, wanted, aliases, n)
+    total = sum(weight.values())
+    session_of = {mid: cid for ids in found.values() if ids for mid, cid in ids.items()}
+    outlines = _Outlines(store)
+    chosen: dict[int, tuple[int, tuple[int, ...]]] = {}  # turn start -> (session, its ids)
+    specific: dict[frozenset[str], bool] = {}
+    score = scores(held, weight)
+    for mid in sorted((m for m in score if score[m] >= COVERAGE_BACK_REFERENCE * total > 0),
+                      key=lambda m: (-score[m], -m)):
+        shares = frozenset(t for t in held if mid in held[t])
+        if words_in(shares) < MIN_WORDS:
+            continue
+        if shares not in specific:
+            specific[shares] = _specific([held[t] for t in shares], session_of, outlines)
+        place = outlines.turn(session_of[mid], mid)
+        if specific[shares] and place is not None:  # None: on a branch not shown
+            chosen.setdefault(place[0], (session_of[mid], place[1]))
+        if len(chosen) == MAX_TURNS:
+            break
+    return _fitted(store, chosen, counter, budget, present, here)
+
+
+def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Outlines) -> bool:
+    """Whether at most MAX_SPECIFIC turns, of all the other sessions, hold all of these."""
+    holders.sort(key=len)
+    both = set(holders[0]).intersection(*holders[1:])
+    if len(both) > HOLDERS_READ:
+        return False
+    starts = {place[0] for mid in both
+              if (place := outlines.turn(session_of[mid], mid)) is not None}
+    return len(starts) <= MAX_SPECIFIC
+
+
+def _fitted(store: Store, chosen: dict[int, tuple[int, tuple[int, ...]]], counter: TokenCounter,
+            budget: int, present: Set[int], here: Sequence[Message]) -> Recalled:
+    turns: list[list[Message]] = []
+    labels: list[str] = []
+    titles: dict[int, str] = {}
+    said = {m.content for m in here} if chosen else set()
+    for conv_id, ids in chosen.values():
+        turn = [m for m in store.messages_by_id(conv_id, list(ids))
+                if m.status != FAILED and not m.excluded]
+        if not turn or all(m.id in present for m in turn) or all(
+                m.content in said for m in turn):
+            continue
+        if conv_id not in titles:
+            info = store.get_conversation(conv_id)
+            titles[conv_id] = info.title if info is not None else ""
+        turns.append(turn)
+        labels.append(label(titles[conv_id], turn[0].created_at))
+    picked, used = fitted(turns, counter, budget, OTHER_SESSIONS_HEADER, labels)
+    if not picked:
+        return Recalled()
+    picked.sort(key=lambda i: turns[i][0].created_at)  # oldest first, as said
+    return Recalled([turns[i] for i in picked], used, [labels[i] for i in picked])
+
+
+def joined(own: Recalled, beyond: Recalled) -> Recalled:
+    """This session's recalled turns, then the other sessions': one block, one budget."""
+    if not beyond.turns:
+        return own
+    return Recalled([*own.turns, *beyond.turns], own.tokens + beyond.tokens, beyond.labels)
+
+
+@dataclass(frozen=True)
+class SessionTurn:
+    """A whole turn of some session, found by a search across sessions."""
+
+    session: SessionInfo
+    turn: list[Message]
+
+    @property
+    def label(self) -> str:
+        return label(self.session.title, self.turn[0].created_at)
+
+    @property
+    def where(self) -> str:
+        """Where it is from, for the model's search results."""
+        return f"from another session, {self.label} (session {self.session.id})"
+
+
+HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
+
+
+def search_sessions(store: Store, query: str, limit: int = 10,
+                    beside: int | None = None) -> list[SessionTurn]:
+    """Whole turns of every session (but `beside`) that match `query`, best first, each from
+    its session's branch shown, without failed or excluded messages (for `search --all`,
+    `/recall --all` and the model's search with all_sessions)."""
+    outlines = _Outlines(store)
+    infos: dict[int, SessionInfo | None] = {}
+    seen: set[int] = set()
+    found: list[SessionTurn] = []
+    for hit in store.search_sessions(query, limit=limit * HITS_PER_TURN, beside=beside):
+        place = outlines.turn(hit.conversation_id, hit.message_id)
+        if place is None or place[0] in seen:
+            continue  # another branch's, or a turn found already
+        seen.add(place[0])
+        if hit.conversation_id not in infos:
+            infos[hit.conversation_id] = store.get_conversation(hit.conversation_id)
+        info = infos[hit.conversation_id]
+        turn = [m for m in store.messages_by_id(hit.conversation_id, list(place[1]))
+                if m.status != FAILED and not m.excluded]
+        if info is not None and turn:
+            found.append(SessionTurn(info, turn))
+        if len(found) == limit:
+            break
+    return found
