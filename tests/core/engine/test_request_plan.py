@@ -27,11 +27,13 @@ from jarvis_tui.core.next_request import (
     NextRequest,
 )
 from jarvis_tui.core.providers.toolcalls import openai_tools
-from jarvis_tui.core.recall.turns import RECALL_HEADER
+from jarvis_tui.core.recall.turns import OTHER_SESSIONS_HEADER, RECALL_HEADER
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ONCE
 from tests.core.details.test_ledger import PLANTED, replies
 from tests.core.engine.test_request_prefix import FACT, PROSE, chat_bodies, fact_compacted_away
 from tests.core.engine.test_tool_round import Box, always, numbered
+from tests.core.recall.test_recall_sessions import ETL, WORK, session
 from tests.engine_helpers import final, make_engine, send, summarising_replies
 
 
@@ -186,3 +188,21 @@ async def test_the_ledger_is_a_part_of_its_own(fake_server, tmp_path):
     assert LEDGER_HEADER not in report.parts[2].text
     assert "I prefer the command first" in report.parts[1].text
     assert system_of(report) == report.wire[0]["content"]
+
+
+async def test_turns_recalled_from_another_session(fake_server, tmp_path):
+    """Recall across sessions (a new session, no summary): the block the report shows is the
+    one sent, under the other session's label, in front of the new message."""
+    with Store(tmp_path / "sessions.db") as store:
+        session(store, "Warehouse jobs", [*WORK, ETL, *WORK])
+    engine = make_engine(fake_server, tmp_path)
+    question = "Last week we talked about the nightly warehouse ETL: which host does it run on?"
+    report = await sent_as_reported(engine, fake_server, question)
+    recall = next(p for p in report.parts if p.kind == RECALL)
+    assert OTHER_SESSIONS_HEADER in recall.text and "kestrel-07" in recall.text
+    assert report.states == {}  # a new session: nothing stored before the question
+    # Stored, the question carries the block from now on, and is still itself, whole.
+    later = next_request(engine, "Thanks.")
+    assert state_of(engine, later, question) == VERBATIM
+    carried = next(p for p in later.parts if p.text.endswith(question))
+    assert OTHER_SESSIONS_HEADER in carried.text
