@@ -18,12 +18,14 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
+from jarvis_tui.core.engine.request_plan import next_request, request_states
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.guard import check
 from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
 from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
@@ -305,6 +307,18 @@ class ChatSession:
 
     def edit_summary(self, text: str) -> Summary:
         return self.engine.edit_summary(text)
+
+    def next_request(self, pending_text: str = "") -> NextRequest:
+        """The request the next round would send, were `pending_text` sent now: built by the
+        code the round builds it with (request_plan.py). The memory is read again first, as a
+        round does; nothing else changes."""
+        self.engine.refresh_memory()
+        return next_request(self.engine, pending_text)
+
+    def request_states(self) -> dict[int, str]:
+        """Each message of the branch shown -> what the next request does with it
+        (core/next_request.py's states), from the same plan."""
+        return request_states(self.engine)
 
     def search(self, query: str) -> list[list[Message]]:
         from jarvis_tui.core.recall.turns import search_turns

@@ -92,6 +92,16 @@ ACTIONS: tuple[Action, ...] = (
     Action("remember", slash="remember", arg="TEXT",
            slash_text=("Remember TEXT in every request of every session (F6 lists the memory)",
                        "在每个会话的每次请求中记住 TEXT（F6 列出记忆）")),
+    Action("next_request", "f7", ("Next request", "下一次请求"), slash="request",
+           slash_text=("The next request as the model will receive it, part by part with its "
+                       "tokens", "下一次请求中模型将收到的内容，逐项列出 token 数"),
+           palette=("Next request: what the model is sent", "下一次请求：发给模型的内容"),
+           palette_help=("Each part of the next request with its tokens, as the model will "
+                         "receive it ({key})",
+                         "下一次请求的每个部分及其 token 数，与模型收到的一致（{key}）"),
+           # Not in the full footer; F1 and the palette name F7. Priority: the prompt (a
+           # TextArea) binds F7 itself, to select all.
+           show=False, priority=True),
     Action("toggle_sidebar", "ctrl+b", ("Hide / show the gauge and summary sidebar",
                                         "隐藏 / 显示右侧的 token 预算与摘要栏"), show=False),
     # Textual's own ctrl+q quits whatever this binding says, so moving it would not free the key.

@@ -120,6 +120,13 @@ def test_memory_screen(snap_compare, tmp_path, theme):
                         run_before=steady("f6"))
 
 
+@pytest.mark.parametrize("theme", ["jarvis-dark", "jarvis-light"])
+def test_next_request_screen(snap_compare, tmp_path, theme):
+    """F7 with a draft typed: the parts with their tokens, the summary opened (Tab to it)."""
+    assert snap_compare(build_app(tmp_path, theme, memory=True), terminal_size=SIZE,
+                        run_before=steady(*"and rollback?", "f7", "tab", "tab", "enter"))
+
+
 def build_tool_app(tmp_path: Path) -> JarvisApp:
     """A turn that used tools: a small result, a long one (collapsed), a refused call."""
     ticks = count()

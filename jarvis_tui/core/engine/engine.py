@@ -31,6 +31,7 @@ from jarvis_tui.core.engine.budgeting import budget_for, details_room, summary_c
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.compactions import Compactions
 from jarvis_tui.core.engine.reply_log import ReplyLog
+from jarvis_tui.core.engine.request_plan import plan_request
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries, backoff
 from jarvis_tui.core.engine.sent_texts import SentTexts
@@ -77,7 +78,7 @@ from jarvis_tui.core.tools.results import (
 from jarvis_tui.core.tools.specs import Approve, ToolBox, ToolSpec
 from jarvis_tui.core.window.anchor import Anchor
 from jarvis_tui.core.window.calibration import Calibration
-from jarvis_tui.core.window.fit import fit_window, system_text
+from jarvis_tui.core.window.fit import system_text
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 
@@ -648,28 +649,19 @@ class Engine(Branches):
         tried = RoundRetries()
         told: set[tuple[int, ...]] = set()
         while True:
-            budget = self.budget
-            usage = self.usage()  # a pass over the history: once per attempt, not twice
-            room = int(budget.tokens * tried.shrink) - usage.system_overflow - usage.memory
-            # Again on each attempt: an overflow's compaction may have covered more turns.
-            recalled = self._recall(user.content, tried.shrink, user)
-            ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
-            if ids and ids not in told:
-                told.add(ids)
-                yield ev.Recalled(len(recalled.turns), recalled.tokens, ids, recalled.sessions)
-            summary = self.summary.content if self.summary else None
-            self.sent.carry(user, recalled.block, ids)
-            offered = self.tool_specs() if steps < self.settings.tool_max_steps else []
-            defs = tool_definitions(offered)
-            if self.tool_outputs.shape(budget):
+            # The same plan the "Next request" screen reads (request_plan.py).
+            plan = plan_request(self, user, shrink=tried.shrink, gap=tried.gap,
+                                offer_tools=steps < self.settings.tool_max_steps)
+            budget, fitted, defs, recalled = plan.budget, plan.fitted, plan.defs, plan.recalled
+            offered = plan.offered
+            if plan.recalled_ids and plan.recalled_ids not in told:
+                told.add(plan.recalled_ids)
+                yield ev.Recalled(len(recalled.turns), recalled.tokens, plan.recalled_ids,
+                                  recalled.sessions)
+            if plan.cut_now:
                 self.calibration.forget_anchor()  # the server has not seen them cut
-            fitted = fit_window(self.history(), budget=max(room, 64),
-                                counter=self.counter.surcharged(tried.gap),
-                                system_prompt=self.system_prompt(), summary=summary,
-                                pinned=self._history.pinned, sent_as=self.sent.texts,
-                                summary_note=self.summary_note())
-            yield ev.WindowFitted(replace(usage, recalled=recalled.tokens), len(fitted.sent),
-                                  fitted.dropped, fitted.truncated)
+            yield ev.WindowFitted(replace(plan.usage, recalled=recalled.tokens),
+                                  len(fitted.sent), fitted.dropped, fitted.truncated)
             attempt = Attempt()
             try:
                 async with aclosing(self.requests.stream(fitted, budget, attempt, defs)) as request:

@@ -70,8 +70,18 @@ class ToolOutputShaper:
     def shape(self, budget: Budget) -> bool:
         """Results over their share of the budget are sent head and tail from now on (decided
         once each, so later requests send the same bytes). True when one was cut now."""
+        weighed, cuts = self.cuts(budget)
+        self._shaped.update(weighed)
+        self._sent.texts.update(cuts)
+        return bool(cuts)
+
+    def cuts(self, budget: Budget) -> tuple[list[int], dict[int, str]]:
+        """What `shape` would decide now, without keeping it: the results weighed for the
+        first time, and those of them cut (id -> head and tail). The next request's preview
+        reads it too, so it shows the cut the round is about to make."""
         share = max(int(budget.tokens * self.settings.tool_output_share), 64)
-        cut_any = False
+        weighed: list[int] = []
+        cuts: dict[int, str] = {}
         # Weighed by the raw estimate: the calibration moves with every reply, and a session
         # opened again must cut each result where it was cut before (the same bytes).
         raw = RawCounts(self._calibration.counter)
@@ -79,13 +89,12 @@ class ToolOutputShaper:
             if (msg.role != "tool" or msg.id is None or msg.id in self._sent.texts
                     or msg.id in self._shaped):
                 continue
-            self._shaped.add(msg.id)
+            weighed.append(msg.id)
             if raw.text(msg.content) + MESSAGE_OVERHEAD > share:
                 cut = cut_output(msg.content, share, raw)
                 if cut is not None:
-                    self._sent.texts[msg.id] = cut
-                    cut_any = True
-        return cut_any
+                    cuts[msg.id] = cut
+        return weighed, cuts
 
     def prune(self, *, deeper: bool = False) -> ev.ToolOutputsPruned | None:
         """Older tool results become one-line stubs in the request (the newest

@@ -49,6 +49,11 @@ def is_cut(sent: str) -> bool:
     return CUT_MARKER.split("{n}")[1][:60] in sent
 
 
+def is_stub(sent: str) -> bool:
+    """Whether a text sent in a tool result's place is its one-line stub."""
+    return sent.startswith(STUB.split("{tool}")[0])
+
+
 def arguments_of(messages: list[Message], result: Message) -> str:
     """The arguments the result's call was made with, read from the call before it."""
     for msg in reversed(messages):

@@ -102,6 +102,22 @@ class Conversation(MessageCursor):
                 self.records[i] = new
                 return
 
+    def set_request_states(self, states: dict[int, str]) -> None:
+        """What the next request does with each message: the labels whose mark changed are
+        redrawn; views paged in later read the states as they mount."""
+        before, self.request_states = self.request_states, dict(states)
+        changed = {i for i in before.keys() | states.keys() if before.get(i) != states.get(i)}
+        if changed:
+            self.refresh_messages(changed)
+
+    def on_mount(self) -> None:
+        # The marks' colours are the theme's variables: a new theme (the palette, settings)
+        # redraws them, once its variables are set (the signal comes after).
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self.refresh_messages(self.request_states)
+
     def mark_stubbed(self, ids: Iterable[int]) -> None:
         """These tool results went to the server as one-line stubs: their views say so."""
         self.stubbed.update(ids)

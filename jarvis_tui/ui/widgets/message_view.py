@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message as TextualMessage
@@ -16,6 +17,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
+from jarvis_tui.core.next_request import CUT, LEFT_OUT, RECALLED, STUBBED
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.i18n import Texts, ui_language
@@ -34,13 +36,21 @@ MESSAGE_TEXTS = Texts(
         "streaming": "writing…", "partial": "partial: stopped or cut off",
         "failed": "not answered", "pinned": "📌 pinned", "covered": "in the summary",
         "excluded": "excluded", "empty": "(empty reply)",
-        "link": "Link (not opened, copied to the clipboard): {href}"},
+        "link": "Link (not opened, copied to the clipboard): {href}",
+        "req_cut": "✂ sent cut", "req_recalled": "↩ recalled",
+        "req_left out": "not sent: no room"},
     zh={"user": "你", "assistant": "Jarvis", "tool": "工具", "system": "系统",
         "streaming": "输出中…", "partial": "不完整：已停止或被中断",
         "failed": "未得到回复", "pinned": "📌 已固定", "covered": "已摘要",
         "excluded": "已排除", "empty": "（空回复）",
-        "link": "链接（未打开，已复制到剪贴板）：{href}"},
+        "link": "链接（未打开，已复制到剪贴板）：{href}",
+        "req_cut": "✂ 截断发送", "req_recalled": "↩ 已召回",
+        "req_left out": "未发送：放不下"},
 )
+
+# The request states a message's label marks, and the theme variable each is drawn in: a cut or
+# a message left out loses the model something; a recalled one is back in full.
+MARK_COLOURS = {CUT: "warning", LEFT_OUT: "error", RECALLED: "success"}
 
 
 # Each batch of text handed to the Markdown widget costs a relayout of the screen (one to three
@@ -171,7 +181,7 @@ class MessageView(Vertical):
         # A tool result's block names the tool; the label says only what it adds.
         msg = self.message
         return (msg.role != "tool" or msg.pinned or msg.covered or msg.excluded
-                or self._alternatives[1] > 1)
+                or self._alternatives[1] > 1 or self._request_state() is not None)
 
     def set_alternatives(self, index: int, count: int) -> None:
         """This message is version `index` (from 1) of `count` (a regenerated reply, an edited
@@ -184,7 +194,7 @@ class MessageView(Vertical):
     def on_mount(self) -> None:
         self.refresh_state()
 
-    def _label_text(self) -> str:
+    def _label_text(self) -> Text:
         lang = ui_language(self.app) if self.is_attached else "en"
         msg = self.message
         parts = [MESSAGE_TEXTS(lang, msg.role) if msg.role in ("user", "assistant", "tool",
@@ -207,7 +217,22 @@ class MessageView(Vertical):
         index, count = self._alternatives
         if count > 1:
             parts.append(f"‹ {index}/{count} ›")
-        return " · ".join(parts)
+        label = Text(" · ".join(parts))
+        if (state := self._request_state()) is not None:
+            colour = self.app.theme_variables.get(MARK_COLOURS[state]) if self.is_attached else None
+            label.append(" · ")
+            label.append(MESSAGE_TEXTS(lang, f"req_{state}"), style=colour or "")
+        return label
+
+    def _request_state(self) -> str | None:
+        """What the next request does with this message, when the label does not say it yet:
+        verbatim says nothing, and "pinned", "in the summary", "excluded", "not answered" and
+        a tool block's "stubbed" are said already."""
+        msg = self.message
+        state = getattr(self.parent, "request_states", {}).get(msg.id)
+        if state == LEFT_OUT and msg.status == FAILED:
+            return None
+        return state if state in MARK_COLOURS else None
 
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         event.stop()
@@ -229,7 +254,9 @@ class MessageView(Vertical):
             label.display = self._label_shown()
             block = self.tool_block
             if block is not None:
-                block.set_stubbed(msg.id in getattr(self.parent, "stubbed", ()))
+                states = getattr(self.parent, "request_states", {})
+                block.set_stubbed(msg.id in getattr(self.parent, "stubbed", ())
+                                  or states.get(msg.id) == STUBBED)
 
     # -- streaming ------------------------------------------------------------------------
 

@@ -58,6 +58,8 @@ class PagedScroll(VerticalScroll):
         # shows the same.
         self.tool_infos: dict[str, ToolInfo] = {}
         self.stubbed: set[int] = set()  # tool results the request carries as one-line stubs
+        # Stored message id -> its state in the next request (core/next_request.py).
+        self.request_states: dict[int, str] = {}
 
     @property
     def lang(self) -> str:

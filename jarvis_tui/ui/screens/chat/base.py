@@ -95,9 +95,24 @@ class ChatBase(Screen[None]):
             key = "status_idle"
         self.query_one("#status", Static).update(CHAT_TEXTS(self.lang, key, **values))
 
-    def update_gauge(self) -> None:
+    def update_gauge(self, *, marks: bool = True) -> None:
+        """The gauge, and (`marks`: not for a keystroke) each message's mark of what the next
+        request does with it: whatever moved the gauge (a reply, a compaction, a pin, an
+        exclusion, a branch, a setting) may have moved them too."""
         usage = self.session.usage(pending=self.query_one(PromptInput).text)
         self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
+        if marks:
+            self.refresh_marks()
+
+    def refresh_marks(self) -> None:
+        # Not while a round or a compaction moves the history: their ends redraw the marks.
+        if self.sending is not None or self.compacting:
+            return
+        try:
+            states = self.session.request_states()
+        except StoreError:
+            return  # the marks stay as they were; the next send says what is wrong
+        self.query_one(Conversation).set_request_states(states)
 
     def _unstored_reply_tokens(self) -> int:
         """The streaming reply's text that the engine has not stored (and counted) yet."""

@@ -186,6 +186,25 @@ class ChatCommands(ChatBase):
         self.update_gauge()
         await self.say(CHAT_TEXTS(self.lang, "summary_saved"), "info")
 
+    # -- the next request -----------------------------------------------------------------
+
+    def action_next_request(self) -> None:
+        """The request the next round would send, were the prompt's text sent now."""
+        from jarvis_tui.ui.screens.next_request import NextRequestScreen
+
+        try:
+            report = self.session.next_request(self.query_one(PromptInput).text)
+        except StoreError as err:
+            self.app.notify(explain(err), severity="error", markup=False)
+            return
+
+        async def closed(choice: str | None) -> None:
+            if choice == "copy":
+                await self.copy_out(report.to_json(),
+                                    CHAT_TEXTS(self.lang, "request_what", n=len(report.wire)))
+
+        self.app.push_screen(NextRequestScreen(report), closed)
+
     # -- the memory -----------------------------------------------------------------------
 
     def action_memory(self) -> None:

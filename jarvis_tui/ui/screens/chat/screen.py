@@ -139,9 +139,12 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         full_gc.keyed()
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
-        self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self.update_gauge)
+        self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self._typed_gauge)
         if self.reply_view is not None:
             self.reply_view.typing()
+
+    def _typed_gauge(self) -> None:
+        self.update_gauge(marks=False)  # typing moves no message's mark
 
     def _tick_retry(self) -> None:
         left = self._retry_until - time.monotonic()
