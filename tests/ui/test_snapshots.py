@@ -93,6 +93,12 @@ def steady(*keys: str):
             await pilot.pause(0.02)
         for box in [*pilot.app.screen.query(TextArea), *pilot.app.screen.query(Input)]:
             box.cursor_blink = False
+            if isinstance(box, TextArea):
+                # A line drawn while the blink was off is cached under the same key as one
+                # drawn with the blink stopped (Textual 8 keys the cursor only while it
+                # blinks), so it would come back without the cursor: draw the lines anew.
+                box._line_cache.clear()
+                box.refresh()
         await pilot.pause()
 
     return run
