@@ -23,6 +23,7 @@ sessions in both languages. Then:
     python bench/cross_session.py            figures for both languages (about a minute)
     python bench/cross_session.py --seed 7
     python bench/cross_session.py --set cross_language   the second held-out set
+    python bench/cross_session.py --fresh    no question sees the sessions of those before it
 """
 
 from __future__ import annotations
@@ -111,14 +112,22 @@ def engine(path: Path, fake: FakeProvider, recall_budget: float) -> Engine:
     return Engine(settings, Store(path), provider, None)
 
 
-async def fidelity(stores: dict[str, Path], fake: FakeProvider, facts: list[dict]) -> dict:
-    """config -> (fact language, asked in the same or the other) -> [reached, asked]."""
+async def fidelity(stores: dict[str, Path], fake: FakeProvider, facts: list[dict],
+                   fresh: bool = False) -> dict:
+    """config -> (fact language, asked in the same or the other) -> [reached, asked]. Each
+    question is asked in a session of its own, which stays in the store for the next ones,
+    unless `fresh`: then each is asked of a copy of the store as built (the fake server's reply
+    only echoes the question, so an earlier question's session holds the question's words and
+    never the answer, and outranks the statement)."""
     out: dict[str, dict[tuple[str, str], list[int]]] = {}
     for config, (memory, budget) in CONFIGS.items():
         counts: dict[tuple[str, str], list[int]] = {}
         for fact in facts:
             for which, question in zip(("same", "other"), fact["questions"], strict=True):
-                e = engine(stores["memory" if memory else "plain"], fake, budget)
+                path = stores["memory" if memory else "plain"]
+                if fresh:
+                    path = Path(shutil.copy(path, path.with_suffix(".asked.db")))
+                e = engine(path, fake, budget)
                 async for _ in e.stream_reply(question):
                     pass
                 body = fake.chat_requests[-1].body
@@ -201,6 +210,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--set", choices=SETS, default="original")
+    parser.add_argument("--fresh", action="store_true",
+                        help="ask each question of the store as built, without the sessions "
+                             "of the questions asked before it")
     args = parser.parse_args()
     held_out = SETS[args.set]
     rng = random.Random(args.seed)
@@ -212,12 +224,13 @@ def main() -> None:
         fake = FakeProvider(limit=WINDOW).start()
         try:
             table = asyncio.run(fidelity({"plain": plain, "memory": Path(tmp) / "memory.db"},
-                                         fake, held_out.FACTS))
+                                         fake, held_out.FACTS, args.fresh))
         finally:
             fake.stop()
         shutil.copy(plain, Path(tmp) / "false.db")
         false = false_recall(Path(tmp) / "false.db", rng, held_out.ORDINARY)
-    print(f"set {args.set}\n(a) cross-session fidelity: {len(held_out.FACTS)} facts and "
+    print(f"set {args.set}" + ", each question asked of the store as built" * args.fresh)
+    print(f"(a) cross-session fidelity: {len(held_out.FACTS)} facts and "
           "preferences, each asked from a new session in its own language and the other; "
           f"memory: {entries} suggestions accepted")
     cells = [(lang, which) for lang in ("en", "zh") for which in ("same", "other")]
