@@ -12,7 +12,7 @@ from jarvis_tui.core.recall.turns import bridged, content_terms
 from jarvis_tui.core.recall.words import chinese_words, other_language
 from jarvis_tui.core.store.search_index import terms
 from jarvis_tui.core.store.store import Store
-from tests.core.recall.test_recall_sessions import WORK, sent_block, session
+from tests.core.recall.test_recall_sessions import WORK, recalls_nothing, sent_block, session
 from tests.engine_helpers import make_engine, send
 
 BACKUPS = "FYI the staging database backups are uploaded every night to the bucket nightly-dumps-7."
@@ -66,12 +66,7 @@ async def test_a_question_in_the_other_language_brings_back_the_turn(
     "上次会议指出目前主要风险是第三方退款接口的文档不完整，需要尽快和对方沟通确认。",
 ])
 async def test_common_glossary_words_alone_bring_back_nothing(fake_server, stored, question):
-    engine = make_engine(fake_server, stored)
-    events = await send(engine, question)
-    assert sent_block(fake_server) == ""
-    assert not any(isinstance(e, ev.Recalled) for e in events)
-    assert engine.usage(pending=question).recalled == 0
-    await engine.provider.aclose()
+    await recalls_nothing(fake_server, stored, question)
 
 
 def test_every_chinese_word_is_keyed_by_a_pair_the_index_makes_of_it():
