@@ -484,7 +484,6 @@ ENTRIES = """
 向量 vector embedding
 嵌入 embedding embed
 分词 tokenizer tokenize
-上下 context
 上下文 context
 窗口 window
 回答 answer reply

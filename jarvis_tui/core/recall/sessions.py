@@ -9,6 +9,11 @@ their rarity over the other sessions' messages, and a message qualifies when wha
 is most of the question's weight, at least two words, and held by at most MAX_SPECIFIC turns
 of all those sessions. Failed and excluded messages are not evidence and never come back (the
 store leaves them out); a deleted session's messages are gone from the index with it.
+
+Our users ask in whichever language comes to hand, so the question is weighed twice: in its own
+words, and as the other language can say it (recall/words.py's glossary; of a Chinese question
+only its glossary words and its names, as `bridged` tells). The same rule applies to each, and
+the turn holding the most weight wins whichever found it.
 """
 
 from __future__ import annotations
@@ -134,8 +139,9 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
     specific: dict[tuple[int, frozenset[str]], bool] = {}
     # The question in its own words, then as the other language can say it: aliases in the
     # first view would only make its own words look commoner than they are.
-    views: Views = [weighed(found, wanted, {}, n), across(found, bridge, aliases, n) if bridge
-             else weighed(found, wanted, aliases, n, translated=True)]
+    translated = (across(found, bridge, aliases, n) if bridge
+                  else weighed(found, wanted, aliases, n, translated=True))
+    views: Views = [weighed(found, wanted, {}, n), translated]
     # Most evidence first, whichever view found it: the weight held, not its share, since a
     # question in the other language has only its glossary words to hold, and a long paste
     # in that language holds all of a few common ones.
@@ -157,9 +163,9 @@ Views = list[tuple[dict[str, set[int]], dict[str, float]]]
 
 def _candidates(views: Views) -> Iterator[tuple[int, float, int, frozenset[str]]]:
     """The messages that hold enough of a view's weight, in at least MIN_WORDS words: (the
-    view, minus the weight they hold, minus their id, the terms they share). In the second view, the
-    question in the other language, a message counts only if one of its words is matched
-    there alone: the first view has weighed its own words already."""
+    view, minus the weight they hold, minus their id, the terms they share). In the second
+    view, the question in the other language, a message counts only if one of its words is
+    matched there alone: the first view has weighed its own words already."""
     own = views[0][0]
     for view, (held, weight) in enumerate(views):
         total = sum(weight.values())
