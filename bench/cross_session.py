@@ -3,7 +3,7 @@ preferences said in another one, and how often an ordinary message brings anothe
 turns in when it should not.
 
 The store: for each language, a working session (bench/fidelity_work_data's turns: pasted
-source files, logs, JSON, stack traces, notes) with bench/cross_session_data.FACTS of that
+source files, logs, JSON, stack traces, notes) with the held-out set's FACTS (--set) of that
 language said once each among them, then "days of turns later" FILLER_SESSIONS more working
 sessions in both languages. Then:
 
@@ -16,12 +16,14 @@ sessions in both languages. Then:
 (b) false recall: the share of ordinary messages whose request would carry another session's
     turns (the engine's own recall, as the gauge and the request compute it): bench/data's
     natural prose (half of its documents stored as sessions, the sentences of the other half
-    asked), working-session messages, and cross_session_data.ORDINARY (within-session
+    asked), working-session messages, and the set's ORDINARY (within-session
     back-references among them). Also, as a stress figure, natural sentences that do point
     beyond the session ("Last week, ..."/"上周，...") but about nothing stored.
 
     python bench/cross_session.py            figures for both languages (about a minute)
     python bench/cross_session.py --seed 7
+    python bench/cross_session.py --set cross_language   the second held-out set
+    python bench/cross_session.py --fresh    no question sees the sessions of those before it
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cross_session_data import FACTS, ORDINARY  # noqa: E402
+import cross_language_data  # noqa: E402
+import cross_session_data  # noqa: E402
 from fidelity_work_data import NOTES, working_turn  # noqa: E402
 
 from jarvis_tui.core.engine.engine import Engine  # noqa: E402
@@ -57,17 +60,20 @@ FILLER_TURNS = 30
 DATA = Path(__file__).resolve().parent / "data"
 CONFIGS = {"none": (False, 0.0), "memory": (True, 0.0), "recall": (False, 0.15),
            "memory+recall": (True, 0.15)}
+# Held-out sets of facts, questions and ordinary messages, each written before the code it
+# measured: the first before cross-session recall, the second before cross-language matching.
+SETS = {"original": cross_session_data, "cross_language": cross_language_data}
 TITLES = {"en": "orders service: payments and ops", "zh": "订单服务：支付和运维"}
 
 
-def build(path: Path, rng: random.Random) -> list[str]:
+def build(path: Path, rng: random.Random, facts: list[dict]) -> list[str]:
     """The store of working sessions; the user's prose of the planting sessions (what the
     memory suggests from)."""
     said: list[str] = []
     with Store(path) as store:
         for language in ("en", "zh"):
             conv = store.create_conversation(title=TITLES[language], model="bench").id
-            for fact in (f for f in FACTS if f["language"] == language):
+            for fact in (f for f in facts if f["language"] == language):
                 texts = [working_turn(language, rng, WINDOW) for _ in range(TURNS_AROUND)]
                 texts.insert(rng.randrange(len(texts)), fact["statement"])
                 for text in texts:
@@ -106,14 +112,22 @@ def engine(path: Path, fake: FakeProvider, recall_budget: float) -> Engine:
     return Engine(settings, Store(path), provider, None)
 
 
-async def fidelity(stores: dict[str, Path], fake: FakeProvider) -> dict:
-    """config -> (fact language, asked in the same or the other) -> [reached, asked]."""
+async def fidelity(stores: dict[str, Path], fake: FakeProvider, facts: list[dict],
+                   fresh: bool = False) -> dict:
+    """config -> (fact language, asked in the same or the other) -> [reached, asked]. Each
+    question is asked in a session of its own, which stays in the store for the next ones,
+    unless `fresh`: then each is asked of a copy of the store as built (the fake server's reply
+    only echoes the question, so an earlier question's session holds the question's words and
+    never the answer, and outranks the statement)."""
     out: dict[str, dict[tuple[str, str], list[int]]] = {}
     for config, (memory, budget) in CONFIGS.items():
         counts: dict[tuple[str, str], list[int]] = {}
-        for fact in FACTS:
+        for fact in facts:
             for which, question in zip(("same", "other"), fact["questions"], strict=True):
-                e = engine(stores["memory" if memory else "plain"], fake, budget)
+                path = stores["memory" if memory else "plain"]
+                if fresh:
+                    path = Path(shutil.copy(path, path.with_suffix(".asked.db")))
+                e = engine(path, fake, budget)
                 async for _ in e.stream_reply(question):
                     pass
                 body = fake.chat_requests[-1].body
@@ -142,7 +156,8 @@ def natural(rng: random.Random) -> tuple[list[list[str]], list[tuple[str, str]]]
     return sessions, new
 
 
-def false_recall(path: Path, rng: random.Random) -> dict[str, tuple[int, int, int]]:
+def false_recall(path: Path, rng: random.Random,
+                 ordinary: dict[str, list[str]]) -> dict[str, tuple[int, int, int]]:
     """kind -> (messages that would carry another session's turns, that pointed beyond their
     session at all, messages)."""
     sessions, new = natural(rng)
@@ -157,7 +172,7 @@ def false_recall(path: Path, rng: random.Random) -> dict[str, tuple[int, int, in
         asked += [(f"working {language}", working_turn(language, rng, 4096))
                   for _ in range(100)]
         asked += [(f"working {language}", n) for n in NOTES[language]]
-        asked += [(f"ordinary {language}", m) for m in ORDINARY[language]]
+        asked += [(f"ordinary {language}", m) for m in ordinary[language]]
         back = "As I said above, " if language == "en" else "刚才说的，"
         asked += [(f"in-session back-ref {language}", back + n) for n in NOTES[language]]
     pointer = {"english": "Last week, ", "chinese": "上周，", "mixed": "上次，"}
@@ -194,24 +209,30 @@ def p95(values: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument("--set", choices=SETS, default="original")
+    parser.add_argument("--fresh", action="store_true",
+                        help="ask each question of the store as built, without the sessions "
+                             "of the questions asked before it")
     args = parser.parse_args()
+    held_out = SETS[args.set]
     rng = random.Random(args.seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         plain = Path(tmp) / "plain.db"
-        said = build(plain, rng)
+        said = build(plain, rng, held_out.FACTS)
         entries = with_memory(plain, Path(tmp) / "memory.db", said)
         fake = FakeProvider(limit=WINDOW).start()
         try:
             table = asyncio.run(fidelity({"plain": plain, "memory": Path(tmp) / "memory.db"},
-                                         fake))
+                                         fake, held_out.FACTS, args.fresh))
         finally:
             fake.stop()
         shutil.copy(plain, Path(tmp) / "false.db")
-        false = false_recall(Path(tmp) / "false.db", rng)
-    print(f"(a) cross-session fidelity: {len(FACTS)} facts and preferences, each asked from a "
-          f"new session in its own language and the other; memory: {entries} suggestions "
-          "accepted")
+        false = false_recall(Path(tmp) / "false.db", rng, held_out.ORDINARY)
+    print(f"set {args.set}" + ", each question asked of the store as built" * args.fresh)
+    print(f"(a) cross-session fidelity: {len(held_out.FACTS)} facts and "
+          "preferences, each asked from a new session in its own language and the other; "
+          f"memory: {entries} suggestions accepted")
     cells = [(lang, which) for lang in ("en", "zh") for which in ("same", "other")]
     print(f"{'config':<15}" + "".join(f"{f'{lang} said, asked {w}':>24}" for lang, w in cells))
     for config, counts in table.items():

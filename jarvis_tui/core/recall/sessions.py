@@ -9,13 +9,18 @@ their rarity over the other sessions' messages, and a message qualifies when wha
 is most of the question's weight, at least two words, and held by at most MAX_SPECIFIC turns
 of all those sessions. Failed and excluded messages are not evidence and never come back (the
 store leaves them out); a deleted session's messages are gone from the index with it.
+
+Our users ask in whichever language comes to hand, so the question is weighed twice: in its own
+words, and as the other language can say it (recall/words.py's glossary; of a Chinese question
+only its glossary words and its names, as `bridged` tells). The same rule applies to each, and
+the turn holding the most weight wins whichever found it.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence, Set
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 
 from jarvis_tui.core.details.extract import prose_of
@@ -28,7 +33,9 @@ from jarvis_tui.core.recall.turns import (
     MIN_WORDS,
     OTHER_SESSIONS_HEADER,
     Recalled,
+    across,
     aliases_of,
+    bridged,
     content_terms,
     fitted,
     lookups,
@@ -117,33 +124,58 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
     that says only what `here` (this session's branch) says: a fork's copy of its own turns."""
     if budget <= 0 or not points_beyond(query):
         return Recalled()
-    wanted, _ = content_terms(without_pointers(query))
+    text = without_pointers(query)
+    wanted, _ = content_terms(text)
     n = store.sendable_beyond(conversation_id) if wanted else 0
     if not n:
         return Recalled()
-    aliases = aliases_of(wanted)  # it points back: the other language counts
-    found = store.postings_beyond(conversation_id, lookups(wanted, aliases),
+    bridge = bridged(text, wanted)
+    aliases = aliases_of([*wanted, *bridge])  # it points back: the other language counts
+    found = store.postings_beyond(conversation_id, lookups([*wanted, *bridge], aliases),
                                   cap=max(3, n // COMMON_SHARE))
-    held, weight = weighed(found, wanted, aliases, n)
-    total = sum(weight.values())
     session_of = {mid: cid for ids in found.values() if ids for mid, cid in ids.items()}
     outlines = _Outlines(store)
     chosen: dict[int, tuple[int, tuple[int, ...]]] = {}  # turn start -> (session, its ids)
-    specific: dict[frozenset[str], bool] = {}
-    score = scores(held, weight)
-    for mid in sorted((m for m in score if score[m] >= COVERAGE_BACK_REFERENCE * total > 0),
-                      key=lambda m: (-score[m], -m)):
-        shares = frozenset(t for t in held if mid in held[t])
-        if words_in(shares) < MIN_WORDS:
-            continue
-        if shares not in specific:
-            specific[shares] = _specific([held[t] for t in shares], session_of, outlines)
+    specific: dict[tuple[int, frozenset[str]], bool] = {}
+    # The question in its own words, then as the other language can say it: aliases in the
+    # first view would only make its own words look commoner than they are.
+    translated = (across(found, bridge, aliases, n) if bridge
+                  else weighed(found, wanted, aliases, n, translated=True))
+    views: Views = [weighed(found, wanted, {}, n), translated]
+    # Most evidence first, whichever view found it: the weight held, not its share, since a
+    # question in the other language has only its glossary words to hold, and a long paste
+    # in that language holds all of a few common ones.
+    for view, _, newer, shares in sorted(_candidates(views), key=lambda c: (c[1], c[2])):
+        mid = -newer
+        if (view, shares) not in specific:
+            specific[view, shares] = _specific([views[view][0][t] for t in shares],
+                                               session_of, outlines)
         place = outlines.turn(session_of[mid], mid)
-        if specific[shares] and place is not None:  # None: on a branch not shown
+        if specific[view, shares] and place is not None:  # None: on a branch not shown
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
     return _fitted(store, chosen, counter, budget, present, here)
+
+
+Views = list[tuple[dict[str, set[int]], dict[str, float]]]
+
+
+def _candidates(views: Views) -> Iterator[tuple[int, float, int, frozenset[str]]]:
+    """The messages that hold enough of a view's weight, in at least MIN_WORDS words: (the
+    view, minus the weight they hold, minus their id, the terms they share). In the second
+    view, the question in the other language, a message counts only if one of its words is
+    matched there alone: the first view has weighed its own words already."""
+    own = views[0][0]
+    for view, (held, weight) in enumerate(views):
+        total = sum(weight.values())
+        for mid, score in scores(held, weight).items():
+            if score < COVERAGE_BACK_REFERENCE * total or total <= 0:
+                continue
+            shares = frozenset(t for t in held if mid in held[t])
+            if words_in(shares) >= MIN_WORDS and (view == 0 or any(
+                    mid not in own.get(t, ()) for t in shares)):
+                yield view, -score, -mid, shares
 
 
 def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Outlines) -> bool:

@@ -45,7 +45,7 @@ from jarvis_tui.core.recall.shapes import (
     shape_term,
     shapes_of,
 )
-from jarvis_tui.core.recall.words import other_language
+from jarvis_tui.core.recall.words import chinese_words, other_language
 from jarvis_tui.core.store.search_index import is_cjk, query_terms
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.window.history import History
@@ -142,6 +142,18 @@ def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, heade
 def content_terms(query: str) -> tuple[list[str], bool]:
     """The terms of `query` that can say which turn it is about, and whether it refers back
     to the conversation."""
+    query, back = _content(query)
+    wanted = query_terms(query)
+    words = _words(query)
+    back = back or any(t in BACK_REFERENCE_WORDS for t in wanted) or any(
+        pair in BACK_REFERENCE_PAIRS for pair in pairwise(words))
+    wanted = [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS]
+    return wanted[:MAX_TERMS], back
+
+
+def _content(query: str) -> tuple[str, bool]:
+    """`query` without the Chinese phrases that refer back or say nothing, and whether one
+    referred back."""
     back = False
     for phrase in BACK_REFERENCE_ZH:
         if phrase in query:
@@ -149,12 +161,31 @@ def content_terms(query: str) -> tuple[list[str], bool]:
             query = query.replace(phrase, " ")  # and the pairs across it go with it
     for phrase in COMMON_ZH:
         query = query.replace(phrase, " ")
-    wanted = query_terms(query)
-    words = _words(query)
-    back = back or any(t in BACK_REFERENCE_WORDS for t in wanted) or any(
-        pair in BACK_REFERENCE_PAIRS for pair in pairwise(words))
-    wanted = [t for t in wanted if t not in BACK_REFERENCE_WORDS and t not in COMMON_WORDS]
-    return wanted[:MAX_TERMS], back
+    return query, back
+
+
+def bridged(query: str, wanted: list[str]) -> list[str]:
+    """The terms of `query` a turn in the other language can hold, when it has Chinese that
+    the glossary knows: each glossary word of its Chinese as one term (its key pair), and its
+    terms that are not Chinese (a name, a number, "ETL": the same in either language). The
+    index's other terms of a Chinese run, its characters alone and the pairs across two words
+    (据仓 of 数据仓库), no English turn can hold: weighed, they would count against every one.
+    What the glossary does not know still counts: its words must be most of the Chinese (the
+    share a match must hold of the question's weight), else the question is about more than
+    they can show an English turn says ("会议指出主要风险是第三方支付接口的文档不完整" is not about
+    every turn with "meeting", "payment" and "docs").
+    """
+    keys, share = chinese_words(_content(query)[0])
+    return [*keys, *(t for t in wanted if not is_cjk(t))] if keys and share >= COVERAGE else []
+
+
+def across(found: Mapping[str, Collection[int] | None], bridge: list[str],
+           aliases: dict[str, tuple[str, ...]], n: int,
+           own: int | None = None) -> tuple[dict[str, set[int]], dict[str, float]]:
+    """As `weighed`, for the terms of `bridged`: a Chinese word held only where its English
+    words are, so what matches there matches in the other language."""
+    english = {t: ids for t, ids in found.items() if not is_cjk(t)}
+    return weighed(english, bridge, aliases, n, own, translated=True)
 
 
 def _words(text: str) -> list[str]:
@@ -313,17 +344,22 @@ def lookups(wanted: list[str], aliases: dict[str, tuple[str, ...]]) -> list[str]
 
 
 def weighed(found: Mapping[str, Collection[int] | None], wanted: list[str],
-            aliases: dict[str, tuple[str, ...]], n: int,
-            own: int | None = None) -> tuple[dict[str, set[int]], dict[str, float]]:
+            aliases: dict[str, tuple[str, ...]], n: int, own: int | None = None,
+            translated: bool = False) -> tuple[dict[str, set[int]], dict[str, float]]:
     """For each term of `wanted` not too common to say anything, the messages holding it or an
-    alias of it (`found`: the postings), and its weight: its rarity among `n` messages."""
+    alias of it (`found`: the postings), and its weight: its rarity among `n` messages. A term
+    one of whose words is common is common, unless `translated`: a question put in the other
+    language has only the glossary's words for a term, and a common one among them says
+    nothing where the others still do (of 排序: sort, order, ranking; in a shop's sessions
+    "order" is everywhere, "ranking" is not)."""
     held: dict[str, set[int]] = {}
     weight: dict[str, float] = {}
     for term in wanted:
         ids = [found[t] for t in (term, *aliases.get(term, ())) if t in found]
-        if any(i is None for i in ids):
+        rare = [i for i in ids if i is not None]
+        if (ids and not rare) or (len(rare) < len(ids) and not translated):
             continue  # common: no weight, and not read
-        held[term] = set().union(*ids) - {own}
+        held[term] = set().union(*rare) - {own}
         # One no other message has weighs as much as one said once: it is something the new
         # message is about that no turn is, so it counts against every match.
         weight[term] = math.log((n + 1) / max(1, len(held[term])))

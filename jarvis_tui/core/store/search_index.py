@@ -23,9 +23,9 @@ TERMS_FUNCTION = "jt_terms"
 TABLE = "message_index"
 MISSING = "missing"  # what `problem` says of a store without the index
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_IS_CJK = re.compile(rf"[{_CJK}]")
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+", re.UNICODE)
+_IS_CJK = re.compile(rf"[{CJK}]")
 # Characters and words that say nothing about which earlier turn a question is about: as
 # single characters they match half the conversation and only slow the search down.
 CJK_STOP = frozenset("的了是我你他她它们吗呢吧啊么什这那在和也都就要会着个一不有还")

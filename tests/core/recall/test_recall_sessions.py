@@ -88,6 +88,11 @@ async def test_a_new_session_brings_back_the_turn_another_one_said(
 ])
 async def test_without_a_pointer_beyond_the_session_no_other_session_is_read(
         fake_server, stored, question):
+    await recalls_nothing(fake_server, stored, question)
+
+
+async def recalls_nothing(fake_server, stored, question: str) -> None:  # type: ignore[no-untyped-def]
+    """A new session's request for `question` carries no other session's turn, nor counts one."""
     engine = make_engine(fake_server, stored)
     events = await send(engine, question)
     assert sent_block(fake_server) == ""
