@@ -62,6 +62,7 @@ BEYOND_ZH = re.compile(
     rf"(?:另一个|另外一个|别的|其他|其它|上一个|之前那个|之前的|以前那个){_SESSION_ZH}|"
     rf"(?:之前|以前)(?:那个|的)项目")
 MAX_TITLE = 60  # characters of a title in a label: it names the session, it is not content
+MAX_ASKING = 1000  # characters of a message that asks about the past (see asked_back)
 HOLDERS_READ = 4 * MAX_SPECIFIC  # messages holding a match worth placing in their turns
 
 
@@ -96,11 +97,30 @@ class _Outlines:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._read: dict[int, dict[int, tuple[int, tuple[int, ...]]]] = {}
+        self._asked: dict[int, bool] = {}
+        self._users: set[int] = set()  # the user's messages among the outlines read
 
     def turn(self, conv_id: int, message_id: int) -> tuple[int, tuple[int, ...]] | None:
         if conv_id not in self._read:
-            self._read[conv_id] = _turns(self.store.branch_outline(conv_id))
+            outline = self.store.branch_outline(conv_id)
+            self._read[conv_id] = _turns(outline)
+            self._users.update(mid for mid, role in outline if role == "user")
         return self._read[conv_id].get(message_id)
+
+    def asked_back(self, conv_id: int, message_id: int) -> bool:
+        """Whether the message is the user asking about the past themselves ("last week, which
+        host was it?"): it holds a question's words, never the answer, and asked again in a
+        new session it would outrank the turn that said it (its reply, when it has the answer,
+        is evidence of its own)."""
+        if self.turn(conv_id, message_id) is None or message_id not in self._users:
+            return False  # a reply, or not on the branch shown: read nothing
+        if message_id not in self._asked:
+            found = self.store.messages_by_id(conv_id, [message_id])
+            # A question is short: a long message is a paste or a plan, and reading its prose
+            # as the user types is what costs.
+            self._asked[message_id] = bool(found) and len(found[0].content) <= MAX_ASKING \
+                and points_beyond(found[0].content)
+        return self._asked[message_id]
 
 
 def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ...]]]:
@@ -147,6 +167,8 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
     # in that language holds all of a few common ones.
     for view, _, newer, shares in sorted(_candidates(views), key=lambda c: (c[1], c[2])):
         mid = -newer
+        if outlines.asked_back(session_of[mid], mid):
+            continue
         if (view, shares) not in specific:
             specific[view, shares] = _specific([views[view][0][t] for t in shares],
                                                session_of, outlines)
@@ -185,7 +207,8 @@ def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Ou
     if len(both) > HOLDERS_READ:
         return False
     starts = {place[0] for mid in both
-              if (place := outlines.turn(session_of[mid], mid)) is not None}
+              if (place := outlines.turn(session_of[mid], mid)) is not None
+              and not outlines.asked_back(session_of[mid], mid)}
     return len(starts) <= MAX_SPECIFIC
 
 

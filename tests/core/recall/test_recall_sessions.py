@@ -277,3 +277,18 @@ async def test_kept_apart_no_other_session_reaches_the_request(fake_server, stor
     assert "kestrel-07" not in str(fake_server.chat_requests[-1].body["messages"])
     assert not any(isinstance(e, ev.Recalled) for e in events)
     await engine.provider.aclose()
+
+
+async def test_an_earlier_asking_of_the_question_does_not_outrank_the_turn_that_said_it(
+        fake_server, stored):
+    asked = "Last week we talked about the nightly warehouse ETL: which host does it run on?"
+    with Store(stored / "sessions.db") as store:
+        for _ in range(3):  # asked before, three times, and never answered
+            conv = store.create_conversation(title="asking again", model="m")
+            store.add_message(conv.id, Message("user", asked))
+            store.add_message(conv.id, Message("assistant", "I don't have that here."))
+    engine = make_engine(fake_server, stored)
+    await send(engine, asked)
+    block = sent_block(fake_server)
+    assert "kestrel-07" in block and "asking again" not in block
+    await engine.provider.aclose()
