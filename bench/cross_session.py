@@ -207,13 +207,18 @@ def p95(values: list[float]) -> float:
 
 
 def main() -> None:
+    global WINDOW
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--set", choices=SETS, default="original")
     parser.add_argument("--fresh", action="store_true",
                         help="ask each question of the store as built, without the sessions "
                              "of the questions asked before it")
+    parser.add_argument("--window", type=int, default=WINDOW,
+                        help="context window (default 16384; the recall budget is 15%% of it "
+                             "and the pastes of the working sessions scale with it)")
     args = parser.parse_args()
+    WINDOW = args.window
     held_out = SETS[args.set]
     rng = random.Random(args.seed)
     started = time.perf_counter()
@@ -229,7 +234,8 @@ def main() -> None:
             fake.stop()
         shutil.copy(plain, Path(tmp) / "false.db")
         false = false_recall(Path(tmp) / "false.db", rng, held_out.ORDINARY)
-    print(f"set {args.set}" + ", each question asked of the store as built" * args.fresh)
+    print(f"set {args.set}, window {WINDOW:,}"
+          + ", each question asked of the store as built" * args.fresh)
     print(f"(a) cross-session fidelity: {len(held_out.FACTS)} facts and "
           "preferences, each asked from a new session in its own language and the other; "
           f"memory: {entries} suggestions accepted")
