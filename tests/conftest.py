@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,18 @@ from tests.fakeserver import FakeProvider, FakeServer
 from tests.faults import home_env
 
 SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile jarvis_tui and the tests' helpers once, before the workers start. Hundreds of
+    tests run `jarvis-tui` or a helper in a child process, and where PYTHONDONTWRITEBYTECODE is
+    set (as on our CI machines) each child would compile every module it imports again: about
+    0.08 s of CPU a process. Python reads the files compiled here whatever that variable says."""
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller has done it
+    root = SLOW_LIST.parent.parent
+    for folder in ("jarvis_tui", "tests", "bench"):
+        compileall.compile_dir(root / folder, quiet=2)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marks

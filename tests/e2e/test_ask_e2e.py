@@ -62,13 +62,13 @@ def run(env: dict[str, str], *args: str, stdin: str | None = None
 def test_25_turns_in_two_languages_with_a_6k_paste(home: dict[str, str],
                                                     llama_server: LocalServer):
     # Short replies and summaries keep the run short (the test needs them to happen, not to be
-    # long); the window is the server's real one (N_CTX).
+    # long: the server writes 17 tokens a second, reads 75); the window is the server's real one.
     flags = ["--base-url", llama_server.base_url, "--model", LOCAL_MODEL_NAME,
-             "--context-window", str(N_CTX), "--response-reserve", "48",
+             "--context-window", str(N_CTX), "--response-reserve", "32",
              "--system-reserve", "128"]
     config = Path(home["XDG_CONFIG_HOME"]) / "jarvis-tui" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("summary_max_tokens = 120\n", encoding="utf-8")
+    config.write_text("summary_max_tokens = 64\n", encoding="utf-8")
     notices = []
     for i, text in enumerate(TURNS):
         stdin = pasted_file() if text is None else None
