@@ -91,8 +91,8 @@ def test_an_overflow_the_proxy_turns_into_an_empty_reply_is_compacted(
     config.parent.mkdir(parents=True, exist_ok=True)
     # Told a window 4x the real one, as a user behind a proxy would be; small replies keep the
     # run short.
-    config.write_text(f"context_window = {TOLD_WINDOW}\nresponse_reserve = 48\n"
-                      f"system_reserve = 128\nsummary_max_tokens = 120\n"
+    config.write_text(f"context_window = {TOLD_WINDOW}\nresponse_reserve = 32\n"
+                      f"system_reserve = 128\nsummary_max_tokens = 64\n"
                       f'api_key = "{MASTER_KEY}"\n', encoding="utf-8")
     config.chmod(0o600)  # it holds a key: jarvis-tui warns otherwise
     env = home

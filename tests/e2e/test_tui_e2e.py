@@ -39,8 +39,8 @@ def refusals(server: LocalServer) -> int:
 
 async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_server):
     app = make_app(llama_server.base_url, tmp_path, model=LOCAL_MODEL_NAME, context_window=N_CTX,
-                   response_reserve=64, system_reserve=128, keep_recent_turns=1,
-                   summary_max_tokens=120, **REAL_TIMEOUTS)
+                   response_reserve=32, system_reserve=128, keep_recent_turns=1,
+                   summary_max_tokens=64, **REAL_TIMEOUTS)
     streamed: set[int] = set()  # replies seen on screen while they were still streaming
 
     def round_over() -> bool:
@@ -77,8 +77,8 @@ async def test_told_8192_while_the_server_has_far_less(tmp_path, llama_server):
     """The server's real 400 is caught, its limit learned from the text, later requests fit,
     and the user sees no error."""
     app = make_app(llama_server.base_url, tmp_path, model=LOCAL_MODEL_NAME, context_window=8192,
-                   response_reserve=64, system_reserve=128, keep_recent_turns=1,
-                   summary_max_tokens=120, **REAL_TIMEOUTS)
+                   response_reserve=32, system_reserve=128, keep_recent_turns=1,
+                   summary_max_tokens=64, **REAL_TIMEOUTS)
     refused_before = refusals(llama_server)
     async with app.run_test(size=SIZE) as pilot:
         # Three turns of about 350 tokens: together more than the server's window, while the
