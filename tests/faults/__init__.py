@@ -46,7 +46,7 @@ class ProcCase:
     item: int
     name: str
     run: Callable[[Path], ProcOutcome]
-    issue: int = 13  # the hostile run that found the fault: issue 13's, or issue 25's
+    issue: int = 13  # the hostile run that found the fault: issue 13, 25 or 39
 
     @property
     def label(self) -> str:

@@ -1,4 +1,4 @@
-"""Every process-level fault case, in the order of issue 13's items, then issue 25's."""
+"""Every process-level fault case, in the order of issue 13's items, then issue 25's and 39's."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from tests.faults import (
     ProcCase,
     consent,
     crashes,
+    excluded,
     leaks,
     memory,
+    memory_intake,
+    memory_origin,
     pipes,
     proxy,
+    secret_recall,
     secrets,
     sessions,
     store,
@@ -22,5 +26,6 @@ from tests.faults import limits as limits_
 CASES: list[ProcCase] = sorted(
     [*secrets.CASES, *text.CASES, *limits_.CASES, *sessions.CASES, *store.CASES, *pipes.CASES,
      *tokens.CASES, *consent.CASES, *leaks.CASES, *turns.CASES, *proxy.CASES, *crashes.CASES,
-     *memory.CASES],
+     *memory.CASES, *memory_intake.CASES, *memory_origin.CASES, *secret_recall.CASES,
+     *excluded.CASES],
     key=lambda case: (case.issue, case.item))
