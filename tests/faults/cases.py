@@ -11,6 +11,7 @@ from tests.faults import (
     memory,
     memory_intake,
     memory_origin,
+    partial_model,
     pipes,
     proxy,
     secret_recall,
@@ -27,5 +28,5 @@ CASES: list[ProcCase] = sorted(
     [*secrets.CASES, *text.CASES, *limits_.CASES, *sessions.CASES, *store.CASES, *pipes.CASES,
      *tokens.CASES, *consent.CASES, *leaks.CASES, *turns.CASES, *proxy.CASES, *crashes.CASES,
      *memory.CASES, *memory_intake.CASES, *memory_origin.CASES, *secret_recall.CASES,
-     *excluded.CASES],
+     *excluded.CASES, *partial_model.CASES],
     key=lambda case: (case.issue, case.item))
