@@ -333,9 +333,10 @@ def local_server(args: argparse.Namespace, settings: Settings, *, start: bool = 
         yield settings, None
         return
     port = free_port()
+    model = local_model_path(_file_progress(), language=pick_language(settings.language),
+                             notice=lambda line: _say(f"jarvis-tui: {terminal_safe(line)}"))
     server = LocalServer(
-        llama_cpp_command(local_model_path(_file_progress()), settings.context_window,
-                          "127.0.0.1", port),
+        llama_cpp_command(model, settings.context_window, "127.0.0.1", port),
         port=port, log_path=default_db_path().parent / "local-server.log")
     try:
         if start:

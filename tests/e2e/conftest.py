@@ -10,8 +10,10 @@ at half the tokens of a 2,048 one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,18 @@ def local_extra_missing() -> bool:
         return True
 
 
+LITELLM_MISSING = ("litellm is not installed: set JARVIS_LITELLM_PYTHON to a Python with "
+                   "litellm[proxy]; README's test command installs it")
+LITELLM_TEST = "test_litellm_proxy_e2e.py"
+
+
+def under_ci() -> bool:
+    """Whether CI runs the tests (CI=true, as CI services set it): there nothing may be skipped
+    for a missing tool, since README's test command installs every one."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+@functools.cache
 def litellm_python() -> str | None:
     """A Python that can import litellm (for the proxy e2e test): JARVIS_LITELLM_PYTHON (a venv
     of its own: litellm[proxy] is about 750 MB), or the one running the tests if it can."""
@@ -50,15 +64,42 @@ def litellm_python() -> str | None:
     if named:
         # Absolute: the proxy starts in a folder of its own, where a relative path means nothing.
         path = Path(named).absolute()
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            return None
+        # Found, not imported: importing litellm takes seconds, and this runs at collection.
+        probe = ("import importlib.util, sys; "
+                 "sys.exit(importlib.util.find_spec('litellm') is None)")
+        try:
+            found = subprocess.run([str(path), "-c", probe], capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return str(path) if found.returncode == 0 else None
     try:
         return sys.executable if importlib.util.find_spec("litellm") is not None else None
     except ImportError:
         return None
 
 
-# Not collected without litellm: an optional tool, not a failure, and nothing shows as skipped.
-collect_ignore = [] if litellm_python() else ["test_litellm_proxy_e2e.py"]
+def litellm_missing() -> str | None:
+    """Why the LiteLLM e2e test cannot run here, or None when it can."""
+    if litellm_python() is not None:
+        return None
+    named = os.environ.get("JARVIS_LITELLM_PYTHON")
+    if named:
+        return (f"JARVIS_LITELLM_PYTHON names {named}, which cannot import litellm: point it "
+                "at a Python with litellm[proxy]; README's test command installs it")
+    return LITELLM_MISSING
+
+
+@pytest.fixture(scope="session")
+def litellm() -> str:
+    """The Python with litellm; the test fails with the reason when there is none (under CI:
+    elsewhere it was skipped at collection). Session-scoped, so that it is asked before the
+    llama server is started for nothing."""
+    python = litellm_python()
+    if python is None:
+        pytest.fail(litellm_missing() or LITELLM_MISSING, pytrace=False)
+    return python
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -67,6 +108,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "e2e" in item.keywords:
             item.add_marker(pytest.mark.xdist_group("llama_server"))
+    # Without litellm the proxy test is skipped with the reason, so it is seen to be missing;
+    # under CI it runs, and its fixture fails with the reason.
+    proxy_tests = [item for item in items if item.path.name == LITELLM_TEST]
+    why = litellm_missing() if proxy_tests and not under_ci() else None
+    for item in proxy_tests if why else ():
+        item.add_marker(pytest.mark.skip(reason=why))
     # Without the extra the e2e tests cannot run: skipped, with the reason, rather than red.
     # With it (README's test command, CI) they run, and a missing model is a failure.
     if not local_extra_missing():

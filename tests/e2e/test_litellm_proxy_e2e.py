@@ -5,7 +5,8 @@ real window and compact, turn after turn.
 
 Needs, besides the `local` extra: the `litellm[proxy]` package, importable by the Python that
 runs the tests, or by the Python that JARVIS_LITELLM_PYTHON names (a venv of its own: the proxy
-pulls in about 750 MB). Without either, tests/e2e/conftest.py does not collect this file.
+pulls in about 750 MB). Without either, tests/e2e/conftest.py skips it with the reason, except
+under CI (CI=true), where it fails with it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import httpx
 import pytest
 
 from jarvis_tui.core.providers.local_server import LocalServer, free_port
-from tests.e2e.conftest import N_CTX, litellm_python
+from tests.e2e.conftest import N_CTX
 from tests.faults.proxy import TOLD_WINDOW, turn_texts
 
 pytestmark = pytest.mark.e2e
@@ -36,11 +37,10 @@ TURNS = 3
 
 
 @pytest.fixture(scope="module")
-def litellm_proxy(llama_server: LocalServer, tmp_path_factory: pytest.TempPathFactory
-                  ) -> Iterator[str]:
-    """The proxy's base URL; the model behind it is called "local"."""
-    python = litellm_python()
-    assert python is not None  # conftest collects this file only when there is one
+def litellm_proxy(litellm: str, llama_server: LocalServer,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The proxy's base URL; the model behind it is called "local". `litellm` first: without
+    it the test fails (or was skipped) before the llama server is started."""
     folder = tmp_path_factory.mktemp("litellm")
     config = folder / "config.yaml"
     config.write_text("model_list:\n  - model_name: local\n    litellm_params:\n"
@@ -52,7 +52,7 @@ def litellm_proxy(llama_server: LocalServer, tmp_path_factory: pytest.TempPathFa
     # The cost map comes from the package, not the network; no telemetry either.
     env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": MASTER_KEY,
            "LITELLM_TELEMETRY": "False", "PATH": "/usr/bin:/bin", "HOME": str(folder)}
-    proc = subprocess.Popen([python, "-c", "from litellm import run_server; run_server()",
+    proc = subprocess.Popen([litellm, "-c", "from litellm import run_server; run_server()",
                              "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
                             cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)

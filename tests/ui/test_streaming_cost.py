@@ -12,11 +12,12 @@ from contextlib import asynccontextmanager
 from textual.widgets import Markdown
 
 from jarvis_tui.ui import full_gc
-from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S, TYPING_FLUSH_S, TYPING_IDLE_S
+from jarvis_tui.ui.widgets.message_view import STREAM_FLUSH_S, TYPING_FLUSH_S
 from tests.fakeserver import CHUNK_CHARS
 from tests.ui.app_helpers import SIZE, make_app, prompt, submit, views, wait_for
 
 CHUNKS = 120
+STALL_AT = 450  # of the typing test's 600 chunks
 DELAY_S = 0.01  # 120 chunks over about 1.2 s
 
 
@@ -74,23 +75,42 @@ async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the hold given back")
 
 
-async def test_the_put_off_collection_waits_for_a_pause_in_typing(fake_server, tmp_path):
+class Clock:
+    """full_gc's clock, moved by the test: a pause in typing is one because the clock says so,
+    not because a loaded runner happened to stall between two keys."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_the_put_off_collection_waits_for_a_pause_in_typing(fake_server, tmp_path,
+                                                                  monkeypatch):
     """The user types the next message as the reply ends: the put-off full collection (0.3-0.6 s
     on a big heap) does not run under their keys, but once they pause for IDLE_S."""
+    clock = Clock()
+    monkeypatch.setattr(full_gc, "time", clock)
+    monkeypatch.setattr(full_gc, "_last_key", full_gc._last_key)  # given back after the test
     before = gc.get_threshold()
     async with replying(fake_server, tmp_path, 100) as (pilot, app):
         box = prompt(app)
         box.focus()
         full_collections = gc.get_stats()[2]["collections"]
-        typed_until = time.monotonic() + 1.5
-        while app.chat.sending is not None or time.monotonic() < typed_until:
+        after_the_end = 0
+        while app.chat.sending is not None or after_the_end < 5:
+            after_the_end += app.chat.sending is None
             box.insert("x")  # keys keep coming while the reply ends and after
+            clock.now += 0.1
             await pilot.pause(0.1)
             assert full_gc.pending() and gc.get_threshold()[2] == full_gc.PUT_OFF
+        # However long the runner takes, no pause came by the clock: still put off.
+        await pilot.pause(1.5 * full_gc.IDLE_S)
+        assert full_gc.pending()
         assert gc.get_stats()[2]["collections"] == full_collections  # none under the keys
-        paused = time.monotonic()
+        clock.now += full_gc.IDLE_S  # the user pauses
         await wait_for(pilot, lambda: not full_gc.pending(), "the collection after the pause")
-        assert time.monotonic() - paused >= full_gc.IDLE_S - 0.1
         assert gc.get_stats()[2]["collections"] > full_collections
         assert gc.get_threshold() == before
 
@@ -101,6 +121,7 @@ async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server,
     reply = "".join(f"{i:0{CHUNK_CHARS - 1}d} " for i in range(600))
     fake_server.reply_fn = lambda body: reply
     fake_server.chunk_delay = 0.008  # about 5 s of streaming
+    fake_server.stall_at = STALL_AT  # and there it waits for the test: it cannot end early
     app = make_app(fake_server, tmp_path, context_window=32768, response_reserve=8192)
     fake_server.limit = 65536
     writes: list[float] = []
@@ -125,10 +146,14 @@ async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server,
         stopped = time.monotonic()
         during = [t for t in writes if started <= t <= stopped]
         assert 1 <= len(during) <= (stopped - started) / TYPING_FLUSH_S + 1
-        # The keys paused: the clock takes over again, and what arrived meanwhile goes in.
-        await pilot.pause(TYPING_IDLE_S + STREAM_FLUSH_S + 0.3)
-        assert app.chat.sending is not None  # still streaming: this is the clock, not the end
-        assert any(stopped < t for t in writes)
+        # The keys paused: the clock takes over again, and all that arrived goes in while the
+        # reply is still streaming (held at STALL_AT): the clock, not the end, brought it.
+        document = views(app)[-1].query_one(Markdown)
+        await wait_for(pilot, lambda: fake_server.held.is_set()
+                       and document.source == reply[:STALL_AT * CHUNK_CHARS],
+                       "what arrived goes in once the keys pause")
+        assert app.chat.sending is not None
+        fake_server.resume.set()
         await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
         assert views(app)[-1].query_one(Markdown).source == reply
         assert box.text == typed[:40]

