@@ -1,6 +1,10 @@
 """Fault-matrix rows for nothing the user took out comes back through search, and bad limits to
 the search tool (issue 39, items 6 and 8).
 
+Item 8: the model calls search_history with limits no code should choke on ("²", "٣", 5,000
+digits as text and as a number, a fraction, a boolean, a negative, a huge number, a list): each
+result sent back is the one clear line, and `ask` prints no traceback.
+
 Item 6: a stored session (tests/excluded_turns.py) where the user kept one fact and took out
 (x, /forget) two dozen turns about it in the same words, then a real `jarvis-tui` run: the
 model's search_history, recall for a question, and `jarvis-tui search`. Each must bring back the
@@ -84,9 +88,45 @@ def search_after_turns_taken_out(tmp: Path) -> ProcOutcome:
     return t.outcome("the kept turn listed, nothing taken out")
 
 
+LIMIT_LINE = ('Error: search_history was not run: "limit" must be a whole number from 1 to 10, '
+              "not ")
+BAD_LIMITS = [  # (the "limit" as the model writes it in JSON, what the line ends with)
+    ('"²"', "a string"), ('"٣"', "a string"), ('"' + "9" * 5000 + '"', "a string"),
+    ("2.5", "2.5"), ("true", "a boolean"), ("-3", "-3"), ("1" + "0" * 30, "a number"),
+    ("[3]", "a list"),
+]
+DIGITS_LINE = ("Error: the arguments for search_history could not be read: a number in the "
+               "arguments has over 4,300 digits: write numbers of a few digits")
+
+
+def bad_limits_to_search_history(tmp: Path) -> ProcOutcome:
+    """One reply calling search_history once per bad limit: every result is its one line."""
+    t = Trial(8, "search_history with limit \"²\", 5,000 digits and others", tmp, issue=39)
+    cid = _session(t)
+    calls = [f'call {HISTORY_TOOL} {{"query": "{QUERY}", "limit": {limit}}}'
+             for limit, _ in BAD_LIMITS]
+    calls.append(f'call {HISTORY_TOOL} {{"query": "{QUERY}", "limit": {"9" * 5000}}}')
+    ask_text = "Look it up, however you like.\n" + "\n".join(calls)
+    with FakeProvider(limit=64_000) as fake:
+        ask = t.run("--base-url", fake.base_url, "--model", "m", "ask", "--session", str(cid),
+                    ask_text)
+        last = fake.chat_requests[-1].body["messages"] if fake.chat_requests else []
+    results = [m.get("content") or "" for m in last if m.get("role") == "tool"]
+    wanted = [LIMIT_LINE + said for _, said in BAD_LIMITS] + [DIGITS_LINE]
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    if t.expect(len(results) == len(wanted), f"{len(results)} results of {len(wanted)} calls"):
+        for (limit, _), got, want in zip([*BAD_LIMITS, ("9" * 5000, "")], results, wanted,
+                                         strict=True):
+            t.expect(got == want, f"limit {limit[:12]}: {one_line(got)[:110]}")
+    t.keeps([ask_text], cid)
+    return t.outcome(f"{len(results)} calls, each answered with its one line")
+
+
 CASES: list[ProcCase] = [
     ProcCase(6, "search_history after turns were taken out",
              search_history_after_turns_taken_out, issue=39),
     ProcCase(6, "recall after turns were taken out", recall_after_turns_taken_out, issue=39),
     ProcCase(6, "search after turns were taken out", search_after_turns_taken_out, issue=39),
+    ProcCase(8, "search_history with limit \"²\", 5,000 digits and others",
+             bad_limits_to_search_history, issue=39),
 ]

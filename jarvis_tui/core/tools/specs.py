@@ -52,10 +52,11 @@ class ToolCall:
         except ValueError:
             # Valid JSON Python will not read: a number of over 4,300 digits. Its own message
             # (sys.set_int_max_str_digits) means nothing to a model.
-            raise ValueError("the arguments hold a number too long to read (over 4,300 "
-                             "digits): give numbers of a few digits") from None
+            raise ValueError("a number in the arguments has over 4,300 digits: write "
+                             "numbers of a few digits") from None
         except RecursionError:
-            raise ValueError("the arguments are nested too deep to read") from None
+            raise ValueError("the arguments are nested too deep (thousands of brackets)") \
+                from None
         if not isinstance(value, dict):
             raise ValueError("the arguments must be a JSON object")
         return value

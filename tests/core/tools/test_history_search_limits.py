@@ -46,10 +46,11 @@ def test_a_bad_limit_gets_the_one_line(search, limit, said):
 
 def test_a_limit_of_5000_digits_as_a_json_number_is_a_line_too(search):
     text, error = run(search, '{"query": "port", "limit": ' + "9" * 5000 + "}")
-    assert error and text == ("search_history was not run: the arguments hold a number too "
-                              "long to read (over 4,300 digits): give numbers of a few digits")
+    assert error and text == ("search_history was not run: a number in the arguments has "
+                              "over 4,300 digits: write numbers of a few digits")
     text, error = run(search, '{"query": "port", "limit": ' + "[" * 100_000 + "}")
-    assert error and text == "search_history was not run: the arguments are nested too deep to read"
+    assert error and text == ("search_history was not run: the arguments are nested too deep "
+                              "(thousands of brackets)")
 
 
 @pytest.mark.parametrize(("limit", "read"), [
