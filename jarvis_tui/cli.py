@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser(
         "search", help="find earlier turns of a session by their words (Chinese or English)",
         description="Whole turns that share words with QUERY, best first, with their dates; "
-                    "turns already folded into the summary are marked. One session (the "
+                    "turns already folded into the summary are marked; turns taken out of "
+                    "requests (x or /forget in the app) are not searched. One session (the "
                     "latest, or --session), or with --all every session.")
     _connection_flags(search)
     search.add_argument("query", help="words to look for")

@@ -108,6 +108,8 @@ def _block(text: str, pos: int, offered: Collection[str], final: bool,
             value, pos = _decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
             return TEXT if final else _plausible(text[pos:], offered)
+        except (ValueError, RecursionError):  # JSON Python will not read: 5,000 digits, or
+            return TEXT  # nesting past its stack; a reply of such text is shown as text
         items = value if isinstance(value, list) else [value]
         read = [_as_call(item, offered) for item in items]
         if not read or None in read:
@@ -128,7 +130,7 @@ def _as_call(value: object, offered: Collection[str]) -> tuple[str, str] | None:
         # The template shows earlier calls' arguments as a JSON string, and the model copies it.
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or a number or nesting too large
             return None
     if not isinstance(args, dict):
         return None

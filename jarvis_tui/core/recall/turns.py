@@ -431,8 +431,11 @@ def _specific(history: History, holders: list[set[int]]) -> bool:
 def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
                  limit: int = 10) -> list[list[Message]]:
     """Whole turns of the conversation that match `query`, best first (for /recall and the
-    `search` command; unlike recall(), the ones still in the window too)."""
-    turns = split_turns([m for m in messages if m.id is not None])
+    `search` command; unlike recall(), the ones still in the window too). Nothing the user
+    took out (x, /forget) nor a failed message: /recall pins what it finds into every request,
+    and the user's own search shows what recall could bring back, as `search --all` does."""
+    turns = [[m for m in turn if not m.excluded and m.status != FAILED]
+             for turn in split_turns([m for m in messages if m.id is not None])]
     turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
     found: list[int] = []
     for hit in store.search(conversation_id, query, limit=limit * 3):

@@ -18,8 +18,9 @@ class Search(Db):
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[search_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
-        best first; `covered_only`: only those a summary covers and nothing pinned back. A
-        damaged index is rebuilt (the user is told) and asked again."""
+        best first, failed and excluded ones left out; `covered_only`: only those a summary
+        covers and nothing pinned back. A damaged index is rebuilt (the user is told) and
+        asked again."""
         if not storable(conv_id):
             return []
         return self._ask_index(lambda db: search_index.search(
@@ -28,7 +29,8 @@ class Search(Db):
     def postings(self, conv_id: int, words: list[str], *,
                  cap: int) -> dict[str, list[int] | None]:
         """For each of `words` (terms as the index makes them), the ids of the messages of
-        `conv_id` that hold it, or None when more than `cap` do (see search_index.postings).
+        `conv_id` that hold it (failed and excluded ones left out), or None when more than
+        `cap` do (see search_index.postings).
         Read-only; a damaged index is rebuilt (the user is told) and asked again, as in
         search."""
         if not storable(conv_id):

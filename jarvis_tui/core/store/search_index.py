@@ -164,6 +164,14 @@ def _empty_shadow_tables() -> dict[str, tuple[str, list[tuple]]]:
         fresh.close()
 
 
+# The messages any reader of the index may find: what a request could send (not failed, not
+# taken out by the user with x or /forget). It is in every query, not left to the callers: a
+# turn the user took out must never come back through recall, search or the model's tool, and
+# excluded messages counted as matches would also crowd out, or make look common, the words of
+# the turns the user kept.
+_SENDABLE = "messages.status != 'failed' AND messages.excluded = 0"
+
+
 @dataclass(frozen=True)
 class Hit:
     message_id: int
@@ -172,10 +180,10 @@ class Hit:
 
 def search(db: sqlite3.Connection, conversation_id: int, text: str, *, limit: int = 10,
            covered_only: bool = False) -> list[Hit]:
-    """Messages of one conversation that share terms with `text`, best first; `covered_only`
-    keeps to those a summary covers that are not pinned back into the window (what recall
-    may bring back), filtered in the same query so the best of them are found however many
-    others match."""
+    """Messages of one conversation that share terms with `text`, best first, never a failed or
+    excluded one; `covered_only` keeps to those a summary covers that are not pinned back into
+    the window (what recall may bring back). Filtered in the same query, so the best of them
+    are found however many others match."""
     wanted = query_terms(text)
     if not wanted:
         return []
@@ -183,10 +191,9 @@ def search(db: sqlite3.Connection, conversation_id: int, text: str, *, limit: in
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted)
     query = (f"SELECT {TABLE}.rowid, bm25({TABLE}) FROM {TABLE} "
              f"JOIN messages ON messages.id = {TABLE}.rowid "
-             f"WHERE {TABLE} MATCH ? AND {TABLE}.conversation_id = ?")
+             f"WHERE {TABLE} MATCH ? AND {TABLE}.conversation_id = ? AND {_SENDABLE}")
     if covered_only:
-        query += (" AND messages.summary_id IS NOT NULL AND messages.pinned = 0"
-                  " AND messages.status != 'failed'")
+        query += " AND messages.summary_id IS NOT NULL AND messages.pinned = 0"
     rows = db.execute(query + f" ORDER BY bm25({TABLE}) LIMIT ?",
                       (match, conversation_id, limit))
     return [Hit(int(rowid), float(score)) for rowid, score in rows]
@@ -195,8 +202,9 @@ def search(db: sqlite3.Connection, conversation_id: int, text: str, *, limit: in
 def postings(db: sqlite3.Connection, conversation_id: int, words: list[str],
              cap: int) -> dict[str, list[int] | None]:
     """For each term, the messages of one conversation that hold it (matched as the index
-    matches, stemmed), or None when more than `cap` do: a term that common says nothing about
-    which message is meant, and stopping at the cap keeps the cost to what is worth reading."""
+    matches, stemmed; never a failed or excluded one), or None when more than `cap` do: a term
+    that common says nothing about which message is meant, and stopping at the cap keeps the
+    cost to what is worth reading."""
     out: dict[str, list[int] | None] = {}
     for term in words:
         # The conversation is read from the messages table, not the index's own copy: that
@@ -206,16 +214,11 @@ def postings(db: sqlite3.Connection, conversation_id: int, words: list[str],
         rows = db.execute(
             f"SELECT {TABLE}.rowid FROM {TABLE} CROSS JOIN messages "
             f"ON messages.id = {TABLE}.rowid WHERE {TABLE} MATCH ? "
-            "AND messages.conversation_id = ? LIMIT ?",
+            f"AND messages.conversation_id = ? AND {_SENDABLE} LIMIT ?",
             ('"' + term.replace('"', '""') + '"', conversation_id, cap + 1))
         ids = [rowid for (rowid,) in rows]
         out[term] = ids if len(ids) <= cap else None
     return out
-
-
-# Messages recall and search may bring back from another session: what that session's own
-# requests would send (not failed, not taken out by the user).
-_SENDABLE = "messages.status != 'failed' AND messages.excluded = 0"
 
 
 @dataclass(frozen=True)

@@ -59,19 +59,42 @@ def _everywhere(args: dict) -> bool:
     raise BadArguments(f'"all_sessions" must be true or false, not {_json_type(value)}')
 
 
+# The largest limit read as "as many as may be": a whole number a model could mean (a JSON
+# Schema integer, 64 bits). Past it, a number is garbage, and so is text that is longer:
+# reading 5,000 digits as a number is an error in Python itself.
+_LARGEST = 2**63 - 1
+
+
 def _limit(value: object) -> int:
-    """The limit asked for, held to 1..MAX_LIMIT; a number written as text is read too (models
-    often quote them)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    """The limit asked for: a whole number from 1 up, held to MAX_LIMIT (more than the most
+    gets the most); a number written as text in the digits 0-9 is read too (models often quote
+    them). Anything else (a fraction, a boolean, zero or less, text such as "²" or "٣", a
+    number too large to mean anything) is a BadArguments saying what a limit is."""
     if value is None:
         return DEFAULT_LIMIT
-    if isinstance(value, bool) or not isinstance(value, int):
+    number: int | None = None
+    if isinstance(value, str):
+        text = value.strip()
+        # Only what JSON writes for a number: str.isdigit() takes "²" and int() takes "٣".
+        if text.isascii() and text.isdigit() and len(text) <= len(str(_LARGEST)):
+            number = int(text)
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    if number is None or not 1 <= number <= _LARGEST:
         raise BadArguments(f'"limit" must be a whole number from 1 to {MAX_LIMIT}, not '
-                           f"{_json_type(value)}")
-    return min(max(value, 1), MAX_LIMIT)
+                           f"{_number_or_type(value)}")
+    return min(number, MAX_LIMIT)
+
+
+def _number_or_type(value: object) -> str:
+    """A short number as written ("not -3" says more than "not a number"), else its type: a
+    huge one is never written out (Python refuses to for over 4,300 digits)."""
+    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
+                                    and abs(value) <= _LARGEST):
+        return repr(value)
+    return _json_type(value)
 
 
 def _json_type(value: object) -> str:

@@ -49,6 +49,14 @@ class ToolCall:
             # Some of json's messages end in "at" already ("Invalid control character at").
             raise ValueError(f"the arguments are not valid JSON ({err.msg.removesuffix(' at')} "
                              f"at character {err.pos})") from None
+        except ValueError:
+            # Valid JSON Python will not read: a number of over 4,300 digits. Its own message
+            # (sys.set_int_max_str_digits) means nothing to a model.
+            raise ValueError("a number in the arguments has over 4,300 digits: write "
+                             "numbers of a few digits") from None
+        except RecursionError:
+            raise ValueError("the arguments are nested too deep (thousands of brackets)") \
+                from None
         if not isinstance(value, dict):
             raise ValueError("the arguments must be a JSON object")
         return value

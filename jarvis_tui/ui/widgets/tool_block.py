@@ -98,7 +98,7 @@ def one_line(arguments: str, limit: int = TITLE_ARGS) -> str:
     """The arguments as compact JSON on one line, cut with … past `limit` characters."""
     try:
         text = json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # not JSON, or JSON Python will not read
         text = arguments
     text = " ".join(visible(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -109,7 +109,7 @@ def pretty(arguments: str) -> str:
     try:
         return visible(json.dumps(json.loads(arguments or "{}"), ensure_ascii=False,
                                         indent=2))
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # not JSON, or JSON Python will not read
         return visible(arguments)
 
 
