@@ -9,13 +9,17 @@ one in a sentence), it misses Bearer and Basic headers, `hf_`, `npm_` and unquot
 and its last release is from 2024.
 
 What looks like code that reads a secret (`api_key = os.environ[...]`, `token = get_token()`,
-`password: str`) is left alone: it holds none, and an export should stay readable.
+`password: str`) is left alone: it holds none, and an export should stay readable. Passwords said
+in plain words ("the password is Hunter2", "密码是 S3cret") or given on a command line
+(`mysql -pS3cret`) are passwords.py's rules, in the same table.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from jarvis_tui.core import passwords
 
 REDACTED = "[redacted]"
 
@@ -116,6 +120,12 @@ def _rules(mark: str) -> list[Rule]:
          lambda m: _quoted(m, mark)),
         ("a secret assigned to a name like api_key or password", _BARE,
          lambda m: _bare(m, mark)),
+        # After the assignments, which have hidden `password: S3cret` already.
+        ("a password on a command line", passwords.COMMAND, passwords.command(mark)),
+        ("a secret given to a flag like --password or --token", passwords.FLAG,
+         passwords.flag(mark)),
+        ("a password in plain words", passwords.PROSE_EN, passwords.prose(mark)),
+        ("a password in plain words", passwords.PROSE_ZH, passwords.prose_zh(mark)),
     ]
 
 
