@@ -17,9 +17,11 @@ in plain words ("the password is Hunter2", "密码是 S3cret") or given on a com
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from jarvis_tui.core import passwords
+from jarvis_tui.core.known_secrets import Scrubber
 
 REDACTED = "[redacted]"
 
@@ -146,6 +148,30 @@ def redact(text: str, mark: str = REDACTED) -> str:
     for _, pattern, replace in _rules(mark):
         text = pattern.sub(replace, text)
     return text
+
+
+def redactor(known_secrets: Iterable[str] = ()) -> Callable[[str], str]:
+    """What text becomes where it leaves the session it was said in (another session's request,
+    a list of every session's turns): the secrets jarvis-tui was given as ***, then every
+    credential redact() knows as [redacted]. The same text always gives the same bytes."""
+    return _redactor(tuple(known_secrets))
+
+
+@lru_cache(maxsize=8)
+def _redactor(known: tuple[str, ...]) -> Callable[[str], str]:
+    scrub = Scrubber(known)
+    return lambda text: redact(scrub(text))
+
+
+# A title is its first message cut short ("… eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…"): a key cut
+# in half matches no rule, so a cut word that has a digit in it is hidden as well.
+_CUT_WORD = re.compile(r"[^\s“”「」()（）]*\d[^\s“”「」()（）]*…")
+
+
+def redact_title(title: str, mark: str = REDACTED) -> str:
+    """A session's title as shown anywhere: made from a message's first characters, it holds
+    no credential, whole or cut short by the title's end."""
+    return _CUT_WORD.sub(mark + "…", redact(title, mark))
 
 
 def secret_in(text: str) -> str | None:
