@@ -164,8 +164,10 @@ def _redactor(known: tuple[str, ...]) -> Callable[[str], str]:
 
 
 # A title is its first message cut short ("… eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…"): a key cut
-# in half matches no rule, so a cut word that has a digit in it is hidden as well.
-_CUT_WORD = re.compile(r"[^\s“”「」()（）]*\d[^\s“”「」()（）]*…")
+# in half matches no rule, so a cut word shaped like a key's start (letters and digits, long
+# enough to matter) is hidden as well; "v3.12…" or "2026-11-…" is not one.
+_KEYISH = "[A-Za-z0-9_./+=:-]"
+_CUT_WORD = re.compile(rf"(?<!{_KEYISH})(?={_KEYISH}*\d)(?={_KEYISH}*[A-Za-z]){_KEYISH}{{12,}}…")
 
 
 def redact_title(title: str, mark: str = REDACTED) -> str:
