@@ -55,12 +55,13 @@ _CLAUSE_END = re.compile(r"[.,;:!?)\]}>'\"]*(?:\s*\Z|[ \t]*\n|[，。；！？�
 # or nothing ("passphrase correcthorse").
 _NAME_EN = r"(?<![A-Za-z0-9])(?:pass(?:word|phrase|code)s?|passwd|pwd|pw)(?![A-Za-z0-9])"
 _LINK_EN = (r"(?:(?:[ \t]+(?:for|of)[ \t]+[^\s:]{1,40})?"  # "the password for root is"
-            r"(?:[ \t]*[:=：][ \t]*|[ \t]+(?:is|was|are)(?:[ \t]+(?:now|still|just))?[ \t]+"
+            r"(?:(?:[ \t]+(?:is|was))?[ \t]*[:=：][ \t]*"
+            r"|(?:[ \t]+(?:is|was|are)|['’]s)(?:[ \t]+(?:now|still|just))?[ \t]+"
             r"|[ \t]+(?:(?:is|was|got)[ \t]+)?(?:set|changed|reset)[ \t]+to[ \t]+)|[ \t]+)")
 PROSE_EN = re.compile(rf"({_NAME_EN})({_LINK_EN})({_VALUE})", re.IGNORECASE)
 
 # Chinese: 密码是 / 密码为 / 密码：/ 口令是 / 密码 S3cret, the value ASCII, glued or spaced.
-PROSE_ZH = re.compile(r"((?:密码|密碼|口令)(?:是|为|為|：|:|=|\s)?[ \t]*(?:[:：][ \t]*)?)"
+PROSE_ZH = re.compile(r"((?:密码|密碼|口令)[ \t]*(?:是|为|為)?[ \t]*(?:[:：=][ \t]*)?)"
                       rf"({_VALUE})")
 
 _SHAPED = re.compile(r"\d|[^\w\s'\-]")  # a digit or a symbol: "re-used" and "don't" are words

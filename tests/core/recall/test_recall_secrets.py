@@ -23,14 +23,26 @@ GIVEN = "jt-given-key-0a1b2c3d4e5f"  # what the app was given (the API key): hid
 DEPLOY = (f"Deploy notes for the kestrel-07 release: the deploy key is {KEY}, the prod db "
           f"password is Hunter2-prod! and the API key is {GIVEN}.")
 QUESTION = "Last week I gave you the kestrel-07 release deploy key, which one was it?"
+DEPLOY_ZH = f"上线备忘：kestrel-07 的部署密钥是 {KEY}，数据库密码是 Zx9-kestrel，别外传。"
+QUESTION_ZH = "上次说的 kestrel-07 部署密钥是哪个？"
 
 
 @pytest.fixture
 def stored(tmp_path):
     with Store(tmp_path / "sessions.db") as store:
         session(store, "Release", [*WORK, DEPLOY, *WORK])
+        session(store, "上线", [*WORK, DEPLOY_ZH, *WORK])
         session(store, "Everyday", WORK * 3)
     return tmp_path
+
+
+async def test_a_chinese_turn_comes_without_its_secrets(fake_server, stored):
+    engine = make_engine(fake_server, stored)
+    await send(engine, QUESTION_ZH)
+    block = sent_block(fake_server)
+    assert "kestrel-07 的部署密钥是" in block and "数据库密码是" in block
+    assert KEY not in block and "Zx9-kestrel" not in block
+    await engine.provider.aclose()
 
 
 async def test_recalled_turns_come_without_their_secrets(fake_server, stored):

@@ -27,6 +27,8 @@ SAID = [
     ("pw: Hunter22", "Hunter22", "pw:"),
     ("pwd is s3cr3tz", "s3cr3tz", "pwd is"),
     ("PASSCODE: 884213", "884213", "PASSCODE:"),
+    ("the password's Hunter2x", "Hunter2x", "the password's"),
+    ("the password is: Hunter2x", "Hunter2x", "the password is:"),
     ("密码是Hunter2prod", "Hunter2prod", "密码是"),
     ("数据库密码是 Hunter2-prod！", "Hunter2-prod", "数据库密码是"),
     ("密码：S3cretP4ss", "S3cretP4ss", "密码："),
@@ -35,6 +37,8 @@ SAID = [
     ("口令是 opensesame", "opensesame", "口令是"),
     ("root 的密码是 toor1234，别告诉别人", "toor1234", "，别告诉别人"),
     ("账号 admin 密码 Adm1n2024", "Adm1n2024", "账号 admin 密码"),
+    ("密码 = abc123", "abc123", "密码 ="),
+    ("WiFi 密码 12345678", "12345678", "WiFi 密码"),
 ]
 
 TYPED = [
