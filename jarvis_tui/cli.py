@@ -41,6 +41,7 @@ from jarvis_tui.core.settings.config import (
     Settings,
     config_path,
     config_warnings,
+    known_secrets,
     load_settings,
     price_for,
     provider_chosen,
@@ -647,9 +648,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _search_all(args: argparse.Namespace) -> int:
     from jarvis_tui.core.recall.sessions import search_sessions
+    from jarvis_tui.core.redact import redactor
 
+    # Every session's turns on one screen, as recall would send them to another session: with
+    # their secrets hidden unless the user turned that off (recall_redact_secrets).
+    settings = load(args)
+    scrub = redactor(known_secrets(settings)) if settings.recall_redact_secrets else None
     with open_store(args) as store:
-        found = search_sessions(store, args.query, args.limit)
+        found = search_sessions(store, args.query, args.limit, scrub=scrub)
     if not found:
         _print(f"nothing in any session matches {args.query!r}", flush=True)
         return 0

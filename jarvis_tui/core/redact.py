@@ -9,13 +9,19 @@ one in a sentence), it misses Bearer and Basic headers, `hf_`, `npm_` and unquot
 and its last release is from 2024.
 
 What looks like code that reads a secret (`api_key = os.environ[...]`, `token = get_token()`,
-`password: str`) is left alone: it holds none, and an export should stay readable.
+`password: str`) is left alone: it holds none, and an export should stay readable. Passwords said
+in plain words ("the password is Hunter2", "密码是 S3cret") or given on a command line
+(`mysql -pS3cret`) are passwords.py's rules, in the same table.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from jarvis_tui.core import passwords
+from jarvis_tui.core.known_secrets import Scrubber
 
 REDACTED = "[redacted]"
 
@@ -116,6 +122,12 @@ def _rules(mark: str) -> list[Rule]:
          lambda m: _quoted(m, mark)),
         ("a secret assigned to a name like api_key or password", _BARE,
          lambda m: _bare(m, mark)),
+        # After the assignments, which have hidden `password: S3cret` already.
+        ("a password on a command line", passwords.COMMAND, passwords.command(mark)),
+        ("a secret given to a flag like --password or --token", passwords.FLAG,
+         passwords.flag(mark)),
+        ("a password in plain words", passwords.PROSE_EN, passwords.prose(mark)),
+        ("a password in plain words", passwords.PROSE_ZH, passwords.prose_zh(mark)),
     ]
 
 
@@ -136,6 +148,32 @@ def redact(text: str, mark: str = REDACTED) -> str:
     for _, pattern, replace in _rules(mark):
         text = pattern.sub(replace, text)
     return text
+
+
+def redactor(known_secrets: Iterable[str] = ()) -> Callable[[str], str]:
+    """What text becomes where it leaves the session it was said in (another session's request,
+    a list of every session's turns): the secrets jarvis-tui was given as ***, then every
+    credential redact() knows as [redacted]. The same text always gives the same bytes."""
+    return _redactor(tuple(known_secrets))
+
+
+@lru_cache(maxsize=8)
+def _redactor(known: tuple[str, ...]) -> Callable[[str], str]:
+    scrub = Scrubber(known)
+    return lambda text: redact(scrub(text))
+
+
+# A title is its first message cut short ("… eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…"): a key cut
+# in half matches no rule, so a cut word shaped like a key's start (letters and digits, long
+# enough to matter) is hidden as well; "v3.12…" or "2026-11-…" is not one.
+_KEYISH = "[A-Za-z0-9_./+=:-]"
+_CUT_WORD = re.compile(rf"(?<!{_KEYISH})(?={_KEYISH}*\d)(?={_KEYISH}*[A-Za-z]){_KEYISH}{{12,}}…")
+
+
+def redact_title(title: str, mark: str = REDACTED) -> str:
+    """A session's title as shown anywhere: made from a message's first characters, it holds
+    no credential, whole or cut short by the title's end."""
+    return _CUT_WORD.sub(mark + "…", redact(title, mark))
 
 
 def secret_in(text: str) -> str | None:

@@ -327,11 +327,14 @@ class ChatSession:
 
     def search_all(self, query: str) -> list[tuple[list[Message], str]]:
         """Turns of every session that match `query`, best first, each with where it is from:
-        "" for this session, else its session's "[title, date]" and id (for /recall --all)."""
-        from jarvis_tui.core.recall.sessions import search_sessions
+        "" for this session, else its session's "[title, date]" and id (for /recall --all).
+        Other sessions' turns come with their secrets hidden, as recall sends them (unless the
+        user turned that off); this session's are its own messages, which can be pinned."""
+        from jarvis_tui.core.recall.sessions import scrubbed, search_sessions
 
-        return [(found.turn, "" if found.session.id == self.id
-                 else f"{found.label} · #{found.session.id}")
+        scrub = self.engine.beyond_scrub()
+        return [(found.turn, "") if found.session.id == self.id
+                else (scrubbed(found.turn, scrub), f"{found.label} · #{found.session.id}")
                 for found in search_sessions(self.store, query)]
 
     def export(self, path: Path) -> int:

@@ -51,9 +51,10 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
-from jarvis_tui.core.recall.sessions import joined, recall_beyond, search_sessions
+from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall
-from jarvis_tui.core.settings.config import Settings
+from jarvis_tui.core.redact import redactor
+from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S, SessionMeta
 from jarvis_tui.core.store.store import Store
@@ -268,7 +269,15 @@ class Engine(Branches):
         if not self.settings.recall_other_sessions:
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
-                                         budget - own.tokens, present, self._history.all))
+                                         budget - own.tokens, present, self._history.all,
+                                         self.beyond_scrub()))
+
+    def beyond_scrub(self) -> Scrub | None:
+        """What other sessions' text goes through before this one sends or shows it: their
+        secrets hidden, unless the user turned that off (None)."""
+        if not self.settings.recall_redact_secrets:
+            return None
+        return redactor(known_secrets(self.settings))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)
@@ -308,7 +317,8 @@ class Engine(Branches):
 
     def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:
         """For search_history's all_sessions: the other sessions' turns that match."""
-        found = search_sessions(self.store, query, limit, beside=self.conversation.id)
+        found = search_sessions(self.store, query, limit, beside=self.conversation.id,
+                                scrub=self.beyond_scrub())
         return [(f.turn, f.where) for f in found]
 
     def configured_prompt(self) -> str:

@@ -14,14 +14,18 @@ Our users ask in whichever language comes to hand, so the question is weighed tw
 words, and as the other language can say it (recall/words.py's glossary; of a Chinese question
 only its glossary words and its names, as `bridged` tells). The same rule applies to each, and
 the turn holding the most weight wins whichever found it.
+
+What another session said leaves it through `scrub` (the engine's is redact.redactor, unless
+the user turned recall_redact_secrets off): a key said in one session is no other session's to
+send, nor its provider's to read.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence, Set
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence, Set
+from dataclasses import dataclass, replace
 
 from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.messages import FAILED, Message
@@ -64,6 +68,27 @@ BEYOND_ZH = re.compile(
 MAX_TITLE = 60  # characters of a title in a label: it names the session, it is not content
 MAX_ASKING = 1000  # characters of a message that asks about the past (see asked_back)
 HOLDERS_READ = 4 * MAX_SPECIFIC  # messages holding a match worth placing in their turns
+
+Scrub = Callable[[str], str]
+
+
+def scrubbed(turn: list[Message], scrub: Scrub | None) -> list[Message]:
+    """Copies of `turn`'s messages as they may leave their session: text and tool calls'
+    arguments through `scrub` (None: as they are). The stored messages are not touched."""
+    if scrub is None:
+        return turn
+    return [replace(m, content=scrub(m.content), tool_calls=_calls(m.tool_calls, scrub),
+                    _tokens=None) for m in turn]
+
+
+def _calls(calls: list[dict] | None, scrub: Scrub) -> list[dict] | None:
+    out = []
+    for call in calls or []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            call = {**call, "function": {**fn, "arguments": scrub(fn["arguments"])}}
+        out.append(call)
+    return out if calls is not None else None
 
 
 def points_beyond(text: str) -> bool:
@@ -137,11 +162,12 @@ def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ..
 
 def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
                   budget: int, present: Set[int] = frozenset(),
-                  here: Sequence[Message] = ()) -> Recalled:
+                  here: Sequence[Message] = (), scrub: Scrub | None = None) -> Recalled:
     """The turns of other sessions `query` points back to (see the module's doc), best first
-    within `budget` tokens, sent oldest first; nothing unless it points beyond its session. A
-    turn all of whose messages are in `present` (carried already) is not sent twice, nor one
-    that says only what `here` (this session's branch) says: a fork's copy of its own turns."""
+    within `budget` tokens, sent oldest first, their text through `scrub`; nothing unless it
+    points beyond its session. A turn all of whose messages are in `present` (carried already)
+    is not sent twice, nor one that says only what `here` (this session's branch) says: a
+    fork's copy of its own turns."""
     if budget <= 0 or not points_beyond(query):
         return Recalled()
     text = without_pointers(query)
@@ -177,7 +203,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
-    return _fitted(store, chosen, counter, budget, present, here)
+    return _fitted(store, chosen, counter, budget, present, here, scrub)
 
 
 Views = list[tuple[dict[str, set[int]], dict[str, float]]]
@@ -213,7 +239,8 @@ def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Ou
 
 
 def _fitted(store: Store, chosen: dict[int, tuple[int, tuple[int, ...]]], counter: TokenCounter,
-            budget: int, present: Set[int], here: Sequence[Message]) -> Recalled:
+            budget: int, present: Set[int], here: Sequence[Message],
+            scrub: Scrub | None) -> Recalled:
     turns: list[list[Message]] = []
     labels: list[str] = []
     titles: dict[int, str] = {}
@@ -227,7 +254,7 @@ def _fitted(store: Store, chosen: dict[int, tuple[int, tuple[int, ...]]], counte
         if conv_id not in titles:
             info = store.get_conversation(conv_id)
             titles[conv_id] = info.title if info is not None else ""
-        turns.append(turn)
+        turns.append(scrubbed(turn, scrub))  # weighed as sent
         labels.append(label(titles[conv_id], turn[0].created_at))
     picked, used = fitted(turns, counter, budget, OTHER_SESSIONS_HEADER, labels)
     if not picked:
@@ -263,11 +290,11 @@ class SessionTurn:
 HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
 
 
-def search_sessions(store: Store, query: str, limit: int = 10,
-                    beside: int | None = None) -> list[SessionTurn]:
+def search_sessions(store: Store, query: str, limit: int = 10, beside: int | None = None,
+                    scrub: Scrub | None = None) -> list[SessionTurn]:
     """Whole turns of every session (but `beside`) that match `query`, best first, each from
-    its session's branch shown, without failed or excluded messages (for `search --all`,
-    `/recall --all` and the model's search with all_sessions)."""
+    its session's branch shown, without failed or excluded messages, their text through
+    `scrub` (for `search --all`, `/recall --all` and the model's search with all_sessions)."""
     outlines = _Outlines(store)
     infos: dict[int, SessionInfo | None] = {}
     seen: set[int] = set()
@@ -283,7 +310,7 @@ def search_sessions(store: Store, query: str, limit: int = 10,
         turn = [m for m in store.messages_by_id(hit.conversation_id, list(place[1]))
                 if m.status != FAILED and not m.excluded]
         if info is not None and turn:
-            found.append(SessionTurn(info, turn))
+            found.append(SessionTurn(info, scrubbed(turn, scrub)))
         if len(found) == limit:
             break
     return found

@@ -225,6 +225,14 @@ SCHEMA: tuple[Setting, ...] = (
             "when a message points back beyond this session (\"last week\", \"上次\"), bring "
             "back other sessions' turns too, and let the model's search_history search them; "
             "false = this session only, so no session's turns go to another's provider"),
+    # A key said in one session would otherwise reach every session whose question points
+    # back to it, and another provider with it.
+    Setting("recall_redact_secrets", bool, True, anything,
+            Words("true or false", "true 或 false"),
+            "what comes back from other sessions (recall, search_history's all_sessions, "
+            "/recall --all, search --all) has its secrets hidden by export --redact's rules and "
+            "the keys jarvis-tui was given; false = as it was said",
+            env="JARVIS_RECALL_REDACT_SECRETS"),
     # The user's memory goes at the front of every request, within this many tokens and never
     # more than a tenth of the request's budget (a small window keeps room for the talk).
     Setting("memory_budget", int, 512, Range(0, 100_000),

@@ -26,8 +26,8 @@ ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system
 
 
 def _redact_all(value: Any) -> Any:
-    # Every string: a key pasted in the first message is in the title too, and tool calls and
-    # metadata are text the user never reads before sharing.
+    # Every string: tool calls and metadata are text the user never reads before sharing (the
+    # title shows no key whatever the flag: records.SessionInfo).
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
@@ -41,27 +41,14 @@ def _redact_all(value: Any) -> Any:
 _RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
-# A title is its first message cut short ("… eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.…"): a key cut
-# in half matches no rule, so a cut word that has a digit in it is hidden as well.
-_CUT_WORD = re.compile(r"[^\s“”「」()（）]*\d[^\s“”「」()（）]*…")
-
-
-def _redacted(data: dict[str, Any]) -> dict[str, Any]:
-    out = _redact_all(data)
-    conv = out.get("conversation") or {}
-    if isinstance(conv.get("title"), str):
-        conv["title"] = _CUT_WORD.sub(REDACTED + "…", conv["title"])
-    return out
-
-
 def to_json(data: dict[str, Any], *, redact: bool = False) -> str:
-    text = json.dumps(_redacted(data) if redact else data, ensure_ascii=False, indent=2)
+    text = json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
     return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
     if redact:
-        data = _redacted(data)
+        data = _redact_all(data)
     conv = data["conversation"]
     out = [f"# {conv.get('title') or 'Untitled session'}", ""]
     out.append(f"Session {conv['id']} · model {conv.get('model') or '?'} · "

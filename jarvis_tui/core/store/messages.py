@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from jarvis_tui.core.messages import ROOT, Message
+from jarvis_tui.core.redact import redact, redact_title
 from jarvis_tui.core.store.db import Db, dump_json, load_json, storable
 from jarvis_tui.core.store.records import SessionInfo, StoreError, Summary, Unreadable
 from jarvis_tui.core.textsafe import valid_unicode
@@ -17,10 +18,17 @@ TITLE_CHARS = 60
 STATUSES = ("complete", "partial", "failed")
 
 
+# Read of a message for its title: enough that a key starting in the title's room is seen whole.
+TITLE_READ = 2000
+
+
 def make_title(text: str) -> str:
-    """A single-line title from the first user message."""
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+    """A single-line title from the first user message, with no credential in it: a title is
+    shown in every list and recall label, and a message that starts with a token would make it
+    the token."""
+    line = redact(" ".join(text[:TITLE_READ * 2].split())[:TITLE_READ])
+    return redact_title(line if len(line) <= TITLE_CHARS
+                        else line[: TITLE_CHARS - 1].rstrip() + "…")
 
 
 class Messages(Db):

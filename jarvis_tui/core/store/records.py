@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jarvis_tui.core.redact import redact_title
+
 
 class StoreError(Exception):
     """A one-line, user-facing problem with the session database."""
@@ -15,13 +17,18 @@ class StoreLocked(StoreError):
 
 @dataclass
 class SessionInfo:
-    """One session as the session list shows it."""
+    """One session as the session list shows it. Its title shows no credential, however it was
+    stored: a store from before titles were made without them still holds the token a first
+    message started with, and every list, label and export reads titles here."""
     id: int
     title: str
     created_at: float
     updated_at: float
     model: str
     message_count: int
+
+    def __post_init__(self) -> None:
+        self.title = redact_title(self.title)
 
 
 @dataclass
