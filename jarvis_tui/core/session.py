@@ -35,6 +35,7 @@ from jarvis_tui.core.store.export import to_json, to_markdown
 # The UI reaches the store only through this module (an import-linter contract): these names
 # are what it needs of the store's.
 from jarvis_tui.core.store.records import MemoryEntry as MemoryEntry
+from jarvis_tui.core.store.records import MemorySource as MemorySource
 from jarvis_tui.core.store.records import SessionInfo as SessionInfo
 from jarvis_tui.core.store.records import StoreError as StoreError
 from jarvis_tui.core.store.records import Summary as Summary
@@ -358,9 +359,15 @@ class ChatSession:
         request on. A text already there in any state is that entry, now in memory. Raises
         MemoryRefused (one line: a secret, too long, empty) or StoreError."""
         entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
-                         message_id=message.id if message is not None else None)
+                         message_id=message.id if message is not None else None,
+                         origin="remember" if message is None else "message")
         self.engine.refresh_memory()
         return entry
+
+    def memory_sources(self) -> dict[int, MemorySource]:
+        """How each memory entry came, and whether its message is now taken out of the
+        requests, by entry id (F6 says so). Raises StoreError."""
+        return self.store.memory_sources()
 
     def edit_memory(self, entry_id: int, text: str) -> MemoryEntry:
         """Raises MemoryRefused, as remember does, or StoreError (no such entry)."""
