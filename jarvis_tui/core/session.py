@@ -192,7 +192,8 @@ class ChatSession:
         (each with its message id, so the newest can be edited), or in every stored session
         (`across`; raises StoreError)."""
         if across:
-            return [HistoryEntry(text) for text in self.store.sent_prompts(None, HISTORY_LIMIT)]
+            return [HistoryEntry(text, pasted=pasted)
+                    for text, pasted in self.store.sent_prompts_pasted(None, HISTORY_LIMIT)]
         return entries_of(self.messages)
 
     def last_pinnable(self) -> Message | None:

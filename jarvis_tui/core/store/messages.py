@@ -174,24 +174,30 @@ class Messages(Db):
         """What the user sent in `conv_id` (None: in every session), newest first, for the
         prompt's history: blank messages left out, one sent again right after itself listed
         once (as a shell keeps its history)."""
+        return [text for text, _ in self.sent_prompts_pasted(conv_id, limit)]
+
+    def sent_prompts_pasted(self, conv_id: int | None,
+                            limit: int = 500) -> list[tuple[str, Spans]]:
+        """sent_prompts, each with the spans of it that were pasted: sent again from the
+        prompt's history, a pasted text is still pasted."""
         if conv_id is not None and not storable(conv_id):
             return []
         if conv_id is None:
-            query = ("SELECT content FROM messages WHERE role = 'user' "
+            query = ("SELECT content, pasted FROM messages WHERE role = 'user' "
                      "ORDER BY created_at DESC, id DESC")
             args: tuple[int, ...] = ()
         else:
-            query = ("SELECT content FROM messages WHERE role = 'user' AND conversation_id = ? "
-                     "ORDER BY seq DESC")
+            query = ("SELECT content, pasted FROM messages WHERE role = 'user' "
+                     "AND conversation_id = ? ORDER BY seq DESC")
             args = (conv_id,)
-        texts: list[str] = []
+        texts: list[tuple[str, Spans]] = []
         with self._guard("read"):
             # Read row by row: the limit counts what is listed, after blanks and repeats.
-            for (text,) in self._db.execute(query, args):
+            for text, pasted in self._db.execute(query, args):
                 if len(texts) >= limit:
                     break
-                if text.strip() and (not texts or texts[-1] != text):
-                    texts.append(text)
+                if text.strip() and (not texts or texts[-1][0] != text):
+                    texts.append((text, _load_spans(pasted, len(text))))
         return texts
 
     def stamp(self, conv_id: int) -> tuple[int, int, int, int]:
