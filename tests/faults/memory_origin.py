@@ -119,9 +119,73 @@ def paste_on_standard_input(tmp: Path) -> ProcOutcome:
     return t.outcome(f"offered {len(waiting)}: {', '.join(repr(s[:30]) for s in waiting)}")
 
 
+# -- item 3: what the user took out leaves the inbox ----------------------------------------------
+
+def said_then_folded(t: Trial, fake: FakeProvider) -> str:
+    """A session whose first question (typed) holds two sentences worth remembering, folded
+    in by a compaction that offered both; the question."""
+    question = " ".join(FORGOTTEN)
+    ask = t.run(*flags(fake), "ask", question)
+    t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")
+    ask_until_folded(t, fake, question)
+    offered = suggestions(t)
+    t.expect(all(text in offered for text in FORGOTTEN), f"not offered at first: {offered}")
+    return question
+
+
+def f6_rows(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("F6: ")]
+
+
+def forgotten_turn_leaves_the_inbox(tmp: Path) -> ProcOutcome:
+    t = Trial(3, "x on a folded turn whose words wait in the inbox", tmp, issue=39)
+    with FakeProvider(limit=100_000) as fake:
+        summarising_replies(fake)
+        question = said_then_folded(t, fake)
+        t.write_config(config(fake))
+        app = run_driver(t, "tests.faults.origin_driver", "forget", question, timeout=180)
+    t.expect(app.returncode == 0, f"app: exit {app.returncode}: {one_line(app.stderr)}")
+    t.keeps([question])  # taken out of the requests, kept in the session
+    waiting = suggestions(t)
+    shown = f6_rows(app.stderr)
+    listed = t.run("memory", "list").stdout
+    for text in FORGOTTEN:
+        t.expect(text not in waiting, f"the inbox still holds {text[:30]!r}")
+        t.expect(not any(text in row for row in shown), f"F6 still offers {text[:30]!r}")
+        t.expect(text not in listed, f"memory list still offers {text[:30]!r}")
+    return t.outcome(f"{len(waiting)} waiting; F6: {shown[0][4:70] if shown else 'nothing'}")
+
+
+def accepted_entry_marks_its_excluded_source(tmp: Path) -> ProcOutcome:
+    t = Trial(3, "Y on one suggestion, then x on the turn it came from", tmp, issue=39)
+    with FakeProvider(limit=100_000) as fake:
+        summarising_replies(fake)
+        question = said_then_folded(t, fake)
+        t.write_config(config(fake))
+        app = run_driver(t, "tests.faults.origin_driver", "accept-forget", question,
+                         timeout=180)
+    t.expect(app.returncode == 0, f"app: exit {app.returncode}: {one_line(app.stderr)}")
+    accepted = next((line[len("accepted: "):] for line in app.stderr.splitlines()
+                     if line.startswith("accepted: ")), "")
+    t.expect(accepted in FORGOTTEN, f"no suggestion was accepted: {one_line(app.stderr)}")
+    kept = suggestions(t, ("active",))
+    t.expect(accepted in kept, "the accepted entry is gone: the user decides whether to keep it")
+    row = next((r for r in f6_rows(app.stderr) if accepted and accepted in r), "")
+    t.expect("its source is excluded" in row,
+             f"F6 does not say its source is excluded: {row[4:90]!r}")
+    other = [text for text in FORGOTTEN if text != accepted]
+    t.expect(not any(text in suggestions(t) for text in other),
+             "the other suggestion of the excluded turn still waits")
+    return t.outcome(" | ".join(row[4:].split(" | ")[1:])[:100])
+
+
 CASES: list[ProcCase] = [
     ProcCase(2, "the app: a vendor's document pasted between typed sentences",
              paste_in_the_app, issue=39),
     ProcCase(2, "ask -: a vendor's document on standard input, then typed turns",
              paste_on_standard_input, issue=39),
+    ProcCase(3, "x on a folded turn whose words wait in the inbox",
+             forgotten_turn_leaves_the_inbox, issue=39),
+    ProcCase(3, "Y on one suggestion, then x on the turn it came from",
+             accepted_entry_marks_its_excluded_source, issue=39),
 ]
