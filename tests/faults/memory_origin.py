@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jarvis_tui.core.store.store import Store
 from tests.engine_helpers import summarising_replies
 from tests.fakeserver import FakeProvider
 from tests.faults import ProcCase, ProcOutcome, Trial, one_line
 from tests.faults.leaks import run_driver
-from jarvis_tui.core.store.store import Store
 
 # The vendor's document, pasted: prose, not code or a log, so its shape does not give it away.
 HOSTILE = (
