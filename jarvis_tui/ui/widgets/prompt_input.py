@@ -12,10 +12,9 @@ from collections.abc import Callable
 
 from textual import events
 from textual.binding import Binding
-from textual.document._document import EditResult, Location
-from textual.document._edit import Edit
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Location
 
 from jarvis_tui.core.pasted import NONE, Spans, deleted, inserted, shifted, tidy
 from jarvis_tui.core.prompt_history import HistoryEntry
@@ -87,17 +86,21 @@ class PromptInput(TextArea):
         edit._jarvis_pasted = (before, self._pasted)  # type: ignore[attr-defined]
         return result
 
-    def _undo_batch(self, edits) -> None:  # type: ignore[no-untyped-def]
-        super()._undo_batch(edits)
-        if edits:
-            self._pasted = _marks_of(edits[0], 0, self._pasted)
+    def undo(self) -> None:
+        # The batch undone is the newest on the stack: the spans go back to what they were
+        # before its first edit.
+        batches = self.history.undo_stack
+        super().undo()
+        if batches and batches[-1]:
+            self._pasted = _marks_of(batches[-1][0], 0, self._pasted)
 
-    def _redo_batch(self, edits) -> None:  # type: ignore[no-untyped-def]
-        super()._redo_batch(edits)
-        if edits:
-            self._pasted = _marks_of(edits[-1], 1, self._pasted)
+    def redo(self) -> None:
+        batches = self.history.redo_stack
+        super().redo()
+        if batches and batches[-1]:
+            self._pasted = _marks_of(batches[-1][-1], 1, self._pasted)
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    async def on_paste(self, event: events.Paste) -> None:
         # TextArea's own handler, with the text marked as pasted; prevent_default keeps the
         # base class from inserting it a second time.
         event.prevent_default()
