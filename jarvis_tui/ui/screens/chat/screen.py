@@ -50,9 +50,11 @@ DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     BINDINGS = bindings()
 
-    def __init__(self, session: ChatSession, draft: str = "") -> None:
+    def __init__(self, session: ChatSession, draft: str = "",
+                 draft_pasted: Spans = NONE) -> None:
         super().__init__(session)
         self._draft = draft
+        self._draft_pasted = draft_pasted  # what of the draft was pasted: still pasted
         translate_bindings(self, ui_language(self.app), KEY_TEXTS)
         self._gauge_timer: Timer | None = None
         self._last_stream_gauge = 0.0
@@ -89,7 +91,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             raise
         prompt = self.query_one(PromptInput)
         if self._draft:
-            prompt.load_text(self._draft)
+            prompt.load_text(self._draft, self._draft_pasted)
             prompt.move_cursor(prompt.document.end)
         prompt.focus()
         self.set_interval(DISK_WATCH_S, self._watch_disk)
