@@ -247,7 +247,10 @@ class ChatSession:
         return self.engine.turn_of(message)
 
     def set_excluded(self, messages: list[Message], excluded: bool) -> ev.MessagesChanged:
-        """Take a turn out of every later request, or bring it back; raises StoreError."""
+        """Take a turn out of every later request, or bring it back; raises StoreError. The
+        memory suggestions its messages gave, still waiting, are withdrawn with it (the store
+        does it, whoever excludes), and stay withdrawn when it is brought back: /remember
+        says them again. An accepted entry stays, marked in F6 as from an excluded message."""
         self.engine.set_excluded(messages, excluded)
         return ev.MessagesChanged(tuple(m.id for m in messages if m.id is not None),
                                   "excluded" if excluded else "included")

@@ -121,7 +121,9 @@ MIGRATIONS: list[str] = [
     # in what the user typed), "remember" (/remember or F6), "message" (M on a message), "cli"
     # (`memory add`), "import"; NULL: before this was kept. A suggestion whose message is taken
     # out of the requests (/forget) or deleted, or whose session is deleted, is withdrawn with
-    # it, whoever does it: it must not wait in the inbox, ready to accept.
+    # it, whoever does it: it must not wait in the inbox, ready to accept. What a user's message
+    # stored before this held is not known to be typed: one not folded yet counts as pasted
+    # (a suggestion missed costs one /remember; a pasted line offered costs far more).
     """
     ALTER TABLE messages ADD COLUMN pasted TEXT;
     ALTER TABLE memories ADD COLUMN origin TEXT;
@@ -138,6 +140,8 @@ MIGRATIONS: list[str] = [
     END;
     DELETE FROM memories WHERE state = 'suggested' AND message_id IN (
         SELECT id FROM messages WHERE excluded = 1);
+    UPDATE messages SET pasted = json_array(json_array(0, length(content)))
+        WHERE role = 'user' AND summary_id IS NULL AND content != '';
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
