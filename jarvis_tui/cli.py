@@ -449,11 +449,14 @@ def _conversation_id(store: Store, args: argparse.Namespace, settings: Settings)
 
 def cmd_ask(args: argparse.Namespace) -> int:
     text = _read_text(args.text)
+    # What comes on standard input was not typed at the prompt: a file, a log, a document
+    # piped in is pasted (never read for memory suggestions), however much it reads like prose.
+    question = Message("user", text, pasted=((0, len(text)),) if args.text == "-" else ())
     settings, how = load_choosing_local(args)
     _require_key(settings, nothing_chosen=how == "none")
     with open_store(args) as store, local_server(args, settings) as (settings, _):
         conv_id = _conversation_id(store, args, settings)
-        return asyncio.run(_ask(settings, store, conv_id, text,
+        return asyncio.run(_ask(settings, store, conv_id, question,
                                 forget_limit=getattr(args, "context_window", None) is not None,
                                 usage=args.usage, allow=args.allow_tool,
                                 tools=not args.no_tools))
@@ -516,14 +519,14 @@ def _silence(stream: TextIO) -> None:
         os.close(devnull)
 
 
-async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
+async def _ask(settings: Settings, store: Store, conv_id: int, question: Message, *,
                forget_limit: bool = False, usage: bool = False,
                allow: Sequence[str] = (), tools: bool = True) -> int:
     from jarvis_tui.cli_tools import ask_tools
     from jarvis_tui.core.engine.engine import Engine
 
     provider = make_provider(settings)
-    language = pick_language(settings.language, text)
+    language = pick_language(settings.language, question.content)
     out = _Output(sys.stdout)
     safe = SafeStream()
     streamed = step_text = False
@@ -532,7 +535,7 @@ async def _ask(settings: Settings, store: Store, conv_id: int, text: str, *,
     try:
         engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
         async with ask_tools(settings, engine, allow, lambda line: _say(visible(line)),
-                             enabled=tools), aclosing(engine.stream_reply(text)) as events:
+                             enabled=tools), aclosing(engine.stream_reply(question)) as events:
             async for event in events:
                 if isinstance(event, ev.Delta):
                     out.write(safe.feed(event.text))

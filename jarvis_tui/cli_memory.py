@@ -110,7 +110,7 @@ def cmd_memory(args: argparse.Namespace, io: Shared) -> int:
         secrets = _known_secrets(args, io)
         with io.open_store(args) as store:
             try:
-                entry = remember(store, args.text, secrets)
+                entry = remember(store, args.text, secrets, origin="cli")
             except MemoryRefused as err:
                 raise CliError(f"not remembered: {err}") from None
         io.print(f"remembered as entry {entry.id}", flush=True)

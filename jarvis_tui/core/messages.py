@@ -41,6 +41,9 @@ class Message:
     # branch's newest message); ROOT: the first message of a branch starting at the top.
     parent_id: int | None = None
     created_at: float = field(default_factory=time.time)
+    # [start, end) spans of `content` the user pasted rather than typed (core/pasted.py): never
+    # read for memory suggestions.
+    pasted: tuple[tuple[int, int], ...] = ()
     # Raw token estimate cached with the content it was computed for (see tokens.TokenCounter).
     _tokens: tuple[str, int] | None = field(default=None, repr=False, compare=False)
 

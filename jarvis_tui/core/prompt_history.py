@@ -16,6 +16,8 @@ class HistoryEntry:
     # The stored message, when it is one of the open session's: only those can be edited and
     # resent from the prompt. None for the list across sessions.
     message_id: int | None = None
+    # What of `text` was pasted (core/pasted.py): sent again, it is still pasted.
+    pasted: tuple[tuple[int, int], ...] = ()
 
 
 def entries_of(messages: Iterable[Message], limit: int = HISTORY_LIMIT) -> list[HistoryEntry]:
@@ -29,5 +31,5 @@ def entries_of(messages: Iterable[Message], limit: int = HISTORY_LIMIT) -> list[
         if message.role != "user" or not message.content.strip():
             continue
         if not out or out[-1].text != message.content:
-            out.append(HistoryEntry(message.content, message.id))
+            out.append(HistoryEntry(message.content, message.id, message.pasted))
     return out

@@ -35,6 +35,7 @@ from jarvis_tui.core.store.export import to_json, to_markdown
 # The UI reaches the store only through this module (an import-linter contract): these names
 # are what it needs of the store's.
 from jarvis_tui.core.store.records import MemoryEntry as MemoryEntry
+from jarvis_tui.core.store.records import MemorySource as MemorySource
 from jarvis_tui.core.store.records import SessionInfo as SessionInfo
 from jarvis_tui.core.store.records import StoreError as StoreError
 from jarvis_tui.core.store.records import Summary as Summary
@@ -191,7 +192,8 @@ class ChatSession:
         (each with its message id, so the newest can be edited), or in every stored session
         (`across`; raises StoreError)."""
         if across:
-            return [HistoryEntry(text) for text in self.store.sent_prompts(None, HISTORY_LIMIT)]
+            return [HistoryEntry(text, pasted=pasted)
+                    for text, pasted in self.store.sent_prompts_pasted(None, HISTORY_LIMIT)]
         return entries_of(self.messages)
 
     def last_pinnable(self) -> Message | None:
@@ -245,7 +247,10 @@ class ChatSession:
         return self.engine.turn_of(message)
 
     def set_excluded(self, messages: list[Message], excluded: bool) -> ev.MessagesChanged:
-        """Take a turn out of every later request, or bring it back; raises StoreError."""
+        """Take a turn out of every later request, or bring it back; raises StoreError. The
+        memory suggestions its messages gave, still waiting, are withdrawn with it (the store
+        does it, whoever excludes), and stay withdrawn when it is brought back: /remember
+        says them again. An accepted entry stays, marked in F6 as from an excluded message."""
         self.engine.set_excluded(messages, excluded)
         return ev.MessagesChanged(tuple(m.id for m in messages if m.id is not None),
                                   "excluded" if excluded else "included")
@@ -361,9 +366,15 @@ class ChatSession:
         request on. A text already there in any state is that entry, now in memory. Raises
         MemoryRefused (one line: a secret, too long, empty) or StoreError."""
         entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
-                         message_id=message.id if message is not None else None)
+                         message_id=message.id if message is not None else None,
+                         origin="remember" if message is None else "message")
         self.engine.refresh_memory()
         return entry
+
+    def memory_sources(self) -> dict[int, MemorySource]:
+        """How each memory entry came, and whether its message is now taken out of the
+        requests, by entry id (F6 says so). Raises StoreError."""
+        return self.store.memory_sources()
 
     def edit_memory(self, entry_id: int, text: str) -> MemoryEntry:
         """Raises MemoryRefused, as remember does, or StoreError (no such entry)."""

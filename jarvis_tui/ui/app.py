@@ -223,7 +223,8 @@ class JarvisApp(App[None]):
         if self.screen is not old:  # a dialog is open over it: again when it closes
             old.relocalize_pending = True
             return
-        self._chat = ChatScreen(old.session, draft=old.query_one(PromptInput).text)
+        prompt = old.query_one(PromptInput)
+        self._chat = ChatScreen(old.session, draft=prompt.text, draft_pasted=prompt.pasted)
         await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:

@@ -142,10 +142,11 @@ class ReplyFailed(EngineMessage):
 
     def __init__(self, conversation_id: int, error: str, *, user_text: str,
                  partial: ChatMessage | None = None, stopped: bool = False,
-                 saved: bool = True) -> None:
+                 saved: bool = True, user_pasted: tuple[tuple[int, int], ...] = ()) -> None:
         super().__init__(conversation_id)
         self.error = error
         self.user_text = user_text
+        self.user_pasted = user_pasted  # what of user_text was pasted: restored, still pasted
         self.partial = partial
         self.stopped = stopped
         self.saved = saved  # False: `partial` is the whole reply, which the store refused

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jarvis_tui.core.pasted import Spans, deleted, tidy
 from jarvis_tui.ui.actions import BY_SLASH
 from jarvis_tui.ui.i18n import Texts
 
@@ -44,6 +45,17 @@ def parse(text: str) -> Command | str:
     if name not in BY_SLASH:
         raise UnknownCommand(head)
     return Command(BY_SLASH[name].id, arg.strip())
+
+
+def pasted_of_sent(typed: str, sent: str, pasted: Spans) -> Spans:
+    """The pasted spans of `sent`, the text parse() made of `typed` (whose spans are
+    `pasted`): the same, or shifted past what `//x` loses in becoming `/x`."""
+    if sent == typed or not pasted:
+        return tidy(pasted, len(sent))
+    start = len(typed) - len(typed.lstrip()) + 1  # the blanks before "//" and one slash
+    if typed[start:start + len(sent)] != sent:
+        return ((0, len(sent)),)  # not parse()'s shape after all: count it all as pasted
+    return tidy(deleted(pasted, 0, start), len(sent))
 
 
 def unknown_text(lang: str, name: str) -> str:

@@ -141,7 +141,8 @@ async def test_the_screen_marks_what_the_budget_leaves_out(fake_server, tmp_path
         screen = await open_memory(pilot)
         shown = rows(screen)
         assert len(shown) == 2
-        assert shown[0].startswith("✓ sent · from session #1 · ") and new.text in shown[0]
+        assert shown[0].startswith("✓ sent · you added it with /remember or F6 in session #1 · "
+                                   ) and new.text in shown[0]
         assert shown[1].startswith("✗ left out: over the memory budget (40 tokens)")
         assert old.text in shown[1]
         section = session.memory_sent()
@@ -267,7 +268,7 @@ async def test_chinese_interface(fake_server, tmp_path):
         assert "\n 记忆 " in screen_text(app)
         screen = await open_memory(pilot)
         assert header(screen).startswith("1 条 · 每次请求")
-        assert rows(screen)[0].startswith("✓ 发送 · 来自会话 #1")
+        assert rows(screen)[0].startswith("✓ 发送 · 你在第 1 号会话中用 /remember 或 F6 添加")
         text = screen_text(app)
         assert "记忆：告知每个会话" in text and "A/Enter 添加" in text
         await pilot.press("a")  # A adds, as Enter does; the dialog in Chinese, Esc keeps nothing

@@ -33,7 +33,7 @@ from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.memory.guard import refusal
-from jarvis_tui.core.memory.suggest import durable
+from jarvis_tui.core.memory.suggest import durable, typed_by_user
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
@@ -238,13 +238,13 @@ class Compactions:
         return events
 
     def _suggest(self, folded: list[Message]) -> int:
-        """What the user said in the turns just folded in that looks worth remembering, stored
+        """What the user typed in the turns just folded in that looks worth remembering, stored
         as suggestions for the user to accept or dismiss (never as memory: nothing enters it
         without the user's yes); a text the memory holds in any state is not offered again,
         nor one the guard would refuse (a sentence that holds a key). How many were new."""
         secrets = known_secrets(self._view.settings)
         found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
-                 for kind, text in durable([m.content]) if refusal(text, secrets) is None]
+                 for kind, text in durable([typed_by_user(m)]) if refusal(text, secrets) is None]
         if not found:
             return 0
         try:

@@ -552,7 +552,7 @@ class Engine(Branches):
                 if self.asks_anew(user):
                     # The turns after it stay on the branch of the version asked before.
                     self._back_to = self.head_id
-                    self._anew = anew or Message("user", user.content)
+                    self._anew = anew or Message("user", user.content, pasted=user.pasted)
                     self._anew.parent_id = user.parent_id or ROOT
                     user = self._anew
                 elif user.status == FAILED:

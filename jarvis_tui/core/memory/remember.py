@@ -14,10 +14,11 @@ from jarvis_tui.core.store.records import MemoryEntry
 
 def remember(store: MemoryEntries, text: str, known_secrets: Iterable[str] = (), *,
              conversation_id: int | None = None,
-             message_id: int | None = None) -> MemoryEntry:
+             message_id: int | None = None, origin: str | None = None) -> MemoryEntry:
     """`text` as an active entry: a new one (said in `conversation_id`, taken from
-    `message_id`), or the entry that says the same, now active and worded as `text`. Raises
-    MemoryRefused (one line: a secret, too long, empty) or StoreError."""
+    `message_id`, come by `origin`: see MEMORY_ORIGINS), or the entry that says the same, now
+    active and worded as `text`. Raises MemoryRefused (one line: a secret, too long, empty)
+    or StoreError."""
     text = check(text, known_secrets)
     for entry in store.memories(("active", "suggested", "dismissed")):
         if same_text(entry.text) == same_text(text):
@@ -26,4 +27,4 @@ def remember(store: MemoryEntries, text: str, known_secrets: Iterable[str] = (),
             return entry
     kind = next((kind for kind, _ in durable([text])), "fact")
     return store.add_memory(text, kind=kind, conversation_id=conversation_id,
-                            message_id=message_id)
+                            message_id=message_id, origin=origin)

@@ -3,9 +3,12 @@ instruction, a name and role, a decision, a fact about where things are; in Engl
 
 Read from the turns a compaction folds in, without a model: a suggestion only, which the user
 accepts or dismisses, so a sentence missed costs one /remember and one wrongly offered costs one
-key. Only the user's prose is read: pasted code, logs, JSON and traces are left out by their
-shape (details/blocks.py), and so are questions ("should we always use tabs?") and one-off
-requests ("please fix the typo"), which have the words of a preference but not its lasting.
+key. Only what the user typed is read (typed_by_user): never a reply or a tool's result, never
+what was pasted (a vendor's document saying "always run ..." is not the user's wish, however
+much it reads like prose), never a quoted block. Of that, pasted-looking code, logs, JSON and
+traces are left out by their shape too (details/blocks.py), and so are questions ("should we
+always use tabs?") and one-off requests ("please fix the typo"), which have the words of a
+preference but not its lasting.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Iterable
 
 from jarvis_tui.core.details.blocks import code_like
 from jarvis_tui.core.details.extract import NOT_NAMES, SURNAMES, prose_of
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.pasted import typed_text
 
 MAX_CHARS = 200  # one sentence; a longer one is a paragraph, not an entry
 MIN_CHARS = 4
@@ -30,7 +35,8 @@ _COMMAND = re.compile(
     r"^\s*(?:\$\s*)?(?:git|npm|pnpm|yarn|pip3?|uv|python3?|docker|kubectl|cargo|curl|wget|ssh|"
     r"scp|systemctl|journalctl|sudo|apt(?:-get)?|brew|psql|mysql|redis-cli|helm|terraform|grep|"
     r"rg|sed|awk|tar|chmod|chown|export|echo|cat|ls|cd|rm|cp|mv)\s+\S")
-
+# A quoted line ("> ..."), as mail and Markdown quote someone else's words.
+_QUOTED = re.compile(r"^\s*[>＞]")
 
 
 def _name_en(group: str) -> str:
@@ -112,6 +118,14 @@ _KINDS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+def typed_by_user(message: Message) -> str:
+    """What of `message` the user typed, to read for suggestions: "" for a reply or a tool's
+    result, and the pasted spans of a user's message as line breaks."""
+    if message.role != "user":
+        return ""
+    return typed_text(message.content, message.pasted)
+
+
 def durable(texts: Iterable[str]) -> list[tuple[str, str]]:
     """(kind, sentence) for each sentence of `texts` (the user's messages) that looks worth
     remembering, in order, each once. The sentence is the user's own words, whole."""
@@ -128,7 +142,7 @@ def durable(texts: Iterable[str]) -> list[tuple[str, str]]:
 
 def _sentences(text: str) -> Iterable[str]:
     for line in prose_of(text).splitlines():
-        if not line.strip() or code_like(line) or _COMMAND.match(line):
+        if not line.strip() or _QUOTED.match(line) or code_like(line) or _COMMAND.match(line):
             continue
         for m in _SENTENCE.finditer(line):
             sentence = m.group(0).strip()

@@ -149,9 +149,8 @@ class Db:
         with self._transaction() as db:
             current = self._schema_version()  # again under the write lock: another may be done
             for step in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[step].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in _statements(MIGRATIONS[step]):
+                    db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _ensure_index(self) -> None:
@@ -343,6 +342,20 @@ def _cannot(place: Path, verb: str, reason: str, why: str) -> StoreError:
 def storable(row_id: object) -> bool:
     """Whether an id can name a row at all: 1..2**63-1 (SQLite refuses to bind larger ones)."""
     return isinstance(row_id, int) and 1 <= row_id <= MAX_ID
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Each SQL statement of a migration, in order: split at semicolons, except those inside a
+    trigger's body (not executescript, which would commit the upgrade's transaction)."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                yield pending
+            pending = ""
+    if pending.strip(" \n;"):
+        yield pending  # not a whole statement: SQLite says what is wrong with it
 
 
 def dump_json(value: Any) -> str | None:

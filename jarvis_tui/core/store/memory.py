@@ -15,7 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from jarvis_tui.core.store.db import Db, storable
-from jarvis_tui.core.store.records import MEMORY_KINDS, MEMORY_STATES, MemoryEntry, StoreError
+from jarvis_tui.core.store.records import (
+    MEMORY_KINDS,
+    MEMORY_ORIGINS,
+    MEMORY_STATES,
+    MemoryEntry,
+    MemorySource,
+    StoreError,
+)
 
 _SELECT = ("SELECT id, text, kind, state, pinned, conversation_id, message_id, created_at, "
            "updated_at FROM memories ")
@@ -28,8 +35,10 @@ EXPORT_FIELDS = ("text", "kind", "state", "pinned", "created_at", "updated_at")
 class MemoryEntries(Db):
     def add_memory(self, text: str, *, kind: str = "fact", state: str = "active",
                    conversation_id: int | None = None,
-                   message_id: int | None = None) -> MemoryEntry:
-        """Store one entry; `conversation_id` and `message_id` say where it was said."""
+                   message_id: int | None = None, origin: str | None = None) -> MemoryEntry:
+        """Store one entry; `conversation_id` and `message_id` say where it was said, `origin`
+        how it came (one of MEMORY_ORIGINS)."""
+        _check_origin(self, origin)
         self._check_memory(text, kind, state)
         with self._write("save a memory entry to") as db:
             if conversation_id is not None:
@@ -43,8 +52,8 @@ class MemoryEntries(Db):
             now = self._memory_time(db)
             cur = db.execute(
                 "INSERT INTO memories (text, kind, state, pinned, conversation_id, message_id, "
-                "created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?, ?, ?)",
-                (text, kind, state, conversation_id, message_id, now, now))
+                "created_at, updated_at, origin) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)",
+                (text, kind, state, conversation_id, message_id, now, now, origin))
             return self._memory(db, cur.lastrowid or 0)
 
     def add_suggestions(self, conversation_id: int,
@@ -65,10 +74,13 @@ class MemoryEntries(Db):
                         "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
                         (message_id, conversation_id)).fetchone() is None:
                     message_id = None
+                if message_id is not None and _excluded(db, message_id):
+                    continue  # taken out (/forget) since the compaction read it: withdrawn
                 now = self._memory_time(db)
                 cur = db.execute(
                     "INSERT INTO memories (text, kind, state, pinned, conversation_id, "
-                    "message_id, created_at, updated_at) VALUES (?, ?, 'suggested', 0, ?, ?, ?, ?)",
+                    "message_id, created_at, updated_at, origin) "
+                    "VALUES (?, ?, 'suggested', 0, ?, ?, ?, ?, 'suggested')",
                     (text, kind, conversation_id, message_id, now, now))
                 added.append(self._memory(db, cur.lastrowid or 0))
         return added
@@ -172,11 +184,22 @@ class MemoryEntries(Db):
                 have.add(text)
                 now = self._memory_time(db)
                 db.execute(
-                    "INSERT INTO memories (text, kind, state, pinned, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO memories (text, kind, state, pinned, created_at, updated_at, "
+                    "origin) VALUES (?, ?, ?, ?, ?, ?, 'import')",
                     (text, kind, state, int(pinned), now if when is None else when, now))
                 added += 1
         return added
+
+    def memory_sources(self) -> dict[int, MemorySource]:
+        """How each entry came and whether the message it came from is now taken out of the
+        requests (/forget), by entry id: what F6 says of where an entry came from."""
+        with self._guard("read the memory of"):
+            rows = self._db.execute(
+                "SELECT e.id, e.origin, coalesce(m.excluded, 0), m.role FROM memories e "
+                "LEFT JOIN messages m ON m.id = e.message_id").fetchall()
+        return {entry_id: MemorySource(origin if origin in MEMORY_ORIGINS else None,
+                                       bool(excluded), role)
+                for entry_id, origin, excluded, role in rows}
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -209,6 +232,17 @@ def same_text(text: str) -> str:
     """What two texts that say the same thing share: case, spacing and the closing stop aside
     ("Answer in Chinese." and "answer in  chinese")."""
     return " ".join(text.casefold().split()).rstrip(".。!！;；")
+
+
+def _check_origin(db: Db, origin: str | None) -> None:
+    if origin is not None and origin not in MEMORY_ORIGINS:
+        raise StoreError(f"{db.path}: a memory entry's origin is one of "
+                         f"{', '.join(MEMORY_ORIGINS)}, not {origin!r}.")
+
+
+def _excluded(db: sqlite3.Connection, message_id: int) -> bool:
+    row = db.execute("SELECT excluded FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return bool(row and row[0])
 
 
 def _check_state(db: Db, state: str) -> None:

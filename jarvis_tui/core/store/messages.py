@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from jarvis_tui.core.messages import ROOT, Message
+from jarvis_tui.core.pasted import Spans, tidy
 from jarvis_tui.core.redact import redact, redact_title
 from jarvis_tui.core.store.db import Db, dump_json, load_json, storable
 from jarvis_tui.core.store.records import SessionInfo, StoreError, Summary, Unreadable
@@ -39,6 +40,7 @@ class Messages(Db):
             raise ValueError(f"unknown message status {msg.status!r}")
         # Text that is not valid Unicode cannot be encoded for SQLite; one bad character must
         # not lose a message.
+        msg.pasted = _pasted_after(msg, valid_unicode(msg.content))
         msg.content = valid_unicode(msg.content)
         with self._write("save a message to", wait=wait) as db:
             self._require_conversation(db, conv_id)
@@ -50,11 +52,11 @@ class Messages(Db):
             cur = db.execute(
                 "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
                 "tool_call_id, name, status, pinned, summary_id, created_at, parent_id, "
-                "excluded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "excluded, pasted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conv_id, seq, msg.role, msg.content, dump_json(msg.tool_calls),
                     msg.tool_call_id, msg.name, msg.status, int(msg.pinned), msg.summary_id,
-                    msg.created_at, parent or None, int(msg.excluded),
+                    msg.created_at, parent or None, int(msg.excluded), _dump_spans(msg.pasted),
                 ),
             )
             db.execute("UPDATE conversations SET head_id = ? WHERE id = ?",
@@ -122,10 +124,10 @@ class Messages(Db):
                 parent = db.execute(
                     "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, "
                     "tool_call_id, name, status, pinned, summary_id, created_at, parent_id, "
-                    "excluded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "excluded, pasted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (new_id, seq, msg.role, msg.content, dump_json(msg.tool_calls),
                      msg.tool_call_id, msg.name, msg.status, int(msg.pinned), covered,
-                     msg.created_at, parent, int(msg.excluded)),
+                     msg.created_at, parent, int(msg.excluded), _dump_spans(msg.pasted)),
                 ).lastrowid
                 if covered is not None:
                     first, last = first or parent, parent
@@ -143,6 +145,7 @@ class Messages(Db):
             raise ValueError("message is not stored yet; use add_message")
         if msg.status not in STATUSES:
             raise ValueError(f"unknown message status {msg.status!r}")
+        msg.pasted = _pasted_after(msg, valid_unicode(msg.content))
         msg.content = valid_unicode(msg.content)
         with self._write("update a message in", wait=wait) as db:
             row = db.execute(
@@ -152,9 +155,9 @@ class Messages(Db):
                 raise StoreError(f"{self.path}: message {msg.id} does not exist.")
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, pinned = ?, summary_id = ?, "
-                "tool_calls = ?, excluded = ? WHERE id = ?",
+                "tool_calls = ?, excluded = ?, pasted = ? WHERE id = ?",
                 (msg.content, msg.status, int(msg.pinned), msg.summary_id,
-                 dump_json(msg.tool_calls), int(msg.excluded), msg.id),
+                 dump_json(msg.tool_calls), int(msg.excluded), _dump_spans(msg.pasted), msg.id),
             )
             db.execute("DELETE FROM message_parts WHERE message_id = ?", (msg.id,))
             self._touch(db, row[0])
@@ -179,24 +182,30 @@ class Messages(Db):
         """What the user sent in `conv_id` (None: in every session), newest first, for the
         prompt's history: blank messages left out, one sent again right after itself listed
         once (as a shell keeps its history)."""
+        return [text for text, _ in self.sent_prompts_pasted(conv_id, limit)]
+
+    def sent_prompts_pasted(self, conv_id: int | None,
+                            limit: int = 500) -> list[tuple[str, Spans]]:
+        """sent_prompts, each with the spans of it that were pasted: sent again from the
+        prompt's history, a pasted text is still pasted."""
         if conv_id is not None and not storable(conv_id):
             return []
         if conv_id is None:
-            query = ("SELECT content FROM messages WHERE role = 'user' "
+            query = ("SELECT content, pasted FROM messages WHERE role = 'user' "
                      "ORDER BY created_at DESC, id DESC")
             args: tuple[int, ...] = ()
         else:
-            query = ("SELECT content FROM messages WHERE role = 'user' AND conversation_id = ? "
-                     "ORDER BY seq DESC")
+            query = ("SELECT content, pasted FROM messages WHERE role = 'user' "
+                     "AND conversation_id = ? ORDER BY seq DESC")
             args = (conv_id,)
-        texts: list[str] = []
+        texts: list[tuple[str, Spans]] = []
         with self._guard("read"):
             # Read row by row: the limit counts what is listed, after blanks and repeats.
-            for (text,) in self._db.execute(query, args):
+            for text, pasted in self._db.execute(query, args):
                 if len(texts) >= limit:
                     break
-                if text.strip() and (not texts or texts[-1] != text):
-                    texts.append(text)
+                if text.strip() and (not texts or texts[-1][0] != text):
+                    texts.append((text, _load_spans(pasted, len(text))))
         return texts
 
     def stamp(self, conv_id: int) -> tuple[int, int, int, int]:
@@ -254,7 +263,7 @@ class Messages(Db):
         with self._guard("read"):
             rows = self._db.execute(
                 "SELECT id, role, content, tool_calls, tool_call_id, name, status, pinned, "
-                f"summary_id, created_at, parent_id, excluded FROM messages "
+                f"summary_id, created_at, parent_id, excluded, pasted FROM messages "
                 f"WHERE conversation_id = ?{only} ORDER BY seq",
                 (conv_id, *(ids or ())),
             ).fetchall()
@@ -267,7 +276,7 @@ class Messages(Db):
                 parts.setdefault(mid, []).append(text)
         msgs, unreadable = [], []
         for (mid, role, content, stored, call_id, name, status, pinned, summary_id, created,
-             parent, excluded) in rows:
+             parent, excluded, pasted) in rows:
             calls, problem = load_json(stored, list)
             if problem:
                 unreadable.append(Unreadable(conv_id, mid, "tool_calls", problem, stored))
@@ -277,5 +286,28 @@ class Messages(Db):
                 role=role, content=content, id=mid, tool_calls=calls, tool_call_id=call_id,
                 name=name, status=status, pinned=bool(pinned), summary_id=summary_id,
                 created_at=created, parent_id=parent or ROOT, excluded=bool(excluded),
+                pasted=_load_spans(pasted, len(content)),
             ))
         return msgs, unreadable
+
+
+def _dump_spans(spans: Spans) -> str | None:
+    return dump_json([list(span) for span in spans]) if spans else None
+
+
+def _load_spans(stored: str | None, length: int) -> Spans:
+    """The pasted spans of a stored message. A field that cannot be read marks the whole
+    message pasted: a suggestion missed costs one /remember, a pasted line offered as the
+    user's own could become every session's instruction."""
+    spans, problem = load_json(stored, list)
+    if problem:
+        return ((0, length),) if length else ()
+    return tidy(spans or (), length)
+
+
+def _pasted_after(msg: Message, stored: str) -> Spans:
+    """The message's pasted spans for its text as stored: when making it valid Unicode changed
+    the text, the offsets may be off, so a message with any paste counts as all pasted."""
+    if not msg.pasted or stored == msg.content:
+        return tidy(msg.pasted, len(stored))
+    return ((0, len(stored)),)

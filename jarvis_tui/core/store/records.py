@@ -83,6 +83,9 @@ class UsageTotal:
 # refused and are kept so they are never suggested again.
 MEMORY_KINDS = ("fact", "preference", "instruction", "person", "decision")
 MEMORY_STATES = ("active", "suggested", "dismissed")
+# How an entry came: a compaction found it in what the user typed; /remember or F6's A; M on a
+# message; `jarvis-tui memory add`; `jarvis-tui memory import`.
+MEMORY_ORIGINS = ("suggested", "remember", "message", "cli", "import")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,14 @@ class MemoryEntry:
     message_id: int | None  # the message it was taken from
     created_at: float
     updated_at: float
+
+
+@dataclass(frozen=True)
+class MemorySource:
+    """Where a memory entry came from, as F6 says it."""
+    origin: str | None  # one of MEMORY_ORIGINS; None: stored before origins were kept
+    excluded: bool  # the message it was taken from is out of the requests (/forget)
+    role: str | None  # that message's role ("user", "assistant", ...); None: no message
 
 
 @dataclass(frozen=True)

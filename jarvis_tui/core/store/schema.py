@@ -115,5 +115,33 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX memories_by_state ON memories(state, pinned, created_at);
     """,
+    # Where a memory suggestion may come from (issue 39): only what the user typed. `pasted`
+    # holds the [start, end) spans of a message the user pasted (JSON; NULL: all typed), never
+    # read for suggestions. `origin` says how an entry came: "suggested" (a compaction found it
+    # in what the user typed), "remember" (/remember or F6), "message" (M on a message), "cli"
+    # (`memory add`), "import"; NULL: before this was kept. A suggestion whose message is taken
+    # out of the requests (/forget) or deleted, or whose session is deleted, is withdrawn with
+    # it, whoever does it: it must not wait in the inbox, ready to accept. What a user's message
+    # stored before this held is not known to be typed: one not folded yet counts as pasted
+    # (a suggestion missed costs one /remember; a pasted line offered costs far more).
+    """
+    ALTER TABLE messages ADD COLUMN pasted TEXT;
+    ALTER TABLE memories ADD COLUMN origin TEXT;
+    CREATE INDEX memories_by_message ON memories(message_id);
+    CREATE TRIGGER memories_withdrawn_when_excluded AFTER UPDATE OF excluded ON messages
+    WHEN new.excluded = 1 BEGIN
+        DELETE FROM memories WHERE message_id = new.id AND state = 'suggested';
+    END;
+    CREATE TRIGGER memories_withdrawn_with_message BEFORE DELETE ON messages BEGIN
+        DELETE FROM memories WHERE message_id = old.id AND state = 'suggested';
+    END;
+    CREATE TRIGGER memories_withdrawn_with_session BEFORE DELETE ON conversations BEGIN
+        DELETE FROM memories WHERE conversation_id = old.id AND state = 'suggested';
+    END;
+    DELETE FROM memories WHERE state = 'suggested' AND message_id IN (
+        SELECT id FROM messages WHERE excluded = 1);
+    UPDATE messages SET pasted = json_array(json_array(0, length(content)))
+        WHERE role = 'user' AND summary_id IS NULL AND content != '';
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -69,6 +69,8 @@ class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntri
                     "covered": m.covered, "summary_id": m.summary_id, "tool_calls": m.tool_calls,
                     "tool_call_id": m.tool_call_id, "name": m.name, "created_at": m.created_at,
                     "usage": by_message.get(m.id or 0, []),
+                    # [start, end) spans of content the user pasted rather than typed
+                    "pasted": [list(span) for span in m.pasted],
                 }
                 for m in msgs
             ],

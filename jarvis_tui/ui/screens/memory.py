@@ -19,7 +19,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from jarvis_tui.core.session import ChatSession, MemoryEntry, MemoryRefused, StoreError
+from jarvis_tui.core.session import (
+    ChatSession,
+    MemoryEntry,
+    MemoryRefused,
+    MemorySource,
+    StoreError,
+)
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
@@ -40,6 +46,16 @@ MEMORY_TEXTS = Texts(
         "typed": "typed",
         "from": "from “{title}” #{id}",
         "from_gone": "from session #{id}",
+        "origin_suggested": "suggested from what you typed in {place}",
+        "origin_remember": "you added it with /remember or F6 in {place}",
+        "origin_message_user": "you remembered your message in {place}",
+        "origin_message_assistant": "you remembered a reply in {place}",
+        "origin_cli": "added with `jarvis-tui memory add`",
+        "origin_import": "imported with `jarvis-tui memory import`",
+        "place_titled": "“{title}”",
+        "place_untitled": "session #{id}",
+        "place_gone": "a deleted session",
+        "source_excluded": "⚠ its source is excluded (/forget): keep it or delete it (D)",
         "suggestions": "Suggestions ({n}): Y accept · N dismiss",
         "suggested": "💡 suggested",
         "hint": "A/Enter add · E edit · P pin · D delete · Y/N accept / dismiss a suggestion · "
@@ -72,6 +88,16 @@ MEMORY_TEXTS = Texts(
         "typed": "手动输入",
         "from": "来自“{title}” #{id}",
         "from_gone": "来自会话 #{id}",
+        "origin_suggested": "建议自你在{place}中输入的内容",
+        "origin_remember": "你在{place}中用 /remember 或 F6 添加",
+        "origin_message_user": "你在{place}中记住了自己的消息",
+        "origin_message_assistant": "你在{place}中记住了一条回复",
+        "origin_cli": "用 `jarvis-tui memory add` 添加",
+        "origin_import": "用 `jarvis-tui memory import` 导入",
+        "place_titled": "“{title}”",
+        "place_untitled": "第 {id} 号会话",
+        "place_gone": "已删除的会话",
+        "source_excluded": "⚠ 来源已排除（/forget）：保留或删除（D）",
         "suggestions": "建议（{n}）：Y 接受 · N 忽略",
         "suggested": "💡 建议",
         "hint": "A/Enter 添加 · E 编辑 · P 固定 · D 删除 · Y/N 接受 / 忽略建议 · Esc 关闭",
@@ -170,6 +196,7 @@ class MemoryScreen(ModalScreen[None]):
         self.session = session
         self.entries: list[MemoryEntry] = []
         self._sent: tuple[int, ...] = ()
+        self._sources: dict[int, MemorySource] = {}
 
     @property
     def lang(self) -> str:
@@ -207,6 +234,7 @@ class MemoryScreen(ModalScreen[None]):
             entries = self.session.memories()
             section = self.session.memory_sent()
             titles = {s.id: s.title for s in self.session.list_sessions()}
+            self._sources = self.session.memory_sources()
         except StoreError as err:
             self.problem(str(err))
             return
@@ -248,18 +276,41 @@ class MemoryScreen(ModalScreen[None]):
         marks = [mark]
         if entry.pinned:
             marks.append(self._t("pinned"))
-        cid = entry.conversation_id
-        if cid is None:
-            marks.append(self._t("typed"))
-        elif titles.get(cid):
-            marks.append(self._t("from", title=_one_line(titles[cid], 40), id=cid))
-        else:
-            marks.append(self._t("from_gone", id=cid))
+        source = self._sources.get(entry.id)
+        marks.append(self._origin(entry, source, titles))
         marks.append(time.strftime("%Y-%m-%d", time.localtime(entry.created_at)))
         style = "bold $text-accent" if entry.state == "suggested" or entry.id in \
             self._sent else "bold $text-warning"
-        return Content("\n").join([Content.styled(" · ".join(marks), style),
-                                   Content(_one_line(entry.text))])
+        lines = [Content.styled(" · ".join(marks), style)]
+        if source is not None and source.excluded and entry.state == "active":
+            lines.append(Content.styled(self._t("source_excluded"), "$text-warning"))
+        return Content("\n").join([*lines, Content(_one_line(entry.text))])
+
+    def _origin(self, entry: MemoryEntry, source: MemorySource | None,
+                titles: dict[int, str]) -> str:
+        """Where the entry came from, as the memory row says it: how it was added and in
+        which session."""
+        cid = entry.conversation_id
+        if cid is not None and titles.get(cid):
+            place = self._t("place_titled", title=_one_line(titles[cid], 40))
+        elif cid is not None and cid in titles:
+            place = self._t("place_untitled", id=cid)
+        else:
+            place = self._t("place_gone")
+        origin = source.origin if source is not None else None
+        if origin == "message":
+            role = "assistant" if source is not None and source.role == "assistant" else "user"
+            return self._t(f"origin_message_{role}", place=place)
+        if origin in ("suggested", "remember"):
+            return self._t(f"origin_{origin}", place=place)
+        if origin in ("cli", "import"):
+            return self._t(f"origin_{origin}")
+        # Stored before origins were kept: only the session it names is known.
+        if cid is None:
+            return self._t("typed")
+        if titles.get(cid):
+            return self._t("from", title=_one_line(titles[cid], 40), id=cid)
+        return self._t("from_gone", id=cid)
 
     def _selected_id(self) -> int | None:
         options = self.query_one(OptionList)

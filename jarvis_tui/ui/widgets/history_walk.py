@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.ui.i18n import Texts
 
@@ -43,6 +44,10 @@ class HistoryWalk:
     # Entries changed and walked away from, shown as changed when walked back to (readline
     # does the same); the walk's end forgets them.
     edits: dict[int, str] = field(default_factory=dict)
+    # What of the draft, and of each changed entry, was pasted: walked back to, it is still
+    # pasted (an entry as sent carries its own spans).
+    draft_pasted: Spans = NONE
+    edits_pasted: dict[int, Spans] = field(default_factory=dict)
 
     @property
     def entry(self) -> HistoryEntry | None:
@@ -54,6 +59,14 @@ class HistoryWalk:
         return self.draft if entry is None else self.edits.get(self.index, entry.text)
 
     @property
+    def pasted(self) -> Spans:
+        """The pasted spans of `text`."""
+        entry = self.entry
+        if entry is None:
+            return self.draft_pasted
+        return self.edits_pasted.get(self.index, entry.pasted)
+
+    @property
     def edit_of(self) -> int | None:
         """The message an Enter now would resend as a branch: this session's newest (the
         first entry of its list), or the one start_edit loaded."""
@@ -62,15 +75,18 @@ class HistoryWalk:
             return None
         return entry.message_id
 
-    def keep(self, shown: str) -> None:
-        """The prompt's text as the walk leaves the entry shown."""
+    def keep(self, shown: str, pasted: Spans = NONE) -> None:
+        """The prompt's text (and its pasted spans) as the walk leaves the entry shown."""
         entry = self.entry
         if entry is not None and shown != entry.text:
             self.edits[self.index] = shown
+            self.edits_pasted[self.index] = pasted
         else:
             self.edits.pop(self.index, None)
+            self.edits_pasted.pop(self.index, None)
 
-    def switch(self, entries: list[HistoryEntry], across: bool, shown: str) -> None:
+    def switch(self, entries: list[HistoryEntry], across: bool, shown: str,
+               pasted: Spans = NONE) -> None:
         """Walk another list on from the entry shown (as the prompt `shown` it, edits and
         all): from where it stands there, found by message id, else by text; from the draft
         when it is not in that list."""
@@ -84,6 +100,7 @@ class HistoryWalk:
                 found = next((i for i, e in enumerate(entries) if e.text == entry.text), -1)
         self.entries, self.across, self.index, self.what = entries, across, found, None
         self.edits = {found: shown} if found >= 0 and shown != entries[found].text else {}
+        self.edits_pasted = {found: pasted} if self.edits else {}
 
     def line(self, lang: str) -> str:
         if self.edit_of is not None:

@@ -225,7 +225,11 @@ def test_a_store_from_before_branches_reads_as_one_branch(tmp_path):
     raw.executescript("UPDATE messages SET parent_id = NULL; UPDATE conversations "
                       "SET head_id = NULL; PRAGMA user_version = 3;")
     raw.commit()
-    raw.executescript("ALTER TABLE messages DROP COLUMN excluded; DROP INDEX messages_by_parent;"
+    raw.executescript("DROP TRIGGER memories_withdrawn_when_excluded; "
+                      "DROP TRIGGER memories_withdrawn_with_message; "
+                      "DROP TRIGGER memories_withdrawn_with_session; "
+                      "ALTER TABLE messages DROP COLUMN pasted;"
+                      "ALTER TABLE messages DROP COLUMN excluded; DROP INDEX messages_by_parent;"
                       "ALTER TABLE messages DROP COLUMN parent_id;"
                       "ALTER TABLE conversations DROP COLUMN head_id; DROP TABLE memories;")
     raw.close()

@@ -13,6 +13,7 @@ from textual.widgets import Static
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.notices import pick_language
+from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.ui import posted
 from jarvis_tui.ui.chat_texts import CHAT_TEXTS
@@ -41,8 +42,9 @@ class ChatBase(Screen[None]):
 
     if TYPE_CHECKING:
         # screen.py's, declared here because branches.py resends and forks through them.
-        async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
-                       after: int | None = None) -> None: ...
+        async def send(self, text: str, prompt: PromptInput,
+                       typed: tuple[str, Spans] | None = None, after: int | None = None,
+                       pasted: Spans = NONE) -> None: ...
 
         def start_round(self, question: Message, *, again: bool = False,
                         after: int | None = None) -> None: ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from jarvis_tui.core.messages import ROOT, Message
+from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.ui.i18n import Texts
@@ -198,7 +199,7 @@ class ChatBranches(ChatBase):
         asked = question
         if self.session.asks_anew(question):
             # Never answered, and turns follow it: a new version of the question is asked.
-            asked = Message("user", question.content)
+            asked = Message("user", question.content, pasted=question.pasted)
             await conversation.show(shown[:cut])
             await conversation.add_message(asked)
             self.mark_versions()
@@ -240,20 +241,23 @@ class ChatBranches(ChatBase):
         prompt = self.query_one(PromptInput)
         when = time.strftime("%H:%M", time.localtime(target.created_at))
         if target.id is not None:  # editable() said it is a stored question
-            prompt.start_edit(target.id, target.content, self._bt("edit_what", time=when))
+            prompt.start_edit(target.id, target.content, self._bt("edit_what", time=when),
+                              target.pasted)
         prompt.focus()
 
-    def _offer_fork_to_edit(self, target: Message, text: str | None = None) -> None:
+    def _offer_fork_to_edit(self, target: Message, text: str | None = None,
+                            pasted: Spans = NONE) -> None:
         from jarvis_tui.ui.screens.confirm import ConfirmScreen
 
         async def answered(yes: bool | None) -> None:
             if yes:
-                await self._fork_to_edit(target, target.content if text is None else text)
+                await self._fork_to_edit(target, *((target.content, target.pasted)
+                                                   if text is None else (text, pasted)))
 
         self.app.push_screen(ConfirmScreen(self._bt("edit_covered_title"),
                                            self._bt("edit_covered"), self.lang), answered)
 
-    async def _fork_to_edit(self, target: Message, text: str) -> None:
+    async def _fork_to_edit(self, target: Message, text: str, pasted: Spans) -> None:
         shown = self.session.messages
         at = next((i for i, m in enumerate(shown) if m is target), None)
         if at is None:
@@ -266,7 +270,7 @@ class ChatBranches(ChatBase):
             return
         await self.load_session()
         prompt = self.query_one(PromptInput)
-        prompt.load_text(text)
+        prompt.load_text(text, pasted)
         prompt.move_cursor(prompt.document.end)
         prompt.focus()
         # Editing the very first message forks nothing: the new session is empty, untitled.
@@ -274,19 +278,21 @@ class ChatBranches(ChatBase):
             if conv is not None else self._bt("edit_forked_first")
         await self.say(said, "info")
 
-    async def resend(self, edit_of: int, text: str, prompt: PromptInput) -> None:
-        """Send `text` in place of the question `edit_of`: a new branch from where it stood."""
+    async def resend(self, edit_of: int, text: str, prompt: PromptInput,
+                     pasted: Spans = NONE) -> None:
+        """Send `text` (`pasted`: its pasted spans) in place of the question `edit_of`: a new
+        branch from where it stood."""
         old = next((m for m in self.session.messages if m.id == edit_of), None)
         if old is None:
             await self.say(self._bt("edit_gone"), "info")
-            await self.send(text, prompt)
+            await self.send(text, prompt, pasted=pasted)
             return
         if self.session.editable(old) == "covered":
-            prompt.restore(text)
-            self._offer_fork_to_edit(old, text)
+            prompt.restore(text, pasted)
+            self._offer_fork_to_edit(old, text, pasted)
             return
         if self.sending is not None:
-            prompt.restore(text)
+            prompt.restore(text, pasted)
             await self.say(self._bt("edit_busy"), "info")
             return
         if text == old.content and old is self.session.last_question():
@@ -295,7 +301,7 @@ class ChatBranches(ChatBase):
         shown = self.session.messages
         at = next(i for i, m in enumerate(shown) if m is old)
         await self.query_one(Conversation).show(shown[:at])
-        await self.send(text, prompt, after=old.parent_id or ROOT)
+        await self.send(text, prompt, after=old.parent_id or ROOT, pasted=pasted)
         await self.say(self._bt("resent_branch"), "info")
 
     # -- versions -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from textual.widgets import Footer, Header, Static
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import describe
+from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
@@ -35,7 +36,7 @@ from jarvis_tui.ui.screens.chat.branches import BRANCH_TEXTS, ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
 from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
 from jarvis_tui.ui.screens.chat.tools import TOOL_TEXTS, ChatTools
-from jarvis_tui.ui.slash import Command, UnknownCommand, parse, unknown_text
+from jarvis_tui.ui.slash import Command, UnknownCommand, parse, pasted_of_sent, unknown_text
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -49,9 +50,11 @@ DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     BINDINGS = bindings()
 
-    def __init__(self, session: ChatSession, draft: str = "") -> None:
+    def __init__(self, session: ChatSession, draft: str = "",
+                 draft_pasted: Spans = NONE) -> None:
         super().__init__(session)
         self._draft = draft
+        self._draft_pasted = draft_pasted  # what of the draft was pasted: still pasted
         translate_bindings(self, ui_language(self.app), KEY_TEXTS)
         self._gauge_timer: Timer | None = None
         self._last_stream_gauge = 0.0
@@ -88,7 +91,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             raise
         prompt = self.query_one(PromptInput)
         if self._draft:
-            prompt.load_text(self._draft)
+            prompt.load_text(self._draft, self._draft_pasted)
             prompt.move_cursor(prompt.document.end)
         prompt.focus()
         self.set_interval(DISK_WATCH_S, self._watch_disk)
@@ -179,31 +182,35 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         try:
             parsed = parse(event.text)
         except UnknownCommand as err:
-            event.prompt.restore(event.text)
+            event.prompt.restore(event.text, event.pasted)
             await self.say(unknown_text(self.lang, err.name), "warning")
             return
         if isinstance(parsed, Command):
             await self.run_command(parsed.action, parsed.arg)
             return
+        pasted = pasted_of_sent(event.text, parsed, event.pasted)
         if event.edit_of is not None:
-            await self.resend(event.edit_of, parsed, event.prompt)
+            await self.resend(event.edit_of, parsed, event.prompt, pasted)
             return
-        await self.send(parsed, event.prompt, typed=event.text)
+        await self.send(parsed, event.prompt, typed=(event.text, event.pasted), pasted=pasted)
 
-    async def send(self, text: str, prompt: PromptInput, typed: str | None = None,
-                   after: int | None = None) -> None:
-        """Send `text`; when it cannot go, what was typed goes back into the prompt. `after`:
-        the message it follows, for an edited question (a new branch from there)."""
+    async def send(self, text: str, prompt: PromptInput,
+                   typed: tuple[str, Spans] | None = None, after: int | None = None,
+                   pasted: Spans = NONE) -> None:
+        """Send `text` (`pasted`: its spans that were pasted); when it cannot go, what was
+        typed (`typed`, with its spans, else `text`) goes back into the prompt. `after`: the
+        message it follows, for an edited question (a new branch from there)."""
+        back = typed or (text, pasted)
         if self.sending is not None:
-            prompt.restore(typed or text)
+            prompt.restore(*back)
             self.app.notify(CHAT_TEXTS(self.lang, "busy"), severity="warning", markup=False)
             return
         problem = missing_key_problem(self.session.settings, self.lang)
         if problem:
-            prompt.restore(typed or text)
+            prompt.restore(*back)
             await self.say(problem, "error")
             return
-        user = Message("user", text)
+        user = Message("user", text, pasted=pasted)
         await self.query_one(Conversation).add_message(user)
         self.start_round(user, after=after)
 
@@ -243,7 +250,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
                 if not again:  # a question answered again keeps the reply it had
                     user.status = FAILED
                 failed = LOCAL_MODEL_TEXTS(self.lang, "failed_send")
-                self.post_message(posted.ReplyFailed(cid, failed, user_text=user.content))
+                self.post_message(posted.ReplyFailed(cid, failed, user_text=user.content,
+                                                     user_pasted=user.pasted))
                 return
             if again:  # `user` is the question, or the new version of it on screen
                 asked = self.regenerating or user
@@ -255,7 +263,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
                     self.post_message(posted.ReplyChunk(cid, event.text))
                 elif isinstance(event, ev.Failed):
                     self.post_message(posted.ReplyFailed(cid, event.error, user_text=user.content,
-                                                         partial=event.message, saved=event.saved))
+                                                         partial=event.message, saved=event.saved,
+                                                         user_pasted=user.pasted))
                 elif (message := posted.wrap(cid, event)) is not None:
                     self.post_message(message)
         except asyncio.CancelledError:
@@ -269,10 +278,11 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             partial = last if last is not None and last.role == "assistant" \
                 and last.status == PARTIAL and last.id and user.id and last.id > user.id else None
             self.post_message(posted.ReplyFailed(cid, "", user_text=user.content, partial=partial,
-                                                 stopped=True))
+                                                 stopped=True, user_pasted=user.pasted))
             raise
         except Exception as err:  # a full disk, a locked store, a bug: say so, keep the app up
-            self.post_message(posted.ReplyFailed(cid, explain(err), user_text=user.content))
+            self.post_message(posted.ReplyFailed(cid, explain(err), user_text=user.content,
+                                                 user_pasted=user.pasted))
 
     def action_toggle_sidebar(self) -> None:
         """Narrow terminals: give the conversation the whole width, and back."""
@@ -400,7 +410,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             await self._end_reply(message.partial, (error, "error"), (CHAT_TEXTS(lang, "unsaved"),
                                                                       "warning"))
             return
-        self.query_one(PromptInput).restore(message.user_text)
+        self.query_one(PromptInput).restore(message.user_text, message.user_pasted)
         if message.stopped:
             await self._end_reply(None, (CHAT_TEXTS(lang, "stopped_empty"), "warning"))
             return
