@@ -21,7 +21,7 @@ from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import CompactionCost
-from jarvis_tui.core.messages import Message
+from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.providers.local_server import (
@@ -454,12 +454,34 @@ def cmd_ask(args: argparse.Namespace) -> int:
     question = Message("user", text, pasted=((0, len(text)),) if args.text == "-" else ())
     settings, how = load_choosing_local(args)
     _require_key(settings, nothing_chosen=how == "none")
-    with open_store(args) as store, local_server(args, settings) as (settings, _):
+    with open_store(args) as store, contextlib.ExitStack() as stack:
+        try:
+            settings, _ = stack.enter_context(local_server(args, settings))
+        except (LocalServerError, KeyboardInterrupt):
+            if args.text == "-":  # read from a pipe, it has no other copy
+                _keep_unanswered(store, args, settings, question)
+            raise
         conv_id = _conversation_id(store, args, settings)
         return asyncio.run(_ask(settings, store, conv_id, question,
                                 forget_limit=getattr(args, "context_window", None) is not None,
                                 usage=args.usage, allow=args.allow_tool,
                                 tools=not args.no_tools))
+
+
+def _keep_unanswered(store: Store, args: argparse.Namespace, settings: Settings,
+                     question: Message) -> None:
+    """Store a question that never went out (the local model could not start) as one asked
+    and not answered, as a failed round leaves it: read from standard input, it has no other
+    copy. Kept out of later requests; the app asks it again on regenerate."""
+    question.status = FAILED
+    try:
+        conv_id = _conversation_id(store, args, settings)
+        store.add_message(conv_id, question)
+    except StoreError as err:
+        _say(f"jarvis-tui: the message from standard input could not be kept either: {err}")
+        return
+    _say(f"jarvis-tui: the message from standard input is kept in session {conv_id}, "
+         f"unanswered (`jarvis-tui export {conv_id}` prints it)")
 
 
 def _require_key(settings: Settings, nothing_chosen: bool = False) -> None:

@@ -402,3 +402,19 @@ def test_search_all_lists_every_session_s_turns_under_their_labels(home, fake_se
     assert both.stderr.strip().splitlines() == [
         "jarvis-tui: --all searches every session and --session one of them: give one or "
         "the other"]
+
+
+def test_a_piped_message_is_kept_when_the_local_model_cannot_start(home):
+    """Read from a pipe, the message has no other copy: the local server failing to start
+    must not cost it. It stays in the session, unanswered, as after a failed round."""
+    piped = "日志摘要：the nightly build failed at step 7 of 9\n"
+    result = subprocess.run([sys.executable, "-c", WITHOUT_LOCAL_EXTRA, "ask", "--local", "-"],
+                            env=home, input=piped, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "the local model server is not installed" in result.stderr
+    assert ("the message from standard input is kept in session 1, unanswered "
+            "(`jarvis-tui export 1` prints it)") in result.stderr
+    assert "Traceback" not in result.stderr
+    stored = json.loads(run(home, "export", "1", "--format", "json").stdout)["messages"]
+    assert [(m["role"], m["content"], m["status"]) for m in stored] == [
+        ("user", piped, "failed")]
