@@ -21,6 +21,7 @@ HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
 GITLAB = "glpat-" + "xYz1AbC2dEf3GhI4jKl5"
 NPM = "npm_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 PYPI = "pypi-AgEIcHlwaS5vcmcCJGE4ZmQ4NjA3LWU3NzktNDU3Ny1iZjJjLTExYzEzNzE5ODU5OAACKlszLCJ"
+VAULT = "hvs." + "CAESIJ3nQ8tYbRkP2vXzL0mW7uHcAd9eFgKqNsTyZ1xV"
 SLACK_PATH = "T0AAAAAAA/B0BBBBBBB/XXXXXXXXXXXXXXXXXXXXXXXX"
 
 # (format, text holding the secret, the secret's parts that must be gone, what must remain)
@@ -73,4 +74,6 @@ CASES = [
     ("secret=", "secret=mysupersecretvalue&next=1", ["mysupersecretvalue"], "next=1"),
     ("passwd:", "db:\n  user: app\n  passwd: correcthorse\n", ["correcthorse"], "user: app"),
     ("quoted token", 'config = {"token": "plainwordstoken"}', ["plainwordstoken"], "config"),
+    ("vault --token=", f"vault login --token={VAULT} -method=token", [VAULT[4:]], "vault login"),
+    ("VAULT_TOKEN=", f"export VAULT_TOKEN={VAULT}", [VAULT[4:]], "export VAULT_TOKEN="),
 ]

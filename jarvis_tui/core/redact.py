@@ -45,6 +45,9 @@ _PREFIXED = {
     "pypi": r"pypi-[A-Za-z0-9_-]{50,}",
     "sendgrid": r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
     "jwt": r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+    # Vault's service, batch and recovery tokens: the dot would otherwise read as code (a.b)
+    # to the rule for values assigned to --token and VAULT_TOKEN.
+    "vault": r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
 }
 _TOKENS = re.compile(_L + "(?:" + "|".join(_PREFIXED.values()) + ")" + _R)
 
@@ -138,7 +141,7 @@ _TOKEN_WORDS = {
     "gitlab": "a GitLab token", "slack": "a Slack token",
     "aws_access_key_id": "an AWS access key", "stripe": "a Stripe key",
     "hugging_face": "a Hugging Face token", "npm": "an npm token", "pypi": "a PyPI token",
-    "sendgrid": "a SendGrid key", "jwt": "a JSON Web Token",
+    "sendgrid": "a SendGrid key", "jwt": "a JSON Web Token", "vault": "a HashiCorp Vault token",
 }
 _EACH_TOKEN = {name: re.compile(_L + f"(?:{rule})" + _R) for name, rule in _PREFIXED.items()}
 
