@@ -166,7 +166,7 @@ def _export(args: argparse.Namespace, io: Shared) -> int:
     except OSError as err:
         raise CliError(f"could not write {path} ({err.strerror or err}); nothing was "
                        "written") from None
-    print(f"jarvis-tui: wrote {counted(len(entries), "memory ")} to {path}", file=sys.stderr)
+    print(f"jarvis-tui: wrote {counted(len(entries), 'memory ')} to {path}", file=sys.stderr)
     return 0
 
 
