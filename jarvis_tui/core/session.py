@@ -21,8 +21,7 @@ from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.engine.request_plan import next_request, request_states
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
-from jarvis_tui.core.memory.guard import check
-from jarvis_tui.core.memory.guard import invisible_note
+from jarvis_tui.core.memory.guard import check, invisible_note
 from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
 from jarvis_tui.core.messages import FAILED, Message
