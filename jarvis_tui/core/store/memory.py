@@ -162,25 +162,25 @@ class MemoryEntries(Db):
             stored = self._db.execute("SELECT text, updated_at FROM memories").fetchall()
         have = {same_text(text) for text, _ in stored}
         seen = max((updated for _, updated in stored), default=0.0)
-        fresh = []
+        fresh = {}  # same_text: the row, in the file's order
         for row in wanted:
             if (key := same_text(row[0])) not in have:
                 have.add(key)
-                fresh.append(row)
+                fresh[key] = row
         if not fresh:
             return 0
         with self._write("import memory entries into") as db:
             # Each change moves updated_at past every other (_memory_time), so what another
             # jarvis-tui stored since the read above is exactly what is newer than it.
-            since = {same_text(text) for (text,) in db.execute(
-                "SELECT text FROM memories WHERE updated_at > ?", (seen,))}
-            fresh = [row for row in fresh if same_text(row[0]) not in since]
+            for (text,) in db.execute("SELECT text FROM memories WHERE updated_at > ?",
+                                      (seen,)):
+                fresh.pop(same_text(text), None)
             now = self._memory_time(db)
             db.executemany(
                 "INSERT INTO memories (text, kind, state, pinned, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(text, kind, state, int(pinned), now if when is None else when, now)
-                 for text, kind, state, pinned, when in fresh])
+                 for text, kind, state, pinned, when in fresh.values()])
         return len(fresh)
 
     # -- helpers ----------------------------------------------------------------------------
