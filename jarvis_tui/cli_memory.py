@@ -26,13 +26,14 @@ from typing import Any
 
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.files import write_whole
-from jarvis_tui.core.memory.guard import MemoryRefused, refusal
+from jarvis_tui.core.memory.guard import MemoryRefused, check, invisible_note
 from jarvis_tui.core.memory.remember import remember
+from jarvis_tui.core.notices import pick_language
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.export import to_json
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 
 FORMAT = "jarvis-tui memory"
 VERSION = 1
@@ -40,6 +41,7 @@ VERSION = 1
 # with room to spare, and a file far past that is not a memory export.
 MAX_IMPORT_BYTES = 4 * 2**20
 _STORE_ROW = "memory import: row "  # how the store names a row it refuses (store/memory.py)
+MAX_NOTES = 5  # entries of an import named for the invisible characters removed; then a count
 
 
 @dataclass(frozen=True)
@@ -107,12 +109,16 @@ def cmd_memory(args: argparse.Namespace, io: Shared) -> int:
     if command == "list":
         return _list(args, io)
     if command == "add":
-        secrets = _known_secrets(args, io)
+        settings = io.load(args)
+        secrets = known_secrets(settings)
         with io.open_store(args) as store:
             try:
                 entry = remember(store, args.text, secrets, origin="cli")
             except MemoryRefused as err:
                 raise CliError(f"not remembered: {err}") from None
+        language = pick_language(settings.language, args.text)
+        if note := invisible_note(args.text, language, secrets):
+            print(f"jarvis-tui: {note}", file=sys.stderr)
         io.print(f"remembered as entry {entry.id}", flush=True)
         return 0
     if command == "delete":
@@ -136,9 +142,11 @@ def _list(args: argparse.Namespace, io: Shared) -> int:
         return 0
     io.print(f"{'ID':>5}  {'STATE':9}  {'PIN':3}  {'KIND':11}  TEXT")
     for e in entries:
+        # visible(): an entry stored before the store removed characters that show nothing
+        # shows them written out, so nothing sent is hidden from the user.
         text = " ".join(e.text.split())
-        io.print(terminal_safe(f"{e.id:>5}  {e.state:9}  {'*' if e.pinned else '':3}  "
-                             f"{e.kind:11}  {text}"))
+        io.print(visible(f"{e.id:>5}  {e.state:9}  {'*' if e.pinned else '':3}  "
+                         f"{e.kind:11}  {text}"))
     io.print(end="", flush=True)
     return 0
 
@@ -158,24 +166,32 @@ def _export(args: argparse.Namespace, io: Shared) -> int:
     except OSError as err:
         raise CliError(f"could not write {path} ({err.strerror or err}); nothing was "
                        "written") from None
-    print(f"jarvis-tui: wrote {len(entries)} memory entries to {path}", file=sys.stderr)
+    print(f"jarvis-tui: wrote {counted(len(entries), 'memory ')} to {path}", file=sys.stderr)
     return 0
 
 
 def _import(args: argparse.Namespace, io: Shared) -> int:
     where = "standard input" if args.path == "-" else args.path
     entries = _read_memory_file(args.path, where)
-    secrets = _known_secrets(args, io)
-    rows = []
+    settings = io.load(args)
+    secrets = known_secrets(settings)
+    rows, notes = [], []
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict):
             raise CliError(f"{where}: entry {n} is not an object; nothing was imported")
         text = entry.get("text")
-        why = "has no text" if not isinstance(text, str) else refusal(text, secrets)
-        if why is not None:
+        if not isinstance(text, str):
+            raise CliError(f"{where}: entry {n} was refused (has no text); nothing was imported")
+        try:
+            kept = check(text, secrets)
+        except MemoryRefused as err:
             # The guard's line says what it looks like, never the text itself.
-            raise CliError(f"{where}: entry {n} was refused ({why}); nothing was imported")
-        rows.append({**entry, "text": text.strip()})
+            raise CliError(f"{where}: entry {n} was refused ({err}); nothing was "
+                           "imported") from None
+        if kept != text.strip():
+            note = invisible_note(text, pick_language(settings.language, kept), secrets)
+            notes.append(f"jarvis-tui: {where}: entry {n}: {note}")
+        rows.append({**entry, "text": kept})
     with io.open_store(args) as store:
         try:
             added = store.import_memory(rows)
@@ -184,8 +200,19 @@ def _import(args: argparse.Namespace, io: Shared) -> int:
             if not said.startswith(_STORE_ROW):
                 raise
             raise CliError(f"{where}: entry {said.removeprefix(_STORE_ROW)}") from None
-    io.print(f"imported {added}, skipped {len(rows) - added} (already there)", flush=True)
+    for line in notes[:MAX_NOTES]:
+        print(line, file=sys.stderr)
+    if len(notes) > MAX_NOTES:
+        print(f"jarvis-tui: {where}: invisible characters were removed from "
+              f"{counted(len(notes) - MAX_NOTES)} more", file=sys.stderr)
+    io.print(f"imported {counted(added)}, skipped {len(rows) - added:,} (already there)",
+             flush=True)
     return 0
+
+
+def counted(n: int, kind: str = "") -> str:
+    """`n` entries, as a line says it: "1 entry", "10,000 memory entries"."""
+    return f"{n:,} {kind}entr{'y' if n == 1 else 'ies'}"
 
 
 def _read_memory_file(path: str, where: str) -> list[Any]:
@@ -229,9 +256,3 @@ def _read_memory_file(path: str, where: str) -> list[Any]:
     if not isinstance(entries, list):
         raise CliError(f"{where}: \"entries\" is not a list; nothing was imported")
     return entries
-
-
-def _known_secrets(args: argparse.Namespace, io: Shared) -> list[str]:
-    """The API key jarvis-tui was given (config, environment, flag) and the MCP servers'
-    secrets: refused in any entry."""
-    return known_secrets(io.load(args))

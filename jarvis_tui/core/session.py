@@ -21,7 +21,7 @@ from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.engine.request_plan import next_request, request_states
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
-from jarvis_tui.core.memory.guard import check
+from jarvis_tui.core.memory.guard import check, invisible_note
 from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
 from jarvis_tui.core.messages import FAILED, Message
@@ -382,6 +382,11 @@ class ChatSession:
         self.engine.refresh_memory()
         return entry
 
+    def memory_note(self, text: str, language: str) -> str | None:
+        """The one line saying what storing `text` in the memory removes (characters that show
+        nothing, and what tag characters among them spelled), or None when nothing."""
+        return invisible_note(text, language, self._secrets())
+
     def pin_memory(self, entry_id: int, pinned: bool) -> MemoryEntry:
         """A pinned entry is sent before newer ones, so the budget leaves it out last."""
         entry = self.store.update_memory(entry_id, pinned=pinned)
@@ -399,9 +404,9 @@ class ChatSession:
         if entry is None:
             raise StoreError(f"memory entry {entry_id} does not exist (deleted, perhaps in "
                              "another window).")
-        check(entry.text, self._secrets())
-        if entry.state != "active":
-            entry = self.store.update_memory(entry_id, state="active")
+        text = check(entry.text, self._secrets())  # one stored by an older version: cleaned too
+        if entry.state != "active" or text != entry.text:
+            entry = self.store.update_memory(entry_id, text=text, state="active")
             self.engine.refresh_memory()
         return entry
 

@@ -110,6 +110,25 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
+def without_invisible(text: str) -> str:
+    """`text` with every character that shows nothing removed: for text that is kept and sent
+    again (a memory entry), where what the user never saw must not stay, and writing it out as
+    visible() does would put "<U+200B>" in what is kept."""
+    return _INVISIBLE.sub("", text)
+
+
+def invisible_count(text: str) -> int:
+    """How many characters of `text` show nothing (the ones without_invisible removes)."""
+    return len(_INVISIBLE.findall(text))
+
+
+def tag_spelling(text: str) -> str:
+    """What the tag characters in `text` spell: U+E0020-U+E007E mirror ASCII 0x20-0x7E, so a
+    model reads them as the words they copy ("ASCII smuggling") while a terminal shows nothing.
+    The cancel tag and the language tag spell nothing."""
+    return "".join(chr(ord(c) - 0xE0000) for c in text if "\U000e0020" <= c <= "\U000e007e")
+
+
 # -- text that is not valid Unicode --------------------------------------------------------------
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

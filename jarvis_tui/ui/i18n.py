@@ -42,6 +42,12 @@ class Texts:
         return text.format(**values) if values else text
 
 
+def plural_s(n: int) -> str:
+    """The English plural ending for `n` of a thing ("1 message", "2 messages"), for a table's
+    "{n} message{s}"; Chinese strings leave {s} out."""
+    return "" if n == 1 else "s"
+
+
 def ui_language(app: object) -> str:
     """The language the running app shows its interface in (`en` when it has none set)."""
     lang = getattr(app, "language", "en")

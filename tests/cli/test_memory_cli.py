@@ -110,9 +110,9 @@ def test_export_to_stdout_and_a_file_then_import_elsewhere(home, tmp_path):
     assert run(other, "memory", "add", "Answer in Chinese").returncode == 0
     first = run(other, "memory", "import", str(target))
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip() == "imported 2, skipped 1 (already there)"
+    assert first.stdout.strip() == "imported 2 entries, skipped 1 (already there)"
     again = run(other, "memory", "import", "-", stdin=out.stdout)
-    assert again.stdout.strip() == "imported 0, skipped 3 (already there)"
+    assert again.stdout.strip() == "imported 0 entries, skipped 3 (already there)"
     assert sorted(stored(other)) == sorted(e["text"] for e in doc["entries"])
 
 

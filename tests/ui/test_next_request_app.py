@@ -198,3 +198,17 @@ async def test_a_long_part_opens_in_a_pager(make_fake_server, tmp_path):
         await pilot.pause()
         pager = collapsible.query_one(TextPager)
         assert pager.text == long
+
+
+async def test_one_message_is_counted_as_one(fake_server, tmp_path):
+    """Issue 39, item 14: "(1 messages)"."""
+    app = make_app(fake_server, tmp_path, system_prompt="")
+    async with app.run_test(size=SIZE) as pilot:
+        prompt(app).load_text("only this")
+        screen = await open_report(pilot)
+        assert len(screen.report.wire) == 1
+        assert str(screen.query_one("#total", Static).content).endswith(" · 1 message")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: "next request as JSON" in (notices(app) or [""])[-1],
+                       "the copy notice")
+        assert "the next request as JSON (1 message)" in notices(app)[-1]

@@ -1,16 +1,29 @@
 """Whether a text may be a memory entry: every request of every session carries memory, so an
 entry is short, plain text, and never a secret (the scrubber's rules, and the secrets the app
-was given, decide what one looks like)."""
+was given, decide what one looks like).
+
+Characters that show nothing (zero-width ones, bidi overrides, Unicode tag characters) are
+removed rather than refused: a pasted line can carry them unknown to the user, and tag
+characters spell words a model reads and a terminal never shows, so an entry keeps what the
+user saw, and `invisible_note` says what was removed.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from jarvis_tui.core.known_secrets import Scrubber
-from jarvis_tui.core.redact import secret_in
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.redact import redact, secret_in
+from jarvis_tui.core.textsafe import (
+    invisible_count,
+    tag_spelling,
+    terminal_safe,
+    visible,
+    without_invisible,
+)
 
 MAX_CHARS = 1000  # an entry is a fact or a preference, not a document
+SPELLED_CHARS = 120  # of what hidden tag characters spelled, in the line that says so
 
 
 # Said in the language the app speaks: a refusal is the one line the user reads about what
@@ -34,6 +47,18 @@ REASONS = {
     },
 }
 
+# Not a refusal: what was removed before the entry was stored, said once where it was typed.
+NOTES = {
+    "en": {
+        "invisible": "removed {n:,} invisible character{s}{spelled}; stored what you can see",
+        "spelled": " (Unicode tag characters that spelled \"{text}\")",
+    },
+    "zh": {
+        "invisible": "已删除 {n:,} 个不可见字符{spelled}；只保存了看得见的部分",
+        "spelled": "（Unicode 标签字符，拼出了“{text}”）",
+    },
+}
+
 
 class MemoryRefused(Exception):
     """A text that cannot be a memory entry; its str() is the one line that says why (in
@@ -48,7 +73,7 @@ class MemoryRefused(Exception):
 
 
 def _refused(text: str, known_secrets: Iterable[str]) -> MemoryRefused | None:
-    stripped = text.strip()
+    stripped = without_invisible(text).strip()
     if not stripped:
         return MemoryRefused("empty")
     if len(stripped) > MAX_CHARS:
@@ -71,7 +96,27 @@ def refusal(text: str, known_secrets: Iterable[str] = (), language: str = "en") 
 
 
 def check(text: str, known_secrets: Iterable[str] = ()) -> str:
-    """`text` as an entry is stored (trimmed), or MemoryRefused saying why it cannot be."""
+    """`text` as an entry is stored (without the characters that show nothing, trimmed), or
+    MemoryRefused saying why it cannot be."""
     if (refused := _refused(text, known_secrets)) is not None:
         raise refused
-    return text.strip()
+    return without_invisible(text).strip()
+
+
+def invisible_note(text: str, language: str = "en",
+                   known_secrets: Iterable[str] = ()) -> str | None:
+    """The one line saying what `check` removes from `text` (how many characters that show
+    nothing, and what tag characters among them spelled, a secret among them hidden), or None
+    when it removes none."""
+    count = invisible_count(text)
+    if not count:
+        return None
+    said = NOTES.get(language, NOTES["en"])
+    hidden = Scrubber(known_secrets)(redact(tag_spelling(text)))
+    spelled = " ".join(visible(hidden).split())
+    if len(spelled) > SPELLED_CHARS:
+        spelled = spelled[:SPELLED_CHARS - 1] + "…"
+    plural = "" if count == 1 or language == "zh" else "s"
+    return said["invisible"].format(n=count, s=plural,
+                                    spelled=said["spelled"].format(text=spelled) if spelled
+                                    else "")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jarvis_tui.core.store.records import MemoryEntry
+from jarvis_tui.core.textsafe import without_invisible
 
 HEADER = "What the user asked you to remember (from earlier sessions):"
 
@@ -50,7 +51,9 @@ def memory_section(entries: Iterable[MemoryEntry], counter: Counts,
     lines = [HEADER]
     tokens = 0
     for entry in order:
-        line = "- " + " ".join(entry.text.split())  # one bullet, one line
+        # One bullet, one line, of what the user can see: an entry stored before the store
+        # removed characters that show nothing must not carry words the user never saw.
+        line = "- " + " ".join(without_invisible(entry.text).split())
         size = counter.text("\n".join([*lines, line]))
         if size > budget_tokens:
             break

@@ -6,6 +6,10 @@ from, and outlives both. Whether a text may be stored at all (a secret, a whole 
 above the store (core/memory/guard.py); here only what would make the row wrong is refused.
 Another jarvis-tui may change the memory at any time: `memory_stamp` tells a reader cheaply
 whether it did.
+
+Every write of a text removes the characters that show nothing (core/textsafe.py): whatever path
+a text comes by (the guard says so to the user where it was typed; a compaction's suggestions
+come straight here), no entry holds words the user cannot see.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from jarvis_tui.core.store.records import (
     MemorySource,
     StoreError,
 )
+from jarvis_tui.core.textsafe import without_invisible
 
 _SELECT = ("SELECT id, text, kind, state, pinned, conversation_id, message_id, created_at, "
            "updated_at FROM memories ")
@@ -39,6 +44,7 @@ class MemoryEntries(Db):
         """Store one entry; `conversation_id` and `message_id` say where it was said, `origin`
         how it came (one of MEMORY_ORIGINS)."""
         _check_origin(self, origin)
+        text = _visible_only(text)
         self._check_memory(text, kind, state)
         with self._write("save a memory entry to") as db:
             if conversation_id is not None:
@@ -66,6 +72,9 @@ class MemoryEntries(Db):
             self._require_conversation(db, conversation_id)
             have = {same_text(text) for (text,) in db.execute("SELECT text FROM memories")}
             for kind, text, message_id in found:
+                text = _visible_only(text)
+                if isinstance(text, str) and not text.strip():
+                    continue  # nothing the user could see: nothing to suggest
                 self._check_memory(text, kind, None)
                 if same_text(text) in have:
                     continue
@@ -109,6 +118,7 @@ class MemoryEntries(Db):
                       pinned: bool | None = None, state: str | None = None,
                       kind: str | None = None) -> MemoryEntry:
         """Change what is given of one entry; the others stay as they are."""
+        text = _visible_only(text)
         self._check_memory(text, kind, state)
         changes: dict[str, object] = {}
         if text is not None:
@@ -152,43 +162,38 @@ class MemoryEntries(Db):
 
     def import_memory(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Add the rows of an export (only "text" is needed); a text already stored, in any
-        state, or given twice, is skipped. All or nothing: a row that is not an entry stops
-        the import, naming it. How many entries were added."""
-        wanted = []
-        for n, row in enumerate(rows, 1):
-            if not isinstance(row, Mapping):
-                raise StoreError(f"memory import: row {n} is not an object; nothing was "
-                                 "imported.")
-            text, kind = row.get("text"), row.get("kind", "fact")
-            state, pinned = row.get("state", "active"), row.get("pinned", False)
-            created = row.get("created_at")
-            problem = (
-                "has no text" if not isinstance(text, str) or not text.strip()
-                else f"has kind {kind!r}, not one of {', '.join(MEMORY_KINDS)}"
-                if kind not in MEMORY_KINDS
-                else f"has state {state!r}, not one of {', '.join(MEMORY_STATES)}"
-                if state not in MEMORY_STATES
-                else "has a pinned that is not true or false" if not isinstance(pinned, bool)
-                else None)
-            if problem:
-                raise StoreError(f"memory import: row {n} {problem}; nothing was imported.")
-            when = float(created) if isinstance(created, int | float) and not isinstance(
-                created, bool) and 0 <= created < 1e11 else None
-            wanted.append((text, kind, state, pinned, when))
-        added = 0
+        state, or given twice, is skipped, by the rule `memory add` uses (same_text). All or
+        nothing: a row that is not an entry stops the import, naming it. How many entries were
+        added.
+
+        Linear, and brief under the write lock: the stored texts and the newest change are
+        read once before it is taken, and the rows go in with one statement, so another
+        jarvis-tui saving a message waits for the inserts alone."""
+        wanted = _import_rows(rows)
+        with self._guard("read the memory of"):
+            stored = self._db.execute("SELECT text, updated_at FROM memories").fetchall()
+        have = {same_text(text) for text, _ in stored}
+        seen = max((updated for _, updated in stored), default=0.0)
+        fresh = {}  # same_text: the row, in the file's order
+        for row in wanted:
+            if (key := same_text(row[0])) not in have:
+                have.add(key)
+                fresh[key] = row
+        if not fresh:
+            return 0
         with self._write("import memory entries into") as db:
-            have = {text for (text,) in db.execute("SELECT text FROM memories")}
-            for text, kind, state, pinned, when in wanted:
-                if text in have:
-                    continue
-                have.add(text)
-                now = self._memory_time(db)
-                db.execute(
-                    "INSERT INTO memories (text, kind, state, pinned, created_at, updated_at, "
-                    "origin) VALUES (?, ?, ?, ?, ?, ?, 'import')",
-                    (text, kind, state, int(pinned), now if when is None else when, now))
-                added += 1
-        return added
+            # Each change moves updated_at past every other (_memory_time), so what another
+            # jarvis-tui stored since the read above is exactly what is newer than it.
+            for (text,) in db.execute("SELECT text FROM memories WHERE updated_at > ?",
+                                      (seen,)):
+                fresh.pop(same_text(text), None)
+            now = self._memory_time(db)
+            db.executemany(
+                "INSERT INTO memories (text, kind, state, pinned, created_at, updated_at, "
+                "origin) VALUES (?, ?, ?, ?, ?, ?, 'import')",
+                [(text, kind, state, int(pinned), now if when is None else when, now)
+                 for text, kind, state, pinned, when in fresh.values()])
+        return len(fresh)
 
     def memory_sources(self) -> dict[int, MemorySource]:
         """How each entry came and whether the message it came from is now taken out of the
@@ -229,9 +234,44 @@ class MemoryEntries(Db):
 
 
 def same_text(text: str) -> str:
-    """What two texts that say the same thing share: case, spacing and the closing stop aside
-    ("Answer in Chinese." and "answer in  chinese")."""
-    return " ".join(text.casefold().split()).rstrip(".。!！;；")
+    """What two texts that say the same thing share: case, spacing, the closing stop and
+    characters that show nothing aside ("Answer in Chinese." and "answer in  chinese")."""
+    return " ".join(without_invisible(text).casefold().split()).rstrip(".。!！;；")
+
+
+def _visible_only(text: str | None) -> str | None:
+    """`text` without the characters that show nothing; anything else as given, for
+    _check_memory to refuse."""
+    return without_invisible(text) if isinstance(text, str) else text
+
+
+def _import_rows(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, bool,
+                                                                  float | None]]:
+    """The rows of an export as (text, kind, state, pinned, created_at or None), each text
+    without what shows nothing, or StoreError naming the first row that is not an entry."""
+    wanted = []
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, Mapping):
+            raise StoreError(f"memory import: row {n} is not an object; nothing was imported.")
+        text, kind = row.get("text"), row.get("kind", "fact")
+        state, pinned = row.get("state", "active"), row.get("pinned", False)
+        created = row.get("created_at")
+        if isinstance(text, str):
+            text = without_invisible(text).strip()
+        problem = (
+            "has no text" if not isinstance(text, str) or not text
+            else f"has kind {kind!r}, not one of {', '.join(MEMORY_KINDS)}"
+            if kind not in MEMORY_KINDS
+            else f"has state {state!r}, not one of {', '.join(MEMORY_STATES)}"
+            if state not in MEMORY_STATES
+            else "has a pinned that is not true or false" if not isinstance(pinned, bool)
+            else None)
+        if problem:
+            raise StoreError(f"memory import: row {n} {problem}; nothing was imported.")
+        when = float(created) if isinstance(created, int | float) and not isinstance(
+            created, bool) and 0 <= created < 1e11 else None
+        wanted.append((text, kind, state, pinned, when))
+    return wanted
 
 
 def _check_origin(db: Db, origin: str | None) -> None:

@@ -26,7 +26,7 @@ from jarvis_tui.core.session import (
     MemorySource,
     StoreError,
 )
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import visible
 from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from jarvis_tui.ui.screens.dialog import dialog_css
@@ -67,7 +67,7 @@ MEMORY_TEXTS = Texts(
         "delete_question": "Delete “{text}” from the memory? No session is told it again.",
         "refused": "Not stored: {why}",
         "not_suggestion": "Y and N act on a suggestion; this entry is in the memory already.",
-        "remembered": "🧠 Remembered: “{text}” ({tokens} tokens), sent with every request of "
+        "remembered": "🧠 Remembered: “{text}” ({tokens} token{s}), sent with every request of "
                       "every session; F6 lists the memory",
         "remembered_left_out": "🧠 Remembered: “{text}”, but the next request leaves it out: "
                                "the memory is over its budget ({budget} tokens); F6 to pin it "
@@ -127,7 +127,9 @@ def why_not(err: MemoryRefused | StoreError, language: str) -> str:
 
 
 def _one_line(text: str, most: int = PREVIEW_CHARS) -> str:
-    line = " ".join(terminal_safe(text).split())
+    # visible(): an entry stored before the store removed characters that show nothing shows
+    # them written out (<U+E0041>), so no word the model is sent is hidden from the user.
+    line = " ".join(visible(text).split())
     return line if len(line) <= most else line[:most - 1] + "…"
 
 
@@ -187,6 +189,7 @@ class MemoryScreen(ModalScreen[None]):
     DEFAULT_CSS = dialog_css("MemoryScreen", max_width=110, max_height=36) + """
     MemoryScreen #memory_header { color: $text-muted; }
     MemoryScreen #memory_problem { color: $error; }
+    MemoryScreen #memory_note { color: $text-warning; }
     MemoryScreen OptionList { height: 1fr; border: none; }
     MemoryScreen #memory_hint { color: $text-muted; }
     """
@@ -203,7 +206,7 @@ class MemoryScreen(ModalScreen[None]):
         return ui_language(self.app)
 
     def _entries(self, n: int) -> str:
-        return f"{n} 条" if self.lang == "zh" else f"{n} entr{'y' if n == 1 else 'ies'}"
+        return f"{n:,} 条" if self.lang == "zh" else f"{n:,} entr{'y' if n == 1 else 'ies'}"
 
     def _t(self, key: str, **values: object) -> str:
         return MEMORY_TEXTS(self.lang, key, **values)
@@ -214,12 +217,14 @@ class MemoryScreen(ModalScreen[None]):
             dialog.border_title = self._t("title")
             yield Static("", id="memory_header", markup=False)
             yield Static("", id="memory_problem", markup=False)
+            yield Static("", id="memory_note", markup=False)
             yield OptionList(id="memory_list")
             yield Static(self._t("hint"), id="memory_hint", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         self.problem()
+        self.note()
         self.refresh_list()
         self.query_one(OptionList).focus()
 
@@ -329,8 +334,16 @@ class MemoryScreen(ModalScreen[None]):
         shown.update(line)
         shown.display = bool(line)
 
-    def _changed(self, keep: int | None = None) -> None:
+    def note(self, line: str | None = None) -> None:
+        """One line above the list saying what storing the last text removed from it (the
+        characters that show nothing); None hides it."""
+        shown = self.query_one("#memory_note", Static)
+        shown.update(line or "")
+        shown.display = bool(line)
+
+    def _changed(self, keep: int | None = None, note: str | None = None) -> None:
         self.problem()
+        self.note(note)
         self.refresh_list(keep)
 
     # -- the keys -------------------------------------------------------------------------
@@ -341,7 +354,7 @@ class MemoryScreen(ModalScreen[None]):
                 entry = self.session.remember(text)
             except (MemoryRefused, StoreError) as err:
                 return why_not(err, self.lang)
-            self._changed(entry.id)
+            self._changed(entry.id, self.session.memory_note(text, self.lang))
             return None
 
         self.app.push_screen(MemoryEditor(self._t("add_title"), "", save))
@@ -356,7 +369,7 @@ class MemoryScreen(ModalScreen[None]):
                 self.session.edit_memory(entry.id, text)
             except (MemoryRefused, StoreError) as err:
                 return why_not(err, self.lang)
-            self._changed(entry.id)
+            self._changed(entry.id, self.session.memory_note(text, self.lang))
             return None
 
         self.app.push_screen(MemoryEditor(self._t("edit_title"), entry.text, save))
@@ -413,7 +426,10 @@ class MemoryScreen(ModalScreen[None]):
             why = why_not(err, self.lang)  # "not stored" is what a refused yes means
             self.problem(self._t("refused", why=why) if keep else why)
             return
-        self._changed(entry.id if keep else None)
+        # A suggestion stored by an older version may still hold what shows nothing: a yes
+        # keeps what is left, and says what went.
+        note = self.session.memory_note(entry.text, self.lang) if keep else None
+        self._changed(entry.id if keep else None, note)
 
     def action_close(self) -> None:
         self.dismiss(None)

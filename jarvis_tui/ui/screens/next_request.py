@@ -18,7 +18,7 @@ from textual.widgets import Collapsible, Static
 
 from jarvis_tui.core.next_request import NextRequest, RequestPart
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.i18n import Texts, plural_s, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 from jarvis_tui.ui.widgets.text_pager import TextPager
 
@@ -26,7 +26,7 @@ PAGED_FROM = 20_000  # characters: a longer part scrolls in a pager of its own
 
 NEXT_REQUEST_TEXTS = Texts(
     en={"title": "Next request, as the model will receive it",
-        "total": "{tokens} of {budget} tokens ({share}) · {messages} messages",
+        "total": "{tokens} of {budget} tokens ({share}) · {messages} message{s}",
         "compacts": "Past the compaction threshold: the next round summarises older turns "
                     "first, so its front will differ from this.",
         "hint": "Enter opens or closes a part · c copies the request as JSON · Esc closes",
@@ -36,7 +36,7 @@ NEXT_REQUEST_TEXTS = Texts(
         "user": "You", "assistant": "Jarvis", "tool": "Tool",
         "state_verbatim": "verbatim", "state_cut": "cut (head and tail)",
         "state_pinned": "pinned", "state_stubbed": "stub",
-        "tokens": "{n} tokens", "empty": "(empty)"},
+        "tokens": "{n} token{s}", "empty": "(empty)"},
     zh={"title": "下一次请求：模型将收到的内容",
         "total": "{tokens} / {budget} 个 token（{share}）· {messages} 条消息",
         "compacts": "已超过压缩阈值：下一轮会先把较早的对话压缩成摘要，因此请求开头会与此不同。",
@@ -81,7 +81,8 @@ class NextRequestScreen(ModalScreen[str | None]):
         with Vertical(id="dialog") as dialog:
             dialog.border_title = self._t("title")
             yield Static(self._t("total", tokens=f"{report.tokens:,}", budget=f"{report.budget:,}",
-                                 share=f"{share:.0%}", messages=messages),
+                                 share=f"{share:.0%}", messages=f"{messages:,}",
+                                 s=plural_s(messages)),
                          markup=False, id="total")
             if report.compacts_first:
                 yield Static(self._t("compacts"), markup=False, id="compacts")
@@ -96,7 +97,7 @@ class NextRequestScreen(ModalScreen[str | None]):
             first.query_one("CollapsibleTitle").focus()
 
     def _title(self, part: RequestPart) -> str:
-        tokens = self._t("tokens", n=f"{part.tokens:,}")
+        tokens = self._t("tokens", n=f"{part.tokens:,}", s=plural_s(part.tokens))
         if part.kind != "message":
             return f"{self._t(part.kind)} · {tokens}"
         who = self._t(part.role) if part.role in ("user", "assistant", "tool") else part.role

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import MemoryRefused, StoreError
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import terminal_safe, visible
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
 from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
+from jarvis_tui.ui.i18n import plural_s
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.screens.memory import MEMORY_TEXTS, why_not
 from jarvis_tui.ui.widgets.conversation import Conversation
@@ -79,7 +80,8 @@ class ChatCommands(ChatBase):
             await self.say(CHAT_TEXTS(self.lang, "export_failed", path=path, why=explain(err)),
                            "error")
             return
-        await self.say(CHAT_TEXTS(self.lang, "exported", path=path, n=n))
+        await self.say(CHAT_TEXTS(self.lang, "exported", path=path, n=f"{n:,}",
+                                  s=plural_s(n)))
 
     async def action_cost(self) -> None:
         from jarvis_tui.ui.cost_report import cost_report
@@ -96,8 +98,9 @@ class ChatCommands(ChatBase):
         if reply is None:
             await self.say(CHAT_TEXTS(self.lang, "nothing_to_copy"))
             return
-        await self.copy_out(reply.content, CHAT_TEXTS(self.lang, "reply_what",
-                                                      n=len(reply.content)))
+        chars = len(reply.content)
+        await self.copy_out(reply.content, CHAT_TEXTS(self.lang, "reply_what", n=f"{chars:,}",
+                                                      s=plural_s(chars)))
 
     async def copy_out(self, text: str, what: str) -> None:
         """Copy to the clipboard and to the copy file, and say where it went."""
@@ -200,8 +203,9 @@ class ChatCommands(ChatBase):
 
         async def closed(choice: str | None) -> None:
             if choice == "copy":
-                await self.copy_out(report.to_json(),
-                                    CHAT_TEXTS(self.lang, "request_what", n=len(report.wire)))
+                n = len(report.wire)
+                await self.copy_out(report.to_json(), CHAT_TEXTS(
+                    self.lang, "request_what", n=f"{n:,}", s=plural_s(n)))
 
         self.app.push_screen(NextRequestScreen(report), closed)
 
@@ -234,16 +238,19 @@ class ChatCommands(ChatBase):
             await self.say(MEMORY_TEXTS(self.lang, "refused_line",
                                         why=why_not(err, self.lang)), "warning")
             return False
-        preview = " ".join(entry.text.split())
+        preview = " ".join(visible(entry.text).split())
         preview = preview if len(preview) <= 60 else preview[:59] + "…"
         if entry.id in section.sent:
-            line = MEMORY_TEXTS(self.lang, "remembered", text=preview,
-                                tokens=f"{self.session.tokens(entry.text):,}")
+            tokens = self.session.tokens(entry.text)
+            line = MEMORY_TEXTS(self.lang, "remembered", text=preview, tokens=f"{tokens:,}",
+                                s=plural_s(tokens))
         else:
             line = MEMORY_TEXTS(self.lang, "remembered_left_out", text=preview,
                                 budget=f"{self.session.memory_budget():,}")
         self.update_gauge()
         await self.say(line, "info")
+        if note := self.session.memory_note(text, self.lang):
+            await self.say(note, "warning")  # what was hidden in the text, and is not kept
         return True
 
     def action_settings(self) -> None:
