@@ -19,6 +19,10 @@ sessions in both languages. Then:
     asked), working-session messages, and the set's ORDINARY (within-session
     back-references among them). Also, as a stress figure, natural sentences that do point
     beyond the session ("Last week, ..."/"上周，...") but about nothing stored.
+(c) time: recall across sessions for each question of (a), p50 and p95, on the store with and
+    without a session of HUGE messages added (months of working turns in both languages),
+    beside the plain full-text search across sessions the store offers (`search --all`'s
+    search_sessions, same questions) on the same stores.
 
     python bench/cross_session.py            figures for both languages (about a minute)
     python bench/cross_session.py --seed 7
@@ -49,7 +53,9 @@ from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.memory.suggest import durable  # noqa: E402
 from jarvis_tui.core.messages import Message  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
+from jarvis_tui.core.recall.sessions import recall_beyond, search_sessions  # noqa: E402
 from jarvis_tui.core.store.store import Store  # noqa: E402
+from jarvis_tui.core.window.tokens import TokenCounter  # noqa: E402
 from tests.engine_helpers import BASE  # noqa: E402
 from tests.fakeserver import FakeProvider  # noqa: E402
 
@@ -57,6 +63,8 @@ WINDOW = 16384
 TURNS_AROUND = 6  # working turns before and after each fact in its session
 FILLER_SESSIONS = 6  # later working sessions, alternating languages
 FILLER_TURNS = 30
+HUGE = 30_000  # messages of the huge session of (c)
+HUGE_WINDOW = 2048  # sizes its pastes: months of everyday turns, not 30,000 big pastes
 DATA = Path(__file__).resolve().parent / "data"
 CONFIGS = {"none": (False, 0.0), "memory": (True, 0.0), "recall": (False, 0.15),
            "memory+recall": (True, 0.15)}
@@ -201,6 +209,47 @@ def false_recall(path: Path, rng: random.Random,
 LATENCY: dict[bool, float] = {}  # pointed beyond -> p95 seconds of the gauge's usage()
 
 
+def add_huge_session(path: Path, rng: random.Random) -> None:
+    """A session of HUGE messages: working turns in both languages and their replies."""
+    with Store(path) as store:
+        conv = store.create_conversation(title="everything, since spring", model="bench").id
+        rows = []
+        for i in range(HUGE):
+            language = ("en", "zh")[i // 2 % 2]
+            text = working_turn(language, rng, HUGE_WINDOW) if i % 2 == 0 else reply(language)
+            rows.append((conv, i, "assistant" if i % 2 else "user", text, 1.0 + i))
+        # At once, as the recall test fills its huge session: add_message commits each one,
+        # and the bench times the reading, not 30,000 commits. The index triggers still run.
+        with store._write("bench: the huge session") as db:
+            db.executemany("INSERT INTO messages (conversation_id, seq, role, content, "
+                           "created_at) VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def timed(path: Path, questions: list[str]) -> dict[str, list[float]]:
+    """Seconds per question, asked from a new session: recall across sessions (the budget of
+    config "recall") and the plain full-text search across sessions; and "found": 1.0 for each
+    question recall brought a turn back for."""
+    counter = TokenCounter("bench", exact=False)
+    took: dict[str, list[float]] = {"recall": [], "search": [], "found": []}
+    with Store(path) as store:
+        cid = store.create_conversation(title="new", model="bench").id
+        recall_beyond(store, cid, questions[0], counter, int(WINDOW * 0.15))  # a warm cache
+        for question in questions:
+            start = time.perf_counter()
+            found = recall_beyond(store, cid, question, counter, int(WINDOW * 0.15))
+            took["recall"].append(time.perf_counter() - start)
+            took["found"].append(float(bool(found.turns)))
+            start = time.perf_counter()
+            search_sessions(store, question, beside=cid)
+            took["search"].append(time.perf_counter() - start)
+    return took
+
+
+def p50(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[max(0, round(0.95 * len(ordered)) - 1)]
@@ -234,6 +283,10 @@ def main() -> None:
             fake.stop()
         shutil.copy(plain, Path(tmp) / "false.db")
         false = false_recall(Path(tmp) / "false.db", rng, held_out.ORDINARY)
+        questions = [q for fact in held_out.FACTS for q in fact["questions"]]
+        times = {"without": timed(plain, questions)}
+        add_huge_session(plain, rng)
+        times["with"] = timed(plain, questions)
     print(f"set {args.set}, window {WINDOW:,}"
           + ", each question asked of the store as built" * args.fresh)
     print(f"(a) cross-session fidelity: {len(held_out.FACTS)} facts and "
@@ -257,6 +310,16 @@ def main() -> None:
           + ", ".join(f"{LATENCY[k] * 1000:.1f} ms {w}" for k, w in (
               (False, "for a message that points beyond nothing"),
               (True, "for one that points beyond its session")) if k in LATENCY))
+    print(f"\n(c) time per question ({len(questions)} questions of (a), from a new session), "
+          "ms p50 / p95")
+    print(f"{'store':<46}{'recall across sessions':>24}{'full-text search':>20}"
+          f"{'recalled':>10}")
+    for which, said in (("without", "as built"),
+                        ("with", f"with a {HUGE:,}-message session added")):
+        cells = [f"{p50(times[which][k]) * 1000:.1f} / {p95(times[which][k]) * 1000:.1f}"
+                 for k in ("recall", "search")]
+        recalled = f"{sum(times[which]['found']):.0f}/{len(questions)}"
+        print(f"{said:<46}{cells[0]:>24}{cells[1]:>20}{recalled:>10}")
     print(f"wall time {time.perf_counter() - started:.0f} s")
 
 

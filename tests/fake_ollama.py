@@ -322,7 +322,7 @@ class _Handler(BaseHTTPRequestHandler):
             for group in groups:
                 line = {**piece(), "message": {"role": "assistant", "content": "",
                                                "tool_calls": group}}
-                ft.write_split(self.wfile, json.dumps(line, ensure_ascii=False).encode() + b"\n")
+                ft.write_split(self.wfile, ft.dumps(line).encode() + b"\n")
         self._line(final)
 
     # --- writing -------------------------------------------------------------------------------
@@ -332,12 +332,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _line(self, obj: Any) -> None:
-        self._raw(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+        self._raw(ft.dumps(obj).encode("utf-8") + b"\n")
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         is_text = isinstance(body, str | bytes)
         data = body if isinstance(body, bytes) else (
-            body.encode("utf-8") if is_text else json.dumps(body, ensure_ascii=False).encode())
+            body.encode("utf-8") if is_text else ft.dumps(body).encode())
         self.send_response(status)
         self.send_header("Content-Type",
                          "text/plain; charset=utf-8" if is_text else "application/json")

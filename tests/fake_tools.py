@@ -36,15 +36,43 @@ class FakeCall:
             return self.arguments
         return json.dumps(self.arguments, ensure_ascii=ascii_only)
 
-    def obj(self) -> dict[str, Any]:
-        """The arguments as an object, for the protocols that send one ({} if not JSON)."""
+    def obj(self) -> dict[str, Any] | RawJSON:
+        """The arguments as an object, for the protocols that send one ({} if not JSON; JSON
+        Python will not read as RawJSON, which `dumps` sends as the object it is)."""
         if isinstance(self.arguments, dict):
             return self.arguments
         try:
             value = json.loads(self.arguments)
+        except RecursionError:
+            return RawJSON(self.arguments)
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+
+class RawJSON(str):
+    """JSON text Python will not read (nested a hundred thousand deep), which a server written
+    in another language reads and sends on as the value it is: see `dumps`."""
+
+
+def dumps(obj: Any) -> str:
+    """json.dumps (not ASCII-only), each RawJSON inside `obj` written as the JSON it holds."""
+    raws: list[str] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, RawJSON):
+            raws.append(value)
+            return f"\x00raw{len(raws) - 1}\x00"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    text = json.dumps(mark(obj), ensure_ascii=False)
+    for n, raw in enumerate(raws):
+        text = text.replace(json.dumps(f"\x00raw{n}\x00"), raw)
+    return text
 
 
 @dataclass
@@ -78,8 +106,8 @@ def directive_reply(user_text: str, results: list[str], seed: str, prefix: str
     for j, (name, args) in enumerate(lines):
         try:
             parsed: dict[str, Any] | str = json.loads(args)
-        except ValueError:
-            parsed = args  # sent as written: a model's malformed arguments
+        except (ValueError, RecursionError):
+            parsed = args  # sent as written: a model's malformed (or too deep) arguments
         calls.append(FakeCall(name, parsed, f"{prefix}{seed}_{j}"))
     return ToolReply("", calls)
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from jarvis_tui.core.tool_args import arguments_or_none
+
 ROLES = ("system", "user", "assistant", "tool")
 
 COMPLETE = "complete"
@@ -85,10 +87,7 @@ def call_commands(tool_calls: list[dict[str, Any]] | None, longest: int = 200) -
         fn = call.get("function") if isinstance(call, dict) else None
         fn = fn if isinstance(fn, dict) else {}
         args = fn.get("arguments", "")
-        try:
-            parsed = json.loads(args) if isinstance(args, str) else args
-        except ValueError:
-            parsed = None
+        parsed = arguments_or_none(args)
         words = [str(fn.get("name", "?"))]
         if isinstance(parsed, dict):
             for key, value in parsed.items():

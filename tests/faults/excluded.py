@@ -3,7 +3,9 @@ the search tool (issue 39, items 6 and 8).
 
 Item 8: the model calls search_history with limits no code should choke on ("²", "٣", 5,000
 digits as text and as a number, a fraction, a boolean, a negative, a huge number, a list): each
-result sent back is the one clear line, and `ask` prints no traceback.
+result sent back is the one clear line, and `ask` prints no traceback. And with arguments nested
+100,000 deep, as each protocol streams them (text over OpenAI and Anthropic, an object over
+Ollama): the round ends in one clear line, a later turn of the session is answered.
 
 Item 6: a stored session (tests/excluded_turns.py) where the user kept one fact and took out
 (x, /forget) two dozen turns about it in the same words, then a real `jarvis-tui` run: the
@@ -19,9 +21,12 @@ from pathlib import Path
 
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL
+from tests import fake_tools as ft
 from tests.excluded_turns import KEPT, QUERY, QUESTION, leaked, store_session
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_ollama import FakeOllama
 from tests.fakeserver import FakeProvider
-from tests.faults import ProcCase, ProcOutcome, Trial, one_line
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
 
 
 def _session(t: Trial) -> int:
@@ -122,6 +127,87 @@ def bad_limits_to_search_history(tmp: Path) -> ProcOutcome:
     return t.outcome(f"{len(results)} calls, each answered with its one line")
 
 
+DEPTH = 100_000
+DEEP = '{"query": ' + "[" * DEPTH + "]" * DEPTH + "}"  # valid JSON, past Python's stack
+DEEP_LINE = ("the arguments for search_history could not be read: the arguments are nested too "
+             "deep (thousands of brackets)")
+LOOK_UP = "Look the harbour gate code up, please."
+AGAIN = "And once more: what is the harbour gate code?"
+BIG = 1_000_000  # a window the 200,000 brackets fit in: no server refuses them for size
+
+
+def _flags(fake: FakeProvider | FakeAnthropic | FakeOllama) -> tuple[str, ...]:
+    if isinstance(fake, FakeAnthropic):
+        return ("--provider", "anthropic", "--base-url", fake.base_url, "--api-key",
+                "sk-ant-test", "--model", "claude-fake")
+    if isinstance(fake, FakeOllama):
+        return ("--provider", "ollama", "--base-url", fake.base_url, "--model", "llama3.2")
+    return ("--base-url", fake.base_url, "--model", "m")
+
+
+def _deep_call_made(t: Trial, fake: FakeProvider | FakeAnthropic, cid: int) -> None:
+    """The model calls search_history nested 100,000 deep: ask says why in one line, and the
+    model is told the same."""
+    fake.script.append([{"name": HISTORY_TOOL, "arguments": DEEP}])
+    ask = t.run(*_flags(fake), "ask", "--session", str(cid), LOOK_UP, timeout=120)
+    t.expect(ask.returncode == 0, f"exit {ask.returncode}: {one_line(ask.stderr)}")
+    t.expect(f"✗ {HISTORY_TOOL} failed: {DEEP_LINE}" in ask.stderr,
+             f"not the one line: {one_line(ask.stderr)}")
+    sent = fake.message_requests if isinstance(fake, FakeAnthropic) else fake.chat_requests
+    view = ft.anthropic_view if isinstance(fake, FakeAnthropic) else ft.openai_view
+    results = view(sent[-1].body["messages"])[1] if sent else []
+    t.expect(results == [f"Error: {DEEP_LINE}"], f"the model was told {str(results)[:100]}")
+
+
+def _answered(t: Trial, ask: Proc) -> None:
+    t.expect(ask.returncode == 0 and ask.stdout.startswith("Reply "),
+             f"the next turn: exit {ask.returncode}: {one_line(ask.stderr)}")
+
+
+def deep_call_over(protocol: str) -> ProcCase:
+    name = f"search_history nested 100,000 deep, over {protocol}"
+
+    def run(tmp: Path) -> ProcOutcome:
+        t = Trial(8, name, tmp, issue=39)
+        cid = _session(t)
+        fake = FakeAnthropic(limit=BIG) if protocol == "Anthropic" else FakeProvider(limit=BIG)
+        with fake:
+            _deep_call_made(t, fake, cid)
+            _answered(t, t.run(*_flags(fake), "ask", "--session", str(cid), AGAIN,
+                               timeout=120))
+        t.keeps([LOOK_UP, AGAIN], cid)
+        return t.outcome(f"{DEEP_LINE[:60]}…; the next turn answered")
+    return ProcCase(8, name, run, issue=39)
+
+
+OLLAMA_LINE = "sent a tool call that could not be read: the arguments are nested too deep"
+
+
+def deep_call_over_ollama(tmp: Path) -> ProcOutcome:
+    """The call made over an OpenAI-compatible server (stored as the text it came as) is put
+    on Ollama's wire again when the session moves there, with a window that holds it. Then
+    Ollama's own: it sends arguments as an object, so its line is what nests 100,000 deep, and
+    the round ends saying so in one line."""
+    t = Trial(8, "search_history nested 100,000 deep, over Ollama", tmp, issue=39)
+    cid = _session(t)
+    t.write_config(f"context_window = {BIG // 2}\n")  # the call's 100,000 tokens are sent whole
+    with FakeOllama(default_num_ctx=BIG, context_length=BIG, modelfile_num_ctx=BIG) as ollama:
+        flags = _flags(ollama)
+        with FakeProvider(limit=BIG) as openai:
+            _deep_call_made(t, openai, cid)
+        _answered(t, t.run(*flags, "ask", "--session", str(cid), QUESTION, timeout=120))
+        resent = [m for r in ollama.chat_requests for m in r.body["messages"]
+                  if m.get("tool_calls")]
+        t.expect(resent, "the call was not sent to Ollama again")
+        ollama.script.append([{"name": HISTORY_TOOL, "arguments": DEEP}])
+        ask = t.run(*flags, "ask", "--session", str(cid), LOOK_UP, timeout=120)
+        t.expect(ask.returncode == 1 and OLLAMA_LINE in one_line(ask.stderr),
+                 f"exit {ask.returncode}: {one_line(ask.stderr)}")
+        _answered(t, t.run(*flags, "ask", "--session", str(cid), AGAIN, timeout=120))
+    t.keeps([LOOK_UP, QUESTION, AGAIN], cid)
+    return t.outcome(f"{OLLAMA_LINE[:60]}…; the session goes on over Ollama")
+
+
 CASES: list[ProcCase] = [
     ProcCase(6, "search_history after turns were taken out",
              search_history_after_turns_taken_out, issue=39),
@@ -129,4 +215,8 @@ CASES: list[ProcCase] = [
     ProcCase(6, "search after turns were taken out", search_after_turns_taken_out, issue=39),
     ProcCase(8, "search_history with limit \"²\", 5,000 digits and others",
              bad_limits_to_search_history, issue=39),
+    deep_call_over("OpenAI"),
+    deep_call_over("Anthropic"),
+    ProcCase(8, "search_history nested 100,000 deep, over Ollama", deep_call_over_ollama,
+             issue=39),
 ]

@@ -21,6 +21,7 @@ from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_li
 from jarvis_tui.core.providers.registry import PROVIDERS
 from jarvis_tui.core.providers.toolcalls import finish_with_calls, with_ids
 from jarvis_tui.core.providers.usage import anthropic_prompt, count
+from jarvis_tui.core.tool_args import arguments_or_none
 
 API_VERSION = "2023-06-01"
 # Anthropic refuses a conversation that starts with the assistant; after compaction the kept
@@ -164,13 +165,8 @@ class _Pairs:
 def _input(arguments: object) -> dict[str, Any]:
     """A call's arguments as the object tool_use wants; text the model garbled becomes {} (its
     result already told it what was wrong), never a refused request."""
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        value = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    value = arguments_or_none(arguments)
+    return value if value is not None else {}
 
 
 def _text(content: object) -> str:

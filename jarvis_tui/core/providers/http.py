@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import re
 import socket
@@ -28,6 +27,7 @@ from jarvis_tui.core.providers.errors import (
 )
 from jarvis_tui.core.providers.registry import spec_of
 from jarvis_tui.core.textsafe import SurrogateJoiner
+from jarvis_tui.core.tool_args import Unreadable, loads
 
 MAX_BODY = 1 << 20  # bytes of an error body or whole answer read before giving up on the rest
 
@@ -162,6 +162,8 @@ class HttpProvider:
                 await resp.aclose()
         except TimeoutError:
             raise self._scrub(clock.error(self._where)) from None
+        except Unreadable as err:
+            raise self._unreadable(err) from None
         except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
             if received:
                 raise StreamCut(f"The connection to {self._where} broke in the middle of the "
@@ -189,7 +191,9 @@ class HttpProvider:
     def _json_object(self, body: str) -> dict[str, Any]:
         """A whole answer that must be one JSON object, or a clear error saying it was not."""
         try:
-            data = json.loads(body)
+            data = loads(body)
+        except Unreadable as err:
+            raise self._unreadable(err) from None
         except ValueError:
             raise ProviderError(f"{self._where} sent a reply that is not JSON.",
                                 body=body) from None
@@ -233,6 +237,11 @@ class HttpProvider:
                   headers: Mapping[str, str] | None = None) -> ProviderError:
         """classify(), telling a user whose key was refused this provider's key variable."""
         return classify(status, body, headers, key_env=self.key_env)
+
+    def _unreadable(self, err: Unreadable) -> ProviderError:
+        """A reply of JSON Python will not read: the round ends saying why, as a call's own
+        unreadable arguments are told to the model (see tool_args)."""
+        return ProviderError(f"{self._where} sent a tool call that could not be read: {err}.")
 
     def _scrub(self, err: ProviderError) -> ProviderError:
         err.redact(*self._secrets)
@@ -349,9 +358,13 @@ async def stream_lines(resp: httpx.Response) -> AsyncIterator[str]:
 
 
 def json_or_none(line: str) -> dict[str, Any] | None:
-    """One streamed JSON object; None for a garbled line, which must not sink a good reply."""
+    """One streamed JSON object; None for a garbled line, which must not sink a good reply.
+    Raises Unreadable for a line of JSON Python will not read (a call's arguments nested a
+    hundred thousand deep): dropped as garbled, it would drop the call without a word."""
     try:
-        obj = json.loads(line)
+        obj = loads(line)
+    except Unreadable:
+        raise
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -7,7 +7,6 @@ reports ``prompt_eval_count``; the engine compares that with what it sent (trunc
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
@@ -31,6 +30,7 @@ from jarvis_tui.core.providers.toolcalls import (
     with_ids,
 )
 from jarvis_tui.core.providers.usage import completion, ollama_usage
+from jarvis_tui.core.tool_args import arguments_or_none
 
 OLLAMA_DEFAULT_URL = PROVIDERS["ollama"].base_url
 
@@ -241,12 +241,9 @@ def _tool_call(call: dict, names: dict[str, str]) -> dict:
     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments")
     if isinstance(args, str):
-        try:
-            parsed = json.loads(args) if args.strip() else {}
-        except ValueError:
-            parsed = None
+        parsed = arguments_or_none(args)
         # Unparseable arguments are kept as text rather than dropped.
-        args = parsed if isinstance(parsed, dict) else {"arguments": args}
+        args = parsed if parsed is not None else {"arguments": args}
     elif not isinstance(args, dict):
         args = {}
     if call.get("id") and isinstance(fn.get("name"), str):

@@ -28,6 +28,7 @@ from jarvis_tui.core.providers.toolcalls import (
     openai_tools,
 )
 from jarvis_tui.core.providers.usage import completion, openai_usage
+from jarvis_tui.core.tool_args import Unreadable
 
 
 class OpenAIProvider(HttpProvider):
@@ -158,7 +159,7 @@ class OpenAIProvider(HttpProvider):
                     self._can_count = False
                     return None
                 counts.append(count)
-        except httpx.HTTPError:
+        except (httpx.HTTPError, Unreadable):
             return None
         self._can_count = True
         # The tokenizer puts a BOS before the reply text that the reply itself does not have.

@@ -26,6 +26,7 @@ from jarvis_tui.core.providers.base import (
     Completion,
 )
 from jarvis_tui.core.providers.toolcalls import finish_with_calls, with_ids
+from jarvis_tui.core.tool_args import arguments_or_none
 
 TAG_OPEN, TAG_CLOSE = "<tool_call>", "</tool_call>"
 FENCE = "```"
@@ -128,10 +129,7 @@ def _as_call(value: object, offered: Collection[str]) -> tuple[str, str] | None:
     args = value.get("arguments", {})
     if isinstance(args, str):
         # The template shows earlier calls' arguments as a JSON string, and the model copies it.
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except (ValueError, RecursionError):  # not JSON, or a number or nesting too large
-            return None
+        args = arguments_or_none(args)
     if not isinstance(args, dict):
         return None
     return name, json.dumps(args, ensure_ascii=False)

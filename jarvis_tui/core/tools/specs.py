@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from jarvis_tui.core.tool_args import read_arguments
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -42,24 +44,7 @@ class ToolCall:
 
     def parsed(self) -> dict[str, Any]:
         """The arguments as an object; raises ValueError saying what is wrong with them."""
-        text = self.arguments.strip() or "{}"
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as err:
-            # Some of json's messages end in "at" already ("Invalid control character at").
-            raise ValueError(f"the arguments are not valid JSON ({err.msg.removesuffix(' at')} "
-                             f"at character {err.pos})") from None
-        except ValueError:
-            # Valid JSON Python will not read: a number of over 4,300 digits. Its own message
-            # (sys.set_int_max_str_digits) means nothing to a model.
-            raise ValueError("a number in the arguments has over 4,300 digits: write "
-                             "numbers of a few digits") from None
-        except RecursionError:
-            raise ValueError("the arguments are nested too deep (thousands of brackets)") \
-                from None
-        if not isinstance(value, dict):
-            raise ValueError("the arguments must be a JSON object")
-        return value
+        return read_arguments(self.arguments)
 
     def wire(self) -> dict[str, Any]:
         """The OpenAI chat-completions shape, which is how tool calls are stored and sent."""

@@ -25,6 +25,7 @@ from textual.widgets import Collapsible, Static
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.notices import searched_line
 from jarvis_tui.core.textsafe import visible
+from jarvis_tui.core.tool_args import arguments_or_none
 from jarvis_tui.core.tools.history_tool import is_history_search
 from jarvis_tui.core.tools.results import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.core.tools.specs import ToolCall
@@ -96,21 +97,18 @@ class ToolInfo:
 
 def one_line(arguments: str, limit: int = TITLE_ARGS) -> str:
     """The arguments as compact JSON on one line, cut with … past `limit` characters."""
-    try:
-        text = json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError):  # not JSON, or JSON Python will not read
-        text = arguments
+    parsed = arguments_or_none(arguments or "{}")
+    text = arguments if parsed is None else json.dumps(parsed, ensure_ascii=False)
     text = " ".join(visible(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def pretty(arguments: str) -> str:
-    """The arguments whole, indented; as written when they are not JSON."""
-    try:
-        return visible(json.dumps(json.loads(arguments or "{}"), ensure_ascii=False,
-                                        indent=2))
-    except (ValueError, TypeError, RecursionError):  # not JSON, or JSON Python will not read
-        return visible(arguments)
+    """The arguments whole, indented; as written when they are not a JSON object (or are
+    JSON Python will not read)."""
+    parsed = arguments_or_none(arguments or "{}")
+    return visible(arguments if parsed is None else
+                   json.dumps(parsed, ensure_ascii=False, indent=2))
 
 
 def stored_outcome(message: Message) -> str:
