@@ -43,7 +43,7 @@ REASONS = {
         "long": "记忆条目要简短：这条有 {chars:,} 个字符，最多 {most:,} 个；只保留事实或偏好本身",
         "control": "记忆条目只能是纯文本：这条含有终端控制字符",
         "key": "记忆里不能存密钥：这条含有 jarvis-tui 使用的密钥（API 密钥或 MCP 服务器的令牌）",
-        "secret": "记忆里不能存密钥：这条看起来像 {what}",
+        "secret": "记忆里不能存密钥：这条看起来像{what}",
     },
 }
 
@@ -60,6 +60,27 @@ NOTES = {
 }
 
 
+# What redact.secret_in names a credential, as the Chinese refusal says it (it names them in
+# English for exports and logs); a name missing here is said as it is.
+WHAT_ZH = {
+    "a private key": "私钥", "a Slack webhook": "Slack webhook 地址",
+    "a password in a URL": "网址里的密码", "an API token": "API 令牌",
+    "an Authorization header": "Authorization 请求头", "a bearer token": "Bearer 令牌",
+    "Basic credentials": "Basic 认证凭据",
+    "a secret assigned to a name like api_key or password": "赋给 api_key、password 等名字的密钥",
+    "a password on a command line": "命令行里的密码",
+    "a secret given to a flag like --password or --token": "传给 --password、--token 等参数的密钥",
+    "a password in plain words": "直接写出的密码",
+    "an OpenAI API key": "OpenAI API 密钥", "an Anthropic API key": "Anthropic API 密钥",
+    "a Google API key": "Google API 密钥", "a Google OAuth token": "Google OAuth 令牌",
+    "a GitHub token": "GitHub 令牌", "a GitLab token": "GitLab 令牌", "a Slack token": "Slack 令牌",
+    "an AWS access key": "AWS 访问密钥", "a Stripe key": "Stripe 密钥",
+    "a Hugging Face token": "Hugging Face 令牌", "an npm token": "npm 令牌",
+    "a PyPI token": "PyPI 令牌", "a SendGrid key": "SendGrid 密钥",
+    "a JSON Web Token": "JSON Web Token（JWT）", "a HashiCorp Vault token": "HashiCorp Vault 令牌",
+}
+
+
 class MemoryRefused(Exception):
     """A text that cannot be a memory entry; its str() is the one line that says why (in
     English), said() the same in the app's language."""
@@ -69,7 +90,10 @@ class MemoryRefused(Exception):
         self.reason, self.fields = reason, fields
 
     def said(self, language: str) -> str:
-        return REASONS.get(language, REASONS["en"])[self.reason].format(**self.fields)
+        fields = self.fields
+        if language == "zh" and isinstance(what := fields.get("what"), str):
+            fields = {**fields, "what": WHAT_ZH.get(what, what)}
+        return REASONS.get(language, REASONS["en"])[self.reason].format(**fields)
 
 
 def _refused(text: str, known_secrets: Iterable[str]) -> MemoryRefused | None:

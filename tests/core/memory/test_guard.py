@@ -71,7 +71,7 @@ def test_words_about_secrets_are_no_secret(text):
      f"这条有 {MAX_CHARS + 5:,} 个字符"),
     ("red\x1b[2Jtext", "terminal control characters", "终端控制字符"),
     (f"my key is {OPENAI}", "this looks like an OpenAI API key",
-     "记忆里不能存密钥：这条看起来像 an OpenAI API key"),
+     "记忆里不能存密钥：这条看起来像OpenAI API 密钥"),
 ])
 def test_each_refusal_is_said_in_the_apps_language(text, en, zh):
     assert en in refusal(text, language="en")
@@ -119,3 +119,15 @@ def test_a_text_of_nothing_visible_is_empty_and_the_length_counts_what_is_kept()
     assert refusal("short" + tags("y" * MAX_CHARS)) is None
     with pytest.raises(MemoryRefused):
         check("My key, hidden: " + "\u200b".join(GITHUB))  # zero-widths do not hide a key
+
+
+def test_every_credential_the_rules_name_is_said_in_chinese():
+    """The Chinese refusal named the credential in English ('这条看起来像 a password in plain
+    words'): each name redact's rules and token table give has its Chinese."""
+    from jarvis_tui.core import redact
+    from jarvis_tui.core.memory.guard import WHAT_ZH
+    names = {what for what, _, _ in redact._rules(redact.REDACTED)}
+    names |= set(redact._TOKEN_WORDS.values()) | {"an Anthropic API key"}
+    assert names <= set(WHAT_ZH), names - set(WHAT_ZH)
+    said = refusal("数据库密码是 Hunter2-prod!", language="zh")
+    assert said == "记忆里不能存密钥：这条看起来像直接写出的密码"
