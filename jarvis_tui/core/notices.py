@@ -33,7 +33,7 @@ TEXTS = {
                          "keeping it only if a server says so again",
         "busy": "⏳ Another jarvis-tui{who} is answering in this session; waiting for it to "
                 "finish…",
-        "changed": "↻ Another jarvis-tui added {n} message(s) to this session; they are part of "
+        "changed": "↻ Another jarvis-tui added {n} message{s} to this session; they are part of "
                    "the conversation now",
         "save_delayed": "⏳ The session database is locked by another program; the reply is "
                         "kept and saved as soon as the lock frees",
@@ -54,14 +54,14 @@ TEXTS = {
                      "tokens, dropping the oldest part. Compacting so nothing is forgotten",
         "failed": "✖ {why}",
         "empty": "ℹ The model sent an empty reply",
-        "recalled": "↺ Recalled {n} earlier turn(s) from before the summary for this question "
+        "recalled": "↺ Recalled {n} earlier turn{s} from before the summary for this question "
                     "({tokens} tokens)",
-        "recalled_other": "↺ Recalled {n} turn(s) from other sessions for this question: "
+        "recalled_other": "↺ Recalled {n} turn{s} from other sessions for this question: "
                           "{sessions} ({tokens} tokens)",
-        "recalled_both": "↺ Recalled {own} earlier turn(s) from before the summary and {n} "
+        "recalled_both": "↺ Recalled {own} earlier turn{own_s} from before the summary and {n} "
                          "from other sessions for this question: {sessions} ({tokens} tokens)",
-        "memory_suggested": "💡 {n} thing(s) you said look worth remembering: F6 (Memory) to "
-                            "review them; nothing is remembered without your yes",
+        "memory_suggested": "💡 {n} thing{s} you said {look} worth remembering: F6 (Memory) to "
+                            "review {them}; nothing is remembered without your yes",
         "length": "ℹ The reply stopped at the response reserve (max_tokens); raise "
                   "response_reserve for longer replies",
         "usage": "usage: prompt {prompt} tokens{cached} · completion {completion}",
@@ -79,7 +79,7 @@ TEXTS = {
         "tool_cancelled": "■ {tool} was stopped",
         "tool_limit": "⚠ The model asked for tools {n} times in a row for this message; it is "
                       "asked to answer with what it has (tool_max_steps)",
-        "tool_pruned": "✂ {n} older tool output(s) sent as one-line stubs from now on (freed "
+        "tool_pruned": "✂ {n} older tool output{s} sent as one-line stubs from now on (freed "
                        "{freed} tokens); they stay whole in the session",
         "tool_left_out": "⚠ The provider refused the definition of the tool {tool}{server}: "
                          "{why}. Asking again without it; it stays left out while its server "
@@ -236,6 +236,11 @@ def searched_line(call: ToolCall, language: str = "en") -> str:
     return TEXTS.get(language, TEXTS["en"])["history_searched"].format(query=shown_query(call))
 
 
+def _s(n: int) -> str:
+    """English's plural ending for `n` ("1 turn", "2 turns"); the Chinese lines leave it out."""
+    return "" if n == 1 else "s"
+
+
 def describe(event: ev.Event, language: str = "en") -> str | None:
     """One line for an event the user should hear about, or None for the quiet ones."""
     t = TEXTS.get(language, TEXTS["en"])
@@ -265,7 +270,7 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             who = (f" (process {pid})" if language != "zh" else f"（进程 {pid}）") if pid else ""
             return t["busy"].format(who=who)
         case ev.SessionChanged(added=n):
-            return t["changed"].format(n=n)
+            return t["changed"].format(n=n, s=_s(n))
         case ev.SaveDelayed():
             return t["save_delayed"]
         case ev.WindowDetected(tokens=tokens):
@@ -275,14 +280,15 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
         case ev.Trimmed(budget=budget):
             return t["trimmed"].format(budget=budget)
         case ev.Recalled(turns=n, tokens=tokens, sessions=()):
-            return t["recalled"].format(n=n, tokens=tokens)
+            return t["recalled"].format(n=n, s=_s(n), tokens=tokens)
         case ev.Recalled(turns=n, tokens=tokens, sessions=labels):
             shown = " ".join(dict.fromkeys(labels))
             key = "recalled_both" if n > len(labels) else "recalled_other"
-            return t[key].format(own=n - len(labels), n=len(labels), sessions=shown,
-                                 tokens=tokens)
+            return t[key].format(own=n - len(labels), own_s=_s(n - len(labels)), n=len(labels),
+                                 s=_s(len(labels)), sessions=shown, tokens=tokens)
         case ev.MemorySuggested(count=n) if n > 0:
-            return t["memory_suggested"].format(n=n)
+            return t["memory_suggested"].format(n=n, s=_s(n), look="looks" if n == 1 else "look",
+                                                them="it" if n == 1 else "them")
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
         case ev.ToolStarted(call=call) if is_history_search(call.name):
@@ -308,7 +314,7 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             where = (f" ({server})" if language != "zh" else f"（{server}）") if server else ""
             return t["tool_left_out"].format(tool=name, server=where, why=why.rstrip("."))
         case ev.ToolOutputsPruned(count=n, freed=freed):
-            return t["tool_pruned"].format(n=n, freed=f"{freed:,}")
+            return t["tool_pruned"].format(n=n, s=_s(n), freed=f"{freed:,}")
         case ev.Finished(finish_reason="length"):
             return t["length"]
         case ev.Finished(message=msg) if not msg.content.strip():

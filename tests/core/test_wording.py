@@ -82,3 +82,18 @@ async def test_each_trim_after_an_overflow_names_the_smaller_window_it_retries_w
     assert error.startswith("the conversation does not fit the model's context window even "
                             "after compacting; the server said: ")
     assert error.endswith("(400)"), error
+
+
+@pytest.mark.parametrize(("event", "one", "many"), [
+    (lambda n: ev.MemorySuggested(n), "💡 1 thing you said looks worth remembering: F6 (Memory) "
+     "to review it;", "💡 3 things you said look worth remembering: F6 (Memory) to review them;"),
+    (lambda n: ev.SessionChanged(n), "added 1 message to", "added 3 messages to"),
+    (lambda n: ev.Recalled(n, 40, tuple(range(n))), "Recalled 1 earlier turn from",
+     "Recalled 3 earlier turns from"),
+    (lambda n: ev.ToolOutputsPruned(n, 500), "1 older tool output sent", "3 older tool outputs"),
+])
+def test_a_count_of_one_reads_in_the_singular(event, one, many):
+    """'1 thing(s) you said look…' read as a form, not a sentence (issue 39, item 14)."""
+    assert one in describe(event(1), "en")
+    assert many in describe(event(3), "en")
+    assert "(s)" not in describe(event(1), "en") + describe(event(3), "en")

@@ -243,7 +243,7 @@ async def test_a_compaction_that_suggests_says_so(fake_server, tmp_path):
         await wait_for(pilot, lambda: any(n.startswith("💡") for n in notices(app)),
                        "the suggestion notice")
         [line] = [n for n in notices(app) if n.startswith("💡")]
-        assert line.startswith("💡 1 thing(s) you said look worth remembering: F6 (Memory)")
+        assert line.startswith("💡 1 thing you said looks worth remembering: F6 (Memory) to review it;")
         screen = await open_memory(pilot)
         assert any(PLANTED[2][0] in r for r in rows(screen))
 
@@ -291,7 +291,7 @@ async def test_chinese_interface(fake_server, tmp_path):
 
 def test_the_suggestion_notice_in_both_languages():
     assert describe(ev.MemorySuggested(2), "en") == (
-        "💡 2 thing(s) you said look worth remembering: F6 (Memory) to review them; nothing is "
+        "💡 2 things you said look worth remembering: F6 (Memory) to review them; nothing is "
         "remembered without your yes")
     assert describe(ev.MemorySuggested(2), "zh") == (
         "💡 你说过的 2 件事似乎值得记住：按 F6（记忆）审阅；未经你同意不会记住任何内容")

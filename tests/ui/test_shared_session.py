@@ -39,7 +39,7 @@ async def test_turns_another_process_added_appear_and_are_sent(fake_server, tmp_
         other = await other_ask(fake_server, tmp_path / "sessions.db", "asked in a terminal",
                                 home)
         assert await other.wait() == 0
-        await wait_for(pilot, lambda: any("Another jarvis-tui added 2 message(s)" in n
+        await wait_for(pilot, lambda: any("Another jarvis-tui added 2 messages" in n
                                           for n in notices(app)), "told of the other's turn")
         assert [v.message.content[:19] for v in views(app)][::2] == ["asked in the app",
                                                                      "asked in a terminal"]

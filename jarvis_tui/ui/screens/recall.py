@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.i18n import Texts, plural_s, ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 PREVIEW_CHARS = 160
@@ -30,7 +30,7 @@ RECALL_TEXTS = Texts(
     en={
         "title": "Recall: “{query}”",
         "none": "Nothing earlier in this session matches “{query}”.",
-        "count": "{n} matching turn(s), best first",
+        "count": "{n} matching turn{s}, best first",
         "in_summary": "in the summary",
         "pinned": "📌 pinned",
         "hint": "Enter pin / unpin (always sent verbatim) · ↑↓ move · Esc close",
@@ -84,7 +84,8 @@ class RecallScreen(ModalScreen[list[Message] | None]):
                 yield Static(self._t("none_all" if everywhere else "none", query=query),
                              id="count", markup=False)
             else:
-                yield Static(self._t("count", n=len(self.turns)), id="count", markup=False)
+                yield Static(self._t("count", n=len(self.turns), s=plural_s(len(self.turns))),
+                             id="count", markup=False)
                 yield OptionList(*(Option(self._label(turn, i), id=str(i))
                                    for i, turn in enumerate(self.turns)))
             yield Static(self._t("hint"), id="hint", markup=False)
