@@ -11,8 +11,9 @@ printed searched for tracebacks and secrets: survived, replies and messages lost
 secrets printed, and the time the case took (the deadline cases run with deadlines of seconds).
 
 Run from the repository root in the test environment: python bench/faults.py [--only provider|
-process]. Back-off waits are real here (the test settings' 0.01-0.05 s back-off, and the 1 s a
-server's Retry-After asks for), so the times are what a user would wait with those settings.
+process] [--issue N] [--wide]. Back-off waits are real here (the test settings' 0.01-0.05 s
+back-off, and the 1 s a server's Retry-After asks for), so the times are what a user would wait
+with those settings.
 """
 
 from __future__ import annotations
@@ -62,15 +63,22 @@ async def provider_faults() -> bool:
     return survived == len(rows) and lost == 0
 
 
-def process_faults() -> bool:
+width_seen = 80  # of what the user saw; --wide prints it whole
+if "--wide" in sys.argv:
+    width_seen = 10_000
+
+
+def process_faults(issue: int | None = None) -> bool:
+    cases = [c for c in PROCESS_CASES if issue is None or c.issue == issue]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [case.run(Path(tmp) / str(n)) for n, case in enumerate(PROCESS_CASES)]
+        rows = [case.run(Path(tmp) / str(n)) for n, case in enumerate(cases)]
     width = max(len(o.name) for o in rows)
     print(f"{'item':>5}  {'fault (real processes)':{width}}  {'':8} {'lost':>4} {'tracebacks':>10} "
           f"{'secrets':>7} {'time s':>7}  what the user saw")
     for o in rows:
         print(f"{o.label:>5}  {o.name:{width}}  {'survived' if o.survived else 'FAILED':8} "
-              f"{o.lost:>4} {o.tracebacks:>10} {o.secrets:>7} {o.seconds:>7.1f}  {o.result[:80]}")
+              f"{o.lost:>4} {o.tracebacks:>10} {o.secrets:>7} {o.seconds:>7.1f}  "
+              f"{o.result[:width_seen]}")
     survived = sum(o.survived for o in rows)
     lost, tracebacks, secrets = (sum(getattr(o, k) for o in rows)
                                  for k in ("lost", "tracebacks", "secrets"))
@@ -81,12 +89,17 @@ def process_faults() -> bool:
 
 async def main() -> int:
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    # --issue 39: only the hostile rows that issue's run found (run against an older checkout's
+    # jarvis_tui, what each of them saw before its fix)
+    issue = int(sys.argv[sys.argv.index("--issue") + 1]) if "--issue" in sys.argv else None
+    if issue is not None:
+        only = "process"
     ok = True
     if only in ("", "provider"):
         ok = await provider_faults() and ok
         print()
     if only in ("", "process"):
-        ok = process_faults() and ok
+        ok = process_faults(issue) and ok
     return 0 if ok else 1
 
 
