@@ -72,7 +72,9 @@ PROSE_EN = re.compile(rf"({_NAME_EN})({_LINK_EN})({_VALUE})", re.IGNORECASE)
 # its value as often as 是.
 _LINK_ZH = (r"(?:(?:就|也|都|还|還|仍|仍然|依然|一直|现在|現在|目前|其实|其實)?(?:是|为|為)"
             r"|(?:改|换|換|设|設|设置|設置|重置|修改|更改|更新)(?:成|为|為|到)了?)?")
-PROSE_ZH = re.compile(rf"((?:密码|密碼|口令)[ \t]*{_LINK_ZH}[ \t]*(?:[:：=][ \t]*)?)"
+# The ideographic space (U+3000) is a Chinese input method's space.
+PROSE_ZH = re.compile(rf"((?:密码|密碼|口令)[ \t\u3000]*{_LINK_ZH}[ \t\u3000]*"
+                      r"(?:[:：=][ \t\u3000]*)?)"
                       rf"({_VALUE})")
 
 _SHAPED = re.compile(r"\d|[^\w\s'\-]")  # a digit or a symbol: "re-used" and "don't" are words

@@ -135,8 +135,8 @@ def _rules(mark: str) -> list[Rule]:
     ]
 
 
-# Letters and digits in another width or style: "ｓｋ-proj-…" and "ｐａｓｓｗｏｒｄ ｈｕｎｔｅｒ２" as a
-# Chinese input method types them in full-width mode, 𝐬𝐤-… from a styled document. NFKC makes
+# Letters and digits in another width or style: "ｓｋ-proj-…" and "ｐａｓｓｗｏｒｄ" as a Chinese
+# input method types them in full-width mode, 𝐬𝐤-… from a styled document. NFKC makes
 # each the ASCII character (and tokenizers apply NFKC, so a model reads the key itself), so the
 # rules read them folded; one character each, so a match's place is the same in the original.
 # Only letters, digits, _ - and =: folding ，！： would move where a Chinese clause ends.

@@ -48,6 +48,7 @@ SAID = [
     ("把密码设置为abc12345，然后重启", "abc12345", "，然后重启"),
     ("密码是「hunter2」", "hunter2", "密码是"),
     ("密码是『correct horse』", "correct horse", "密码是"),
+    ("密码\u3000：\u3000hunter22", "hunter22", "密码\u3000："),
     ("the password for the prod db is Hunter2-prod!", "Hunter2-prod", "the prod db is"),
     ("the password to the staging box is S3cretP4ss", "S3cretP4ss", "staging box is"),
     ("the password for the account was changed to N3wPass!", "N3wPass", "changed to"),
