@@ -629,7 +629,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     _print(f"{'ID':>5}  {'UPDATED':16}  {'MSGS':>5}  TITLE")
     for c in conversations:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.updated_at))
-        _print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {terminal_safe(c.title)}")
+        # visible(): a title is a message's first words, and U+202E or tag characters in it
+        # would reorder the line or hide words the user should see (as `memory list` shows).
+        _print(f"{c.id:>5}  {when:16}  {c.message_count:>5}  {visible(c.title)}")
     _print(end="", flush=True)
     return 0
 
@@ -685,7 +687,7 @@ def _search_all(args: argparse.Namespace) -> int:
         _print(f"nothing in any session matches {args.query!r}", flush=True)
         return 0
     for turn in found:
-        _print(terminal_safe(f"session {turn.session.id} {turn.label}"))
+        _print(visible(f"session {turn.session.id} {turn.label}"))
         _print_turn(turn.turn)
     _print(end="", flush=True)
     return 0
@@ -698,7 +700,7 @@ def _print_turn(turn: list[Message]) -> None:
         mark = " [in the summary]" if msg.covered else ""
         text = " ".join(msg.content.split())
         text = text if len(text) <= 200 else text[:199] + "…"
-        _print(terminal_safe(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
+        _print(visible(f"#{msg.id} {when} {msg.role}{mark}: {text}"))
     _print()
 
 

@@ -45,7 +45,8 @@ passphrases passcode passcodes
 """.split())
 
 # A value: quoted, or one word of printable ASCII that is not punctuation ending the sentence.
-_VALUE = r"""(?:"[^"\n]{4,80}"|'[^'\n]{4,80}'|“[^”\n]{4,80}”|[!-~]*[A-Za-z0-9!#$%&*+/<=>@^_~\\-])"""
+_VALUE = (r"""(?:"[^"\n]{4,80}"|'[^'\n]{4,80}'|“[^”\n]{4,80}”|「[^」\n]{4,80}」|『[^』\n]{4,80}』"""
+          r"""|[!-~]*[A-Za-z0-9!#$%&*+/<=>@^_~\\-])""")
 # The clause ends after a value: the text or the line ends, or sentence punctuation follows.
 _CLAUSE_END = re.compile(r"[.,;:!?)\]}>'\"]*(?:\s*\Z|[ \t]*\n|[，。；！？、）])"
                          r"|[.,;:!?)\]}>'\"]+(?=\s)")
@@ -54,14 +55,26 @@ _CLAUSE_END = re.compile(r"[.,;:!?)\]}>'\"]*(?:\s*\Z|[ \t]*\n|[，。；！？�
 # app, "passwords.txt" a file), then what links it to its value: is, was, a colon, "set to",
 # or nothing ("passphrase correcthorse").
 _NAME_EN = r"(?<![A-Za-z0-9])(?:pass(?:word|phrase|code)s?|passwd|pwd|pw)(?![A-Za-z0-9])"
-_LINK_EN = (r"(?:(?:[ \t]+(?:for|of)[ \t]+[^\s:]{1,40})?"  # "the password for root is"
-            r"(?:(?:[ \t]+(?:is|was))?[ \t]*[:=：][ \t]*"
-            r"|(?:[ \t]+(?:is|was|are)|['’]s)(?:[ \t]+(?:now|still|just))?[ \t]+"
-            r"|[ \t]+(?:(?:is|was|got)[ \t]+)?(?:set|changed|reset)[ \t]+to[ \t]+)|[ \t]+)")
+# "the password for root is", "the password to the prod db is": up to four words, none of them
+# the link itself, so "the password for the account was changed to X" still finds X.
+_WHOSE_EN = (r"(?:[ \t]+(?:for|of|to|on|at)"
+             r"(?:[ \t]+(?!(?:is|was|are|set|changed|reset)(?![A-Za-z0-9]))[^\s:]{1,40}){1,4})?")
+_LINK_EN = (rf"(?:{_WHOSE_EN}"
+            r"(?:(?:[ \t]+(?:is|was))?[ \t]*(?:[:=：]|->|→|—|–)[ \t]*"
+            # "was changed to" before "was": "changed" is no password, and the rest is not read
+            # again once a match is declined.
+            r"|[ \t]+(?:(?:is|was|got)[ \t]+)?(?:set|changed|reset)[ \t]+to[ \t]+"
+            r"|(?:[ \t]+(?:is|was|are)|['’]s)(?:[ \t]+(?:now|still|just))?[ \t]+)|[ \t]+)")
 PROSE_EN = re.compile(rf"({_NAME_EN})({_LINK_EN})({_VALUE})", re.IGNORECASE)
 
 # Chinese: 密码是 / 密码为 / 密码：/ 口令是 / 密码 S3cret, the value ASCII, glued or spaced.
-PROSE_ZH = re.compile(r"((?:密码|密碼|口令)[ \t]*(?:是|为|為)?[ \t]*(?:[:：=][ \t]*)?)"
+# 密码就是 / 密码都是 / 密码改成了 / 密码设为 / 密码设置为: what Chinese puts between the word and
+# its value as often as 是.
+_LINK_ZH = (r"(?:(?:就|也|都|还|還|仍|仍然|依然|一直|现在|現在|目前|其实|其實)?(?:是|为|為)"
+            r"|(?:改|换|換|设|設|设置|設置|重置|修改|更改|更新)(?:成|为|為|到)了?)?")
+# The ideographic space (U+3000) is a Chinese input method's space.
+PROSE_ZH = re.compile(rf"((?:密码|密碼|口令)[ \t\u3000]*{_LINK_ZH}[ \t\u3000]*"
+                      r"(?:[:：=][ \t\u3000]*)?)"
                       rf"({_VALUE})")
 
 _SHAPED = re.compile(r"\d|[^\w\s'\-]")  # a digit or a symbol: "re-used" and "don't" are words
@@ -76,7 +89,7 @@ def looks_like_password(value: str, *, ends_clause: bool, bare: bool = False) ->
     compound tends to be."""
     if len(value) < 4 or _STANDS_FOR.match(value) or value.startswith(("/", "~", "-")):
         return False
-    if value[0] in "\"'“":
+    if value[0] in "\"'“「『":
         return True
     core = value.rstrip("!")
     if _SHAPED.search(core):

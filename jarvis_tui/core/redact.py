@@ -17,6 +17,7 @@ in plain words ("the password is Hunter2", "密码是 S3cret") or given on a com
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
@@ -134,6 +135,50 @@ def _rules(mark: str) -> list[Rule]:
     ]
 
 
+# Letters and digits in another width or style: "ｓｋ-proj-…" and "ｐａｓｓｗｏｒｄ" as a Chinese
+# input method types them in full-width mode, 𝐬𝐤-… from a styled document. NFKC makes
+# each the ASCII character (and tokenizers apply NFKC, so a model reads the key itself), so the
+# rules read them folded; one character each, so a match's place is the same in the original.
+# Only letters, digits, _ - and =: folding ，！： would move where a Chinese clause ends.
+_FOLD_BLOCKS = ((0xFF01, 0xFF5E), (0x1D400, 0x1D7FF), (0x2460, 0x24FF), (0x2070, 0x209F),
+                (0x00B2, 0x00B9))
+_FOLD = {cp: folded for start, end in _FOLD_BLOCKS for cp in range(start, end + 1)
+         if len(folded := unicodedata.normalize("NFKC", chr(cp))) == 1
+         and re.fullmatch(r"[A-Za-z0-9_=-]", folded)}
+# The blocks as ranges: a class of a thousand single characters is slow to search.
+_FOLDABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _FOLD_BLOCKS) + "]")
+
+
+def folded(text: str) -> str:
+    """`text` with full-width and styled letters and digits as ASCII, each one character."""
+    return text.translate(_FOLD) if _FOLDABLE.search(text) else text
+
+
+def _sub(pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], text: str) -> str:
+    """pattern.sub(replace, text), matched in folded(text); of a match, only what the rule
+    changed is taken from the folded text, the rest stays as the user wrote it."""
+    fold = folded(text)
+    if fold == text:
+        return pattern.sub(replace, text)
+    out, at = [], 0
+    for m in pattern.finditer(fold):
+        new, old = replace(m), m.group(0)
+        if new == old:
+            continue
+        head = len(_common_prefix(old, new))
+        tail = len(_common_prefix(old[head:][::-1], new[head:][::-1]))
+        out += [text[at:m.start() + head], new[head:len(new) - tail]]
+        at = m.end() - tail
+    return "".join([*out, text[at:]]) if out else text
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 # What each prefixed token is, for secret_in's one line.
 _TOKEN_WORDS = {
     "openai_anthropic": "an OpenAI API key", "google_api": "a Google API key",
@@ -148,8 +193,10 @@ _EACH_TOKEN = {name: re.compile(_L + f"(?:{rule})" + _R) for name, rule in _PREF
 
 def redact(text: str, mark: str = REDACTED) -> str:
     """`text` with every credential this module knows the shape of replaced by `mark`."""
+    # What the rules put in is ASCII: a text with nothing to fold never has any.
+    fold = _FOLDABLE.search(text) is not None
     for _, pattern, replace in _rules(mark):
-        text = pattern.sub(replace, text)
+        text = _sub(pattern, replace, text) if fold else pattern.sub(replace, text)
     return text
 
 
@@ -182,6 +229,7 @@ def redact_title(title: str, mark: str = REDACTED) -> str:
 def secret_in(text: str) -> str | None:
     """What credential `text` holds, in a few words ("an OpenAI API key"), found by the rules
     redact() hides them by; None when it holds none they know."""
+    text = folded(text)
     for what, pattern, replace in _rules(REDACTED):
         if pattern is _TOKENS:
             for name, token in _EACH_TOKEN.items():

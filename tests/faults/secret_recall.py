@@ -70,7 +70,8 @@ DEPLOY = (f"Deploy notes for the kestrel-07 release: the deploy key is {KEY} and
 QUESTION = "Last week I gave you the kestrel-07 release deploy key, which one was it?"
 
 
-def _recall_run(t: Trial, first: str, *, config: str = "") -> list[str]:
+def _recall_run(t: Trial, first: str, *, config: str = "",
+                question: str = QUESTION) -> list[str]:
     """Session 1 says `first`, then a new session asks QUESTION; the last request's user
     message (where recall puts the other sessions' turns) and every request of the new
     session, as sent."""
@@ -82,7 +83,7 @@ def _recall_run(t: Trial, first: str, *, config: str = "") -> list[str]:
         t.expect(said.returncode == 0, f"session 1: exit {said.returncode}: "
                                        f"{one_line(said.stderr)}")
         before = len(fake.chat_requests)
-        asked = t.run("ask", "--new", QUESTION)
+        asked = t.run("ask", "--new", question)
         t.expect(asked.returncode == 0, f"session 2: exit {asked.returncode}: "
                                         f"{one_line(asked.stderr)}")
         sent = [json.dumps(r.body, ensure_ascii=False) for r in fake.chat_requests[before:]]
@@ -139,6 +140,55 @@ def title_never_shows_a_token(tmp: Path) -> ProcOutcome:
     return t.outcome(one_line(again.stdout))
 
 
+# -- the second hostile pass: full-width letters and the other ways Chinese says it -------------
+
+# An input method in full-width mode types ｈｕｎｔｅｒ２ for the keys of hunter2, and a model's
+# tokenizer (NFKC) reads it back as hunter2; Chinese links 密码 to its value with more than 是.
+WIDE_SAID = [  # (what the user says, the password in it)
+    ("ｐａｓｓｗｏｒｄ is Kx7-heron!", "Kx7-heron"),
+    ("the kestrel-07 db password is ｈｕｎｔｅｒ２-ｐｒｏｄ", "ｈｕｎｔｅｒ２-ｐｒｏｄ"),
+    ("the kestrel-07 deploy key is ｇｈｐ＿" + "ａＢ３" * 12, "ａＢ３ａＢ３ａＢ３"),
+    ("我的密码就是 Qw3-plover", "Qw3-plover"),
+    ("数据库密码改成了Lp5-curlew!", "Lp5-curlew"),
+    ("堡垒机密码是「Mn8-godwit」", "Mn8-godwit"),
+    ("the password for the prod db is Rt6-avocet!", "Rt6-avocet"),
+]
+WIDE_QUESTION = "Last week I gave you the kestrel-07 release passwords, which were they?"
+
+
+def wide_and_chinese_passwords_stay_out(tmp: Path) -> ProcOutcome:
+    passwords = [p for _, p in WIDE_SAID]
+    t = Trial(4, "passwords in full-width letters and in other Chinese phrasings", tmp,
+              secrets=passwords, issue=39)
+    refused = 0
+    for text, _ in WIDE_SAID:
+        add = t.run("memory", "add", text)
+        if t.expect(add.returncode == 2 and "never holds a secret" in add.stderr,
+                    f"memory add {text[:24]!r}: exit {add.returncode}: {one_line(add.stderr)}"):
+            refused += 1
+    notes = "Kestrel-07 release notes.\n" + "\n".join(text for text, _ in WIDE_SAID)
+    last, *sent = _recall_run(t, notes, question=WIDE_QUESTION)
+    t.expect(OTHER_SESSIONS in last and "kestrel-07" in last.split(OTHER_SESSIONS, 1)[-1],
+             "the new session's request recalled nothing of session 1")
+    carried = [p for p in passwords if any(p in s for s in sent)]
+    t.expect(not carried, f"the new session's request carried {carried}")
+    t.keeps([notes], conv_id=1)  # the session keeps what was said; only what leaves it hides it
+    shown = t.run("export", "1", "--format", "md", "--redact").stdout  # counted if it leaks
+    t.expect("Kestrel-07 release notes" in shown, "export --redact printed no session")
+    exported = t.run("export", "1", "--format", "json", "--redact").stdout
+    try:  # JSON may escape the full-width letters: read as the user's tools would
+        read = json.dumps(json.loads(exported), ensure_ascii=False)
+    except ValueError:
+        read = ""
+    t.expect("Kestrel-07 release notes" in read, "export --format json printed no session")
+    t.expect(not [p for p in passwords if p in read], "export --format json --redact kept "
+                                                      "a password")
+    found = t.run("search", "--all", "kestrel-07")  # counted if it leaks
+    t.expect("kestrel-07" in found.stdout, f"search --all found nothing: {one_line(found.stderr)}")
+    return t.outcome(f"{refused} of {len(WIDE_SAID)} refused by memory add; recall, "
+                     "export --redact and search --all hid them")
+
+
 CASES: list[ProcCase] = [
     ProcCase(4, "memory add and export --redact: passwords said in words",
              memory_and_redact_refuse_passwords_in_words, issue=39),
@@ -148,4 +198,6 @@ CASES: list[ProcCase] = [
              recall_unredacted_when_turned_off, issue=39),
     ProcCase(5, "a session whose first message starts with a token: its title",
              title_never_shows_a_token, issue=39),
+    ProcCase(4, "passwords in full-width letters and in other Chinese phrasings",
+             wide_and_chinese_passwords_stay_out, issue=39),
 ]

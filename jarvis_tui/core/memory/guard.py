@@ -10,6 +10,7 @@ user saw, and `invisible_note` says what was removed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from jarvis_tui.core.known_secrets import Scrubber
@@ -22,6 +23,7 @@ from jarvis_tui.core.textsafe import (
     without_invisible,
 )
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_CHARS = 1000  # an entry is a fact or a preference, not a document
 SPELLED_CHARS = 120  # of what hidden tag characters spelled, in the line that says so
 
@@ -34,6 +36,9 @@ REASONS = {
         "long": "memory entries are short: this one is {chars:,} characters, the most is "
                 "{most:,}; keep the fact or preference itself",
         "control": "a memory entry is plain text: this one holds terminal control characters",
+        "unicode": "a memory entry is text: this one holds {n:,} character{s} that {are} not "
+                   "valid Unicode (a byte that is not UTF-8, or half of a surrogate pair); "
+                   "write it again as plain text",
         "key": "a memory never holds a secret: this holds a key jarvis-tui was given (the API "
                 "key, or an MCP server's token)",
         "secret": "a memory never holds a secret: this looks like {what}",
@@ -42,6 +47,8 @@ REASONS = {
         "empty": "记忆条目不能为空",
         "long": "记忆条目要简短：这条有 {chars:,} 个字符，最多 {most:,} 个；只保留事实或偏好本身",
         "control": "记忆条目只能是纯文本：这条含有终端控制字符",
+        "unicode": "记忆条目只能是文本：这条含有 {n:,} 个无效的 Unicode 字符（不是 UTF-8 的字节，"
+                   "或落单的代理项）；请用纯文本重新写",
         "key": "记忆里不能存密钥：这条含有 jarvis-tui 使用的密钥（API 密钥或 MCP 服务器的令牌）",
         "secret": "记忆里不能存密钥：这条看起来像{what}",
     },
@@ -97,6 +104,11 @@ class MemoryRefused(Exception):
 
 
 def _refused(text: str, known_secrets: Iterable[str]) -> MemoryRefused | None:
+    # A lone surrogate (an argument's byte that is not UTF-8, "\ud800" in an imported file)
+    # can be neither stored nor printed; refused by count, since the rest may be a secret.
+    if broken := len(_SURROGATE.findall(text)):
+        return MemoryRefused("unicode", n=broken, s="" if broken == 1 else "s",
+                             are="is" if broken == 1 else "are")
     stripped = without_invisible(text).strip()
     if not stripped:
         return MemoryRefused("empty")

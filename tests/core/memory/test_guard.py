@@ -52,6 +52,18 @@ def test_empty_long_and_control_sequences_are_refused_in_one_line():
         "a memory entry is plain text: this one holds terminal control characters")
 
 
+def test_text_that_is_not_valid_unicode_is_refused_in_one_line_in_each_language():
+    """An argument's byte that is not UTF-8 (Python hands it over as a lone surrogate) or a
+    "\\ud800" in an imported file can be neither stored nor printed: refused, said by count."""
+    assert refusal("remember \udcff this") == (
+        "a memory entry is text: this one holds 1 character that is not valid Unicode (a byte "
+        "that is not UTF-8, or half of a surrogate pair); write it again as plain text")
+    assert "2 characters that are not" in refusal("\ud800 and \udfff")
+    assert refusal("记住 \udcff", language="zh").startswith(
+        "记忆条目只能是文本：这条含有 1 个无效的 Unicode 字符")
+    assert refusal("a pair joined \U0001f600 is fine") is None
+
+
 @pytest.mark.parametrize("text", [
     "Our token budget for the summary is 512 tokens.",
     "The password policy needs 12 characters and a digit.",

@@ -39,6 +39,33 @@ SAID = [
     ("账号 admin 密码 Adm1n2024", "Adm1n2024", "账号 admin 密码"),
     ("密码 = abc123", "abc123", "密码 ="),
     ("WiFi 密码 12345678", "12345678", "WiFi 密码"),
+    # The second hostile pass of issue 39: what Chinese puts between 密码 and its value besides
+    # 是, its corner-bracket quotes, and English words between "password" and "is".
+    ("我的密码就是hunter2", "hunter2", "我的密码就是"),
+    ("测试环境的密码都是 Hunter22", "Hunter22", "密码都是"),
+    ("数据库密码改成了Hunter2!", "Hunter2", "数据库密码改成了"),
+    ("密码设为 abc12345", "abc12345", "密码设为"),
+    ("把密码设置为abc12345，然后重启", "abc12345", "，然后重启"),
+    ("密码是「hunter2」", "hunter2", "密码是"),
+    ("密码是『correct horse』", "correct horse", "密码是"),
+    ("密码\u3000：\u3000hunter22", "hunter22", "密码\u3000："),
+    ("the password for the prod db is Hunter2-prod!", "Hunter2-prod", "the prod db is"),
+    ("the password to the staging box is S3cretP4ss", "S3cretP4ss", "staging box is"),
+    ("the password for the account was changed to N3wPass!", "N3wPass", "changed to"),
+    ("Password → Hunter2-prod!", "Hunter2-prod", "Password →"),
+    ("password -> Hunter2-prod", "Hunter2-prod", "password ->"),
+]
+
+# Letters and digits as an input method types them in full-width mode, or a styled document
+# shows them: NFKC (and a model's tokenizer) reads each as the ASCII one.
+WIDE = [
+    ("ｐａｓｓｗｏｒｄ is Hunter2-prod!", "Hunter2-prod", "ｐａｓｓｗｏｒｄ is"),
+    ("the password is ｈｕｎｔｅｒ２-prod!", "ｈｕｎｔｅｒ２", "the password is"),
+    ("密码：ｈｕｎｔｅｒ２，别外传", "ｈｕｎｔｅｒ２", "，别外传"),
+    ("my key is ｓｋ-proj-" + "ａｂｃｄ１２３４" * 4, "ａｂｃｄ１２３４", "my key is"),
+    ("ｇｈｐ＿" + "ａ" * 36 + " is the token", "ａａａａ", " is the token"),
+    ("𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝: 𝐒𝟑𝐜𝐫𝐞𝐭𝐏𝟒𝐬𝐬", "𝐒𝟑𝐜𝐫𝐞𝐭𝐏𝟒𝐬𝐬", "𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝: "),
+    ("mysql -uroot -pＳ３ｃｒｅｔＰ４ｓｓ", "Ｓ３ｃｒｅｔ", "mysql -uroot -p"),
 ]
 
 TYPED = [
@@ -68,6 +95,16 @@ def test_a_password_said_or_typed_is_hidden(text, password, kept):
     assert secret_in(text) is not None
     assert refusal(text) is not None, "the memory guard let it in"
     assert redact(shown) == shown  # what is hidden once stays as it is
+
+
+@pytest.mark.parametrize("text, password, kept", WIDE, ids=[t for t, _, _ in WIDE])
+def test_a_secret_in_full_width_or_styled_letters_is_hidden_and_the_rest_kept_as_written(
+        text, password, kept):
+    shown = redact(text)
+    assert password not in shown and REDACTED in shown, shown
+    assert kept in shown, "what is not the secret stays as the user wrote it"
+    assert secret_in(text) is not None
+    assert refusal(text) is not None, "the memory guard let it in"
 
 
 # Prose about passwords, and commands that ask for one: none of them holds a password.
@@ -137,6 +174,16 @@ htpasswd -c /etc/nginx/.htpasswd alice
 用户名或密码不正确，请重试
 我昨天改了密码
 口令保护了私钥
+密码就是为了保护账号
+密码改成了什么？
+密码设置为空
+密码设为 required
+密码是「必填项」
+The password for the admin account is required.
+Enter the password to continue.
+The password at the login prompt is required.
+Ｐａｓｓｗｏｒｄ ｐｏｌｉｃｙ：至少 12 位
+全角的ｐａｓｓｗｏｒｄ一词
 """.splitlines()
 
 
