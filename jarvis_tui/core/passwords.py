@@ -28,6 +28,7 @@ salted hidden masked shown weak strong long short secure insecure safe unsafe sa
 fine ok okay good bad new old temporary random unknown known forgotten lost compromised
 leaked stolen rotated updated generated needed accepted rejected enabled disabled locked
 unlocked easy hard simple complex unique useless default unset none null nothing something
+case-sensitive case-insensitive sensitive insensitive
 everything anything it this that these those what which whatever mine yours his hers ours
 theirs yes no true false too not also still now here there below above attached included
 again twice once yesterday today tomorrow please first later instead anymore either anyway

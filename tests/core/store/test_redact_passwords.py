@@ -129,6 +129,7 @@ My password expired last week, so I reset it.
 We rotate the database password every 90 days.
 The password for the admin account is in the team vault.
 Is the password case-sensitive?
+The password is case-sensitive.
 The password is the same as the one for staging.
 The password is auto-generated on first boot.
 password123 is a terrible password.
