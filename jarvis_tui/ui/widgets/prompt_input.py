@@ -108,7 +108,10 @@ class PromptInput(TextArea):
             return
         self._pasting = True
         try:
-            if result := self._replace_via_keyboard(event.text, *self.selection):
+            # As TextArea's own paste (its private _replace_via_keyboard is this call after
+            # the read-only check above), through the public replace.
+            if result := self.replace(event.text, *self.selection,
+                                      maintain_selection_offset=False):
                 self.move_cursor(result.end_location)
                 self.focus()
         finally:
