@@ -32,16 +32,22 @@ ABOUT = ["reset your password in the admin panel", "密码错误时请联系管�
          "the password is stored in Vault"]
 
 
-def memory_and_redact_refuse_passwords_in_words(tmp: Path) -> ProcOutcome:
-    passwords = [p for _, p in SAID]
-    t = Trial(4, "memory add and export --redact: passwords said in words", tmp,
-              secrets=passwords, issue=39)
+def refused_by_memory_add(t: Trial, texts: list[str]) -> int:
+    """How many of `texts` `memory add` refused as a secret (each one not is a problem)."""
     refused = 0
-    for text, _ in SAID:
+    for text in texts:
         add = t.run("memory", "add", text)
         if t.expect(add.returncode == 2 and "never holds a secret" in add.stderr,
                     f"memory add {text[:30]!r}: exit {add.returncode}: {one_line(add.stderr)}"):
             refused += 1
+    return refused
+
+
+def memory_and_redact_refuse_passwords_in_words(tmp: Path) -> ProcOutcome:
+    passwords = [p for _, p in SAID]
+    t = Trial(4, "memory add and export --redact: passwords said in words", tmp,
+              secrets=passwords, issue=39)
+    refused = refused_by_memory_add(t, [text for text, _ in SAID])
     for text in ABOUT:  # prose about passwords holds none: kept
         add = t.run("memory", "add", text)
         t.expect(add.returncode == 0, f"memory add {text!r} refused: {one_line(add.stderr)}")
@@ -160,12 +166,7 @@ def wide_and_chinese_passwords_stay_out(tmp: Path) -> ProcOutcome:
     passwords = [p for _, p in WIDE_SAID]
     t = Trial(4, "passwords in full-width letters and in other Chinese phrasings", tmp,
               secrets=passwords, issue=39)
-    refused = 0
-    for text, _ in WIDE_SAID:
-        add = t.run("memory", "add", text)
-        if t.expect(add.returncode == 2 and "never holds a secret" in add.stderr,
-                    f"memory add {text[:24]!r}: exit {add.returncode}: {one_line(add.stderr)}"):
-            refused += 1
+    refused = refused_by_memory_add(t, [text for text, _ in WIDE_SAID])
     notes = "Kestrel-07 release notes.\n" + "\n".join(text for text, _ in WIDE_SAID)
     last, *sent = _recall_run(t, notes, question=WIDE_QUESTION)
     t.expect(OTHER_SESSIONS in last and "kestrel-07" in last.split(OTHER_SESSIONS, 1)[-1],
