@@ -117,6 +117,17 @@ def without_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+def json_escaped(json_text: str) -> str:
+    """JSON text (json.dumps with ensure_ascii=False) with each character that shows nothing
+    written as its \\u escape (a surrogate pair past U+FFFF): the same JSON to a reader, and
+    nothing hidden from someone reading it in a terminal."""
+    def escape(m: re.Match[str]) -> str:
+        units = m.group().encode("utf-16-be")
+        return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}"
+                       for i in range(0, len(units), 2))
+    return _INVISIBLE.sub(escape, json_text)
+
+
 def invisible_count(text: str) -> int:
     """How many characters of `text` show nothing (the ones without_invisible removes)."""
     return len(_INVISIBLE.findall(text))

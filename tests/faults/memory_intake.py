@@ -24,6 +24,9 @@ from tests.fakeserver import FakeProvider
 from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
 from tests.faults.leaks import run_driver
 
+# Tag characters back to the ASCII they copy, to read what an entry hid.
+UNTAG = {0xE0000 + c: c for c in range(0x20, 0x7F)}
+
 
 def tags(text: str) -> str:
     """`text` as Unicode tag characters: shown as nothing, read by a model as `text`."""
@@ -149,6 +152,15 @@ def added_imported_and_stored_before(tmp: Path) -> ProcOutcome:
     listed_visibly(t, listed, VISIBLE, IMPORTED, OLD)
     t.expect("<U+E00" in listed.stdout, "memory list did not write out the older entry's tag "
                                         "characters")
+    for args in (("memory", "list", "--json"), ("memory", "export", "-")):
+        printed = t.run(*args)
+        shown = hidden_count(printed.stdout)
+        t.expect(printed.returncode == 0 and not shown,
+                 f"{' '.join(args)}: exit {printed.returncode}, printed {shown} invisible "
+                 "characters")
+        t.expect(OLD_HIDDEN in json.dumps(json.loads(printed.stdout or "null"),
+                                          ensure_ascii=False).translate(UNTAG),
+                 f"{' '.join(args)}: the older entry's escapes do not read back as it was stored")
     with FakeProvider() as fake:
         ask = t.run("--base-url", fake.base_url, "--model", "m", "ask", "hello")
         t.expect(ask.returncode == 0, f"ask: exit {ask.returncode}: {one_line(ask.stderr)}")

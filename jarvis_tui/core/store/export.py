@@ -20,7 +20,7 @@ from jarvis_tui.core import costs
 from jarvis_tui.core.messages import describe_calls
 from jarvis_tui.core.redact import REDACTED as REDACTED  # the mark, for callers of redact
 from jarvis_tui.core.redact import redact
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.textsafe import json_escaped, terminal_safe
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 
@@ -42,8 +42,10 @@ _RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
 def to_json(data: dict[str, Any], *, redact: bool = False) -> str:
+    """JSON as faithful as the store, and as safe to print: characters that show nothing (a
+    tag-character instruction an older version kept in memory, bidi in a turn) are escaped."""
     text = json.dumps(_redact_all(data) if redact else data, ensure_ascii=False, indent=2)
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return json_escaped(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def to_markdown(data: dict[str, Any], *, redact: bool = False) -> str:
