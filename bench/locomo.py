@@ -32,8 +32,8 @@ each user message with speaker_b's turn, each summary request with SUMMARY (as i
 measurement did: what is measured is the window, the ledger and recall), each question with
 ANSWER.
 
-    python bench/locomo.py ../shared/locomo                      every conversation, window, mode
-    python bench/locomo.py ../shared/locomo --quick              one conversation, 20 questions, 4,096
+    python bench/locomo.py ../shared/locomo            every conversation, window and mode
+    python bench/locomo.py ../shared/locomo --quick    one conversation, 20 questions, 4,096
     python bench/locomo.py ../shared/locomo --window 16384 --conversations conv-41 --misses 5
 """
 
@@ -52,7 +52,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from locomo_data import CATEGORIES, Conversation, Scorer, exchanges, load, request_text  # noqa: E402
+from locomo_data import (  # noqa: E402
+    CATEGORIES,
+    FOUND,
+    Conversation,
+    Scorer,
+    exchanges,
+    load,
+    request_text,
+)
 
 from jarvis_tui.core import events as ev  # noqa: E402
 from jarvis_tui.core.engine.engine import Engine  # noqa: E402
@@ -220,6 +228,7 @@ def report(out: dict, failed: dict, windows: tuple[int, ...], modes: tuple[str, 
                       + "".join(f"{c:>13}" for c in by_cat)
                       + f"{share([r.answer_in for r in rs]):>11}"
                       f"{sum(r.tokens for r in rs) / len(rs):>12,.0f}  {said}")
+    print("evidence turns checked, all rows: " + ", ".join(f"{v:,} {k}" for k, v in FOUND.items()))
     bad = {k: v for k, v in failed.items() if v}
     if bad:
         print("failed rounds while feeding:", bad)

@@ -24,6 +24,7 @@ RAREST = 5  # content words of an evidence turn matched when it is not there ver
 MIN_SPAN = 200  # characters; see near()
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # Words too common in chat to identify a turn (plus any word under three letters).
+FOUND: Counter = Counter()  # evidence checks by outcome, over the run (for the report)
 STOP = set("""
 the and for are but not you your yours with this that these those have has had was were will
 would could should can just what when where which who whom why how all any some more most other
@@ -150,7 +151,14 @@ class Scorer:
 
     def has(self, conv: Conversation, dia_id: str) -> bool:
         turn = conv.turns[dia_id]
-        return turn.text in self.text or self.near(conv.rarest(dia_id), len(turn.fed))
+        if turn.text in self.text:
+            FOUND["verbatim"] += 1
+            return True
+        if self.near(conv.rarest(dia_id), len(turn.fed)):
+            FOUND["by its rarest words"] += 1
+            return True
+        FOUND["missing"] += 1
+        return False
 
     def near(self, words: list[str], length: int) -> bool:
         """Whether all `words` occur within one span of max(MIN_SPAN, 2 x the turn's length)
