@@ -153,6 +153,9 @@ def forgotten_turn_leaves_the_inbox(tmp: Path) -> ProcOutcome:
         t.expect(text not in waiting, f"the inbox still holds {text[:30]!r}")
         t.expect(not any(text in row for row in shown), f"F6 still offers {text[:30]!r}")
         t.expect(text not in listed, f"memory list still offers {text[:30]!r}")
+    told = [line for line in app.stderr.splitlines() if line.startswith("notice: ⊘")]
+    t.expect(any(f"{len(FORGOTTEN)} memory suggestions from it withdrawn" in line
+                 for line in told), f"the /forget line did not say what was withdrawn: {told}")
     return t.outcome(f"{len(waiting)} waiting; F6: {shown[0][4:70] if shown else 'nothing'}")
 
 

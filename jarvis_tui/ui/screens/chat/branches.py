@@ -11,7 +11,7 @@ from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import StoreError
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.ui.i18n import Texts, plural_s
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
@@ -43,6 +43,7 @@ BRANCH_TEXTS = Texts(
         "forgot_covered": ("⊘ Turn taken out of every request: “{what}”. The summary was made "
                            "with it and may still mention it: F2 edits the summary."),
         "unforgot": "↺ Turn back in the requests: “{what}”.",
+        "withdrawn": " {n} memory suggestion{s} from it withdrawn (/remember keeps what you want).",
         "nothing_to_forget": "There is no turn to take out yet.",
         "nothing_to_unforget": "No turn shown is excluded.",
         "forget_busy": "That turn is being answered; wait for the reply, or Esc to stop it.",
@@ -93,6 +94,7 @@ BRANCH_TEXTS = Texts(
         "forgot_covered": ("⊘ 该轮对话已从之后的所有请求中排除：“{what}”。摘要生成时包含了它，"
                            "可能仍会提到它：按 F2 编辑摘要。"),
         "unforgot": "↺ 该轮对话已恢复发送：“{what}”。",
+        "withdrawn": "由它产生的 {n} 条记忆建议已撤回（想保留的可以用 /remember）。",
         "nothing_to_forget": "还没有可以排除的对话。",
         "nothing_to_unforget": "显示的对话中没有被排除的。",
         "forget_busy": "这一轮正在回答；请等回复完成，或按 Esc 停止。",
@@ -361,6 +363,7 @@ class ChatBranches(ChatBase):
         await self._set_excluded(turn, excluded)
 
     async def _set_excluded(self, turn: list[Message], excluded: bool) -> None:
+        waiting = self._suggestions_from(turn) if excluded else 0
         try:
             self.session.set_excluded(turn, excluded)
         except StoreError as err:
@@ -369,12 +372,24 @@ class ChatBranches(ChatBase):
         self.query_one(Conversation).refresh_messages(m.id for m in turn if m.id is not None)
         self.update_gauge()
         what = _gist(turn)
+        # The store withdraws them with the exclusion; the user is told, as F6 no longer will.
+        withdrawn = self._bt("withdrawn", n=waiting, s=plural_s(waiting)) if waiting else ""
         if not excluded:
             await self.say(self._bt("unforgot", what=what), "info")
         elif any(m.covered for m in turn):
-            await self.say(self._bt("forgot_covered", what=what), "warning")
+            await self.say(self._bt("forgot_covered", what=what) + withdrawn, "warning")
         else:
-            await self.say(self._bt("forgot", what=what), "info")
+            await self.say(self._bt("forgot", what=what) + withdrawn, "info")
+
+    def _suggestions_from(self, turn: list[Message]) -> int:
+        """How many memory suggestions taken from `turn` wait in the inbox (0 when the memory
+        cannot be read: the exclusion goes ahead all the same)."""
+        ids = {m.id for m in turn if m.id is not None}
+        try:
+            return sum(e.state == "suggested" and e.message_id in ids
+                       for e in self.session.memories())
+        except StoreError:
+            return 0
 
     # -- fork -----------------------------------------------------------------------------
 
