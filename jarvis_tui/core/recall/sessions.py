@@ -73,12 +73,22 @@ Scrub = Callable[[str], str]
 
 
 def scrubbed(turn: list[Message], scrub: Scrub | None) -> list[Message]:
-    """Copies of `turn`'s messages as they may leave their session: text and tool calls'
-    arguments through `scrub` (None: as they are). The stored messages are not touched."""
+    """`turn`'s messages as they may leave their session: text and tool calls' arguments
+    through `scrub` (None: as they are); one that changes is a copy, so the stored messages
+    are never touched."""
     if scrub is None:
         return turn
-    return [replace(m, content=scrub(m.content), tool_calls=_calls(m.tool_calls, scrub),
-                    _tokens=None) for m in turn]
+    return [_scrubbed(m, scrub) for m in turn]
+
+
+def _scrubbed(message: Message, scrub: Scrub) -> Message:
+    # A message holding no secret is sent as it is, its cached token count with it: the gauge
+    # recalls at every keystroke, and counting the same turns anew each time costs more than
+    # redacting them (which redactor remembers).
+    content, calls = scrub(message.content), _calls(message.tool_calls, scrub)
+    if content == message.content and calls == message.tool_calls:
+        return message
+    return replace(message, content=content, tool_calls=calls, _tokens=None)
 
 
 def _calls(calls: list[dict] | None, scrub: Scrub) -> list[dict] | None:

@@ -165,3 +165,14 @@ def test_a_turn_is_redacted_once_however_often_the_gauge_asks(monkeypatch):
     huge = "x" * (module.MEMO_CHARS + 1)
     scrub(huge), scrub(huge)
     assert calls == [len(turn), len(huge), len(huge)]
+
+
+def test_a_message_without_a_secret_leaves_as_it_is():
+    """Only a message the scrub changes is copied: the others keep their cached token count,
+    which the gauge's recall at every keystroke would otherwise count again."""
+    from jarvis_tui.core.recall.sessions import scrubbed
+    plain = Message("user", "the kestrel-07 rollout starts at 9")
+    secret = Message("assistant", f"use {KEY} for it")
+    out = scrubbed([plain, secret], redactor())
+    assert out[0] is plain
+    assert out[1] is not secret and KEY not in out[1].content and KEY in secret.content
