@@ -16,6 +16,7 @@ in plain words ("the password is Hunter2", "密码是 S3cret") or given on a com
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -165,18 +166,11 @@ def _sub(pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], text
         new, old = replace(m), m.group(0)
         if new == old:
             continue
-        head = len(_common_prefix(old, new))
-        tail = len(_common_prefix(old[head:][::-1], new[head:][::-1]))
+        head = len(os.path.commonprefix([old, new]))
+        tail = len(os.path.commonprefix([old[head:][::-1], new[head:][::-1]]))
         out += [text[at:m.start() + head], new[head:len(new) - tail]]
         at = m.end() - tail
     return "".join([*out, text[at:]]) if out else text
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
 
 
 # What each prefixed token is, for secret_in's one line.
