@@ -16,7 +16,7 @@ from pathlib import Path
 from jarvis_tui.core.store.store import Store
 from tests.engine_helpers import summarising_replies
 from tests.fakeserver import FakeProvider
-from tests.faults import ProcCase, ProcOutcome, Trial, one_line
+from tests.faults import Proc, ProcCase, ProcOutcome, Trial, one_line
 from tests.faults.leaks import run_driver
 
 # The vendor's document, pasted: prose, not code or a log, so its shape does not give it away.
@@ -137,14 +137,21 @@ def f6_rows(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("F6: ")]
 
 
-def forgotten_turn_leaves_the_inbox(tmp: Path) -> ProcOutcome:
-    t = Trial(3, "x on a folded turn whose words wait in the inbox", tmp, issue=39)
+def folded_then_forgotten(t: Trial, mode: str) -> tuple[str, Proc]:
+    """A turn whose sentences wait as suggestions, then the app's x on it (origin_driver's
+    `mode`: forget, or accept-forget after Y on one): the question and the app's run."""
     with FakeProvider(limit=100_000) as fake:
         summarising_replies(fake)
         question = said_then_folded(t, fake)
         t.write_config(config(fake))
-        app = run_driver(t, "tests.faults.origin_driver", "forget", question, timeout=180)
+        app = run_driver(t, "tests.faults.origin_driver", mode, question, timeout=180)
     t.expect(app.returncode == 0, f"app: exit {app.returncode}: {one_line(app.stderr)}")
+    return question, app
+
+
+def forgotten_turn_leaves_the_inbox(tmp: Path) -> ProcOutcome:
+    t = Trial(3, "x on a folded turn whose words wait in the inbox", tmp, issue=39)
+    question, app = folded_then_forgotten(t, "forget")
     t.keeps([question])  # taken out of the requests, kept in the session
     waiting = suggestions(t)
     shown = f6_rows(app.stderr)
@@ -161,13 +168,7 @@ def forgotten_turn_leaves_the_inbox(tmp: Path) -> ProcOutcome:
 
 def accepted_entry_marks_its_excluded_source(tmp: Path) -> ProcOutcome:
     t = Trial(3, "Y on one suggestion, then x on the turn it came from", tmp, issue=39)
-    with FakeProvider(limit=100_000) as fake:
-        summarising_replies(fake)
-        question = said_then_folded(t, fake)
-        t.write_config(config(fake))
-        app = run_driver(t, "tests.faults.origin_driver", "accept-forget", question,
-                         timeout=180)
-    t.expect(app.returncode == 0, f"app: exit {app.returncode}: {one_line(app.stderr)}")
+    question, app = folded_then_forgotten(t, "accept-forget")
     accepted = next((line[len("accepted: "):] for line in app.stderr.splitlines()
                      if line.startswith("accepted: ")), "")
     t.expect(accepted in FORGOTTEN, f"no suggestion was accepted: {one_line(app.stderr)}")
