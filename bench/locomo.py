@@ -78,10 +78,14 @@ SUMMARY = "The two friends caught up on what they have been doing lately."
 ANSWER = "Let me think about that."
 PLAIN = "plain client"
 # Engine rows: name -> changes to the default settings.
-ROWS: dict[str, dict[str, object]] = {"jarvis-tui (lexical-only recall)": {}}
+ROWS: dict[str, dict[str, object]] = {
+    "jarvis-tui (lexical-only recall)": {"recall_by_meaning": False},
+    "jarvis-tui (hybrid recall)": {},
+}
 # Issue 40's figures (its author, six conversations, 240 questions): (window, mode, row) ->
 # {column: share}; printed beside ours. Its jarvis-tui row is today's lexical-only one.
 OURS = next(iter(ROWS))
+RUN = dict(ROWS)  # the rows this run measures (--rows)
 ISSUE_40 = {
     (4096, "one session", OURS): {"all": .458}, (4096, "one session", PLAIN): {"all": .092},
     (16384, "one session", OURS): {"all": .567, 1: .075, 3: .077},
@@ -181,7 +185,7 @@ async def run_window(conv: Conversation, window: int, questions: list, modes: tu
     with FakeProvider(limit=window) as fake, tempfile.TemporaryDirectory() as tmp:
         script = Script(fake)
         async with OpenAIProvider(fake.base_url, "", timeout=60, connect_timeout=5) as provider:
-            for row, changes in ROWS.items():
+            for row, changes in RUN.items():
                 s = settings(fake.base_url, window, changes)
                 for mode in modes:
                     db = Path(tmp) / f"{row}-{mode}.db"
@@ -200,7 +204,7 @@ async def run_window(conv: Conversation, window: int, questions: list, modes: tu
                                          conv_id if mode == "one session" else None, asked)
                         tokens = body.pop("_tokens") if body else 0
                         out[(window, mode, row)].append(score(conv, q, body, asked, tokens))
-                        if row == OURS:  # the plain client once, on the same feed
+                        if row == next(iter(RUN)):  # the plain client once, on the same feed
                             h = history if mode == "one session" else []
                             out[(window, mode, PLAIN)].append(plain(conv, q, h, s, asked))
 
@@ -214,7 +218,7 @@ def report(out: dict, failed: dict, windows: tuple[int, ...], modes: tuple[str, 
     print(head)
     for window in windows:
         for mode in modes:
-            for row in (PLAIN, *ROWS):
+            for row in (PLAIN, *RUN):
                 rs = out.get((window, mode, row))
                 if not rs:
                     continue
@@ -233,7 +237,7 @@ def report(out: dict, failed: dict, windows: tuple[int, ...], modes: tuple[str, 
     if bad:
         print("failed rounds while feeding:", bad)
     for key, rs in out.items():
-        if misses and key[2] == OURS:
+        if misses and key[2] == list(RUN)[-1]:
             shown = [r for r in rs if not r.evidence_all][:misses]
             for r in shown:
                 print(f"miss {key[0]} {key[1]}: {r.question!r} missing {list(r.missing)}; "
@@ -248,6 +252,15 @@ async def main_async(args: argparse.Namespace) -> None:
         files = files[:1]
     windows = tuple(args.window or ((4096,) if args.quick else WINDOWS))
     modes = tuple(m for m in MODES if m in (args.mode or MODES))  # "across" feeds first
+    extra = {}
+    for change in args.set or ():  # one more hybrid row per --set
+        key, _, value = change.partition("=")
+        extra[f"hybrid, {change}"] = {key: type(getattr(Settings(), key))(value)}
+    RUN.update(extra)
+    if args.rows:
+        RUN.clear()
+        RUN.update({k: v for k, v in [*ROWS.items(), *extra.items()]
+                    if any(w in k for w in args.rows.split(","))})
     out: dict = defaultdict(list)
     failed: dict = defaultdict(int)
     started = time.perf_counter()
@@ -274,6 +287,11 @@ def main() -> None:
     parser.add_argument("--window", type=int, action="append", help="a window (repeatable)")
     parser.add_argument("--mode", choices=MODES, action="append", help="a mode (repeatable)")
     parser.add_argument("--conversations", help="names to run, comma-separated (conv-41,...)")
+    parser.add_argument("--rows", help="rows to run, by a word of their name, comma-separated "
+                        "(lexical,hybrid); the plain client is always there")
+    parser.add_argument("--set", action="append", metavar="SETTING=VALUE",
+                        help="one more row: the default settings with this one changed "
+                        "(repeatable: a row each)")
     parser.add_argument("--quick", action="store_true",
                         help="one conversation, 20 questions, window 4,096")
     parser.add_argument("--misses", type=int, default=0,

@@ -214,7 +214,7 @@ async def test_recall_budget_is_a_percentage_up_to_half(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     app = host_for(path)
     async with app.run_test(size=(100, 40)) as pilot:
-        assert app.screen.query_one("#field-recall_budget", Input).value == "15"
+        assert app.screen.query_one("#field-recall_budget", Input).value == "30"
         for bad in ("60", "-1", "lots"):
             await type_into(pilot, "recall_budget", bad)
             assert text_of(app, "#error-recall_budget") == (

@@ -52,6 +52,8 @@ from jarvis_tui.core.providers.errors import (
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
+from jarvis_tui.core.recall.embedder import bundled
+from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.redact import redactor
 from jarvis_tui.core.settings.config import Settings, known_secrets
@@ -132,6 +134,7 @@ class Engine(Branches):
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()
+        self.meaning = Meaning(store, bundled())  # loads its model on first use
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
         self.refused_tools = RefusedTools()  # tools the provider would not be told of
@@ -257,15 +260,21 @@ class Engine(Branches):
                                  window_source=self.window_source, recalled=recalled,
                                  tools=min(tools, history), memory=memory)
 
-    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None) -> Recalled:
+    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None, *,
+                free: int | None = None, index: bool = False) -> Recalled:
         """This session's folded turns `text` is about, then, if it points beyond the session,
-        other sessions' turns: one budget, this session's first."""
+        other sessions' turns: one budget, this session's first. `free`: the room the request
+        leaves under the window; recall takes no more, so the newest turns stay as they are.
+        `index`: a send, which may embed what has no vector yet."""
         budget = int(self.context_window * self.settings.recall_budget * shrink)
+        if free is not None:
+            budget = min(budget, free)
         present = self.sent.carried_by_others(user)
         own = Recalled()
+        meaning = self.meaning if self.settings.recall_by_meaning else None
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
-                         budget, present, split(self.summary.content)[1])
+                         budget, present, split(self.summary.content)[1], meaning, index)
         if not self.settings.recall_other_sessions:
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,

@@ -37,6 +37,8 @@ from itertools import pairwise
 
 from jarvis_tui.core.details.extract import Detail, prose_of
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
+from jarvis_tui.core.recall.hybrid import ranked, turn_scores
+from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.shapes import (
     SHAPE_WEIGHT,
     Cues,
@@ -57,7 +59,13 @@ OTHER_SESSIONS_HEADER = ("Recalled from the user's other sessions (original turn
                          "message points back to, oldest first, each under its session's "
                          "title and date):")
 RECALL_HEADERS = (RECALL_HEADER, OTHER_SESSIONS_HEADER)
-MAX_TURNS = 3
+MAX_TURNS = 3  # found by the words alone: the evidence rule below
+MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
+# The fill is for a question: a statement or a paste brings its own text, and every turn
+# recalled is read anew by the server on every request that carries it (bench/cache.py).
+MAX_ASKING = 600  # characters
+GATE = 0.45  # the best turn's score (recall/hybrid.py) for the question to be about any
+INDEX_AT_SEND = 2048  # messages embedded before a send at most (about 2 s on one core)
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
 COVERAGE_BACK_REFERENCE = 0.4
@@ -217,11 +225,15 @@ def _own_id(history: History, query: str) -> int | None:
 
 def recall(store: Store, conversation_id: int, history: History, query: str,
            counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
-           ledger: Sequence[Detail] = ()) -> Recalled:
+           ledger: Sequence[Detail] = (), meaning: Meaning | None = None,
+           index: bool = False) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
     `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
     request carries them already) is not sent twice. `ledger` is the details ledger the
-    request carries: a shape asked for that it holds is answered there already."""
+    request carries: a shape asked for that it holds is answered there already. With
+    `meaning`, the turns the hybrid ranker (recall/hybrid.py) finds fill what the budget
+    leaves after those, best first; `index`: embed the session's messages that have no vector
+    yet first (a send may take the time; the gauge, as the user types, may not)."""
     if budget <= 0:
         return Recalled()
     wanted, back = content_terms(query)
@@ -235,19 +247,78 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     if not found and cues.kinds and _asks_back(query, wanted, cues, back) and not _in_ledger(
             ledger, cues.kinds):
         found = _newest_of_shape(history, cues.kinds)
-    for position in found:
+    def choose(position: int) -> None:
         start, stop = turn_span(history.all, position)
         if start not in chosen:
             chosen[start] = [m for m in history.all[start:stop] if _recallable(m)]
             if all(m.id in present for m in chosen[start]):
                 chosen[start] = []
+
+    for position in found:
+        choose(position)
         if len(chosen) == MAX_TURNS:
             break
+    if meaning is not None and meaning.ready:
+        for position in by_meaning(store, conversation_id, history, query, meaning, index):
+            choose(position)
+            if len(chosen) >= MAX_FILL:
+                break
     starts = list(chosen)
     picked, used = fitted(list(chosen.values()), counter, budget, RECALL_HEADER)
     if not picked:
         return Recalled()
     return Recalled([chosen[start] for start in sorted(starts[i] for i in picked)], used)
+
+
+def by_meaning(store: Store, conversation_id: int, history: History, query: str,
+               meaning: Meaning, index: bool) -> list[int]:
+    """Positions of the first recallable message of each turn the hybrid ranker puts above
+    its floor, best first."""
+    if len(query) > MAX_ASKING or not (asks_what(query) or "?" in query or "？" in query):
+        return []
+    if index:
+        meaning.index(conversation_id, limit=INDEX_AT_SEND)
+    q = meaning.query(query)
+    if q is None:
+        return []
+    turns: list[list[int]] = []  # recallable message ids per turn, in order of time
+    firsts: list[int] = []
+    start, last = 0, -1  # the turn being read, the turn of the last group
+    for position, msg in enumerate(history.all):
+        if msg.role == "user":
+            start = position
+        if not _recallable(msg) or msg.role not in ("user", "assistant") or msg.id is None:
+            continue
+        if start != last:
+            turns.append([])
+            firsts.append(position)
+            last = start
+        turns[-1].append(msg.id)
+    if not turns:
+        return []
+    vectors = meaning.vectors([m for ids in turns for m in ids])
+    words = word_shares(store, conversation_id, history, query)
+    scored = turn_scores(turns, q, vectors, words)
+    if max(scored) < GATE:
+        return []
+    return [firsts[r.index] for r in ranked(scored)]
+
+
+def word_shares(store: Store, conversation_id: int, history: History,
+                query: str) -> dict[int, float]:
+    """Each message holding a term of `query` -> the share of the query's term weight it
+    holds (terms weighed by rarity in the session, as the evidence rule weighs them)."""
+    wanted, _ = content_terms(query)
+    if not wanted:
+        return {}
+    own = _own_id(history, query)
+    n = len(history.all) - (own is not None)
+    found = store.postings(conversation_id, wanted, cap=max(3, n // COMMON_SHARE))
+    held, weight = weighed(found, wanted, {}, n, own)
+    total = sum(weight.values())
+    if total <= 0:
+        return {}
+    return {mid: score / total for mid, score in scores(held, weight).items()}
 
 
 MAX_OTHER_WORDS = 3  # beside the cue: more is a question about something else

@@ -210,7 +210,7 @@ SCHEMA: tuple[Setting, ...] = (
             Words("true or false", "true 或 false"),
             "after a summary, one more request asks it to state the details it left out "
             "(not with the bundled local model)"),
-    Setting("recall_budget", float, 0.15, Range(0.0, 0.5),
+    Setting("recall_budget", float, 0.3, Range(0.0, 0.5),
             Words("a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
             "room for earlier turns brought back into a request; 0 = off",
             shown=Shown("percent", 70, Words("Recall budget (%)", "找回预算（%）"),
@@ -218,6 +218,13 @@ SCHEMA: tuple[Setting, ...] = (
                               "them; {range} (0 = off)",
                               "新消息提到早期内容时，为找回的原始对话留出的空间；"
                               "{range}（0 = 关闭）"))),
+    # Words alone miss a question put in other words ("what car does Evan drive?" against "my
+    # new Prius"): the bundled embedding model ranks by meaning too (core/recall/hybrid.py).
+    Setting("recall_by_meaning", bool, True, anything,
+            Words("true or false", "true 或 false"),
+            "rank earlier turns by meaning as well as by words when bringing them back "
+            "(a small embedding model on this machine); false = by words only",
+            env="JARVIS_RECALL_BY_MEANING"),
     # A session held with one provider may be private to it (a local model's): the user can
     # keep each session's turns to its own requests.
     Setting("recall_other_sessions", bool, True, anything,

@@ -81,6 +81,10 @@ class Db:
             taken, self.notices = self.notices, []
         return taken
 
+    def tell(self, line: str) -> None:
+        """A line for the user from a part beside the store (shown once, as the store's own)."""
+        self._notice(line)
+
     def _notice(self, line: str) -> None:
         with self._lock:
             if line not in self._told:

@@ -143,5 +143,21 @@ MIGRATIONS: list[str] = [
     UPDATE messages SET pasted = json_array(json_array(0, length(content)))
         WHERE role = 'user' AND summary_id IS NULL AND content != '';
     """,
+    # What a message means, for recall (issue 40): one unit vector per message and embedding
+    # model (core/recall/embedder.py), float16 bytes, written by a worker after the message is
+    # stored. A vector is of the text it was made from: an edit takes it away (the worker makes
+    # the new one), and so does the message's deletion.
+    """
+    CREATE TABLE embeddings (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (message_id, model)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER embeddings_stale_on_edit AFTER UPDATE OF content ON messages
+    WHEN new.content IS NOT old.content BEGIN
+        DELETE FROM embeddings WHERE message_id = new.id;
+    END;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -23,10 +23,11 @@ from jarvis_tui.core.store.records import StoreError, UsageRow
 from jarvis_tui.core.store.search import Search
 from jarvis_tui.core.store.summaries import Summaries
 from jarvis_tui.core.store.usage import Usage
+from jarvis_tui.core.store.vectors import Vectors
 from jarvis_tui.core.tree import path_to
 
 
-class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntries):
+class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntries, Vectors):
     def export(self, conv_id: int) -> dict[str, Any]:
         """The whole conversation as JSON-ready data, covered messages included. A stored field
         that cannot be read is left out of its place and listed under "problems" with its stored

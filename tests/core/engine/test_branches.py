@@ -225,7 +225,8 @@ def test_a_store_from_before_branches_reads_as_one_branch(tmp_path):
     raw.executescript("UPDATE messages SET parent_id = NULL; UPDATE conversations "
                       "SET head_id = NULL; PRAGMA user_version = 3;")
     raw.commit()
-    raw.executescript("DROP TRIGGER memories_withdrawn_when_excluded; "
+    raw.executescript("DROP TRIGGER embeddings_stale_on_edit; DROP TABLE embeddings; "
+                      "DROP TRIGGER memories_withdrawn_when_excluded; "
                       "DROP TRIGGER memories_withdrawn_with_message; "
                       "DROP TRIGGER memories_withdrawn_with_session; "
                       "ALTER TABLE messages DROP COLUMN pasted;"

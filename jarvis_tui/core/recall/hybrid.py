@@ -1,0 +1,72 @@
+"""The one ranker of recall (issue 40): turns scored by meaning and by words together.
+
+- Meaning: the cosine of the question's vector with each message's (core/recall/semantic.py),
+  and with the turn's as a whole (its messages' vectors summed): a reply "Yes, twice a week"
+  means something only beside the question it answers. It finds "my new Prius" for "What
+  kind of car does Evan drive?", which share no word.
+- Words: the share of the question's term weight a message holds, each term weighed by its
+  rarity (recall/turns.py's `weighed`): a name said once weighs a lot, "build" said everywhere
+  nothing. It finds the exact name, figure or identifier a vector blurs.
+- Neighbours: a turn next to a turn about the question is more likely about it too (a story
+  told over several turns); a share of its neighbours' scores is added.
+
+A message scores cosine + LEXICAL_WEIGHT x word share; a turn, the mean of its best message's
+score and its whole's, plus NEIGHBOUR x the mean of its neighbours'. The weights were chosen on
+LoCoMo's four development conversations, the evidence turns ranked within a token budget
+(bench/locomo.py; the figures are in bench/README.md), not on the held-out six.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+LEXICAL_WEIGHT = 0.5
+NEIGHBOUR = 0.15
+# Below this a turn shares no more with the question than any two turns of chat do.
+FLOOR = 0.35
+
+
+@dataclass(frozen=True)
+class Ranked:
+    index: int  # of the turn in the sequence given
+    score: float
+
+
+def turn_scores(turns: Sequence[Sequence[int]], query: np.ndarray,
+                vectors: Mapping[int, np.ndarray], words: Mapping[int, float]) -> list[float]:
+    """Each turn's score before neighbours (message ids per turn); a turn none of whose
+    messages has a vector is scored by its words alone."""
+    out = []
+    for ids in turns:
+        vecs = [vectors[m] for m in ids if m in vectors]
+        share = max((words.get(m, 0.0) for m in ids), default=0.0)
+        if not vecs:
+            out.append(LEXICAL_WEIGHT * share)
+            continue
+        best = max(float(v @ query) + LEXICAL_WEIGHT * words.get(m, 0.0)
+                   for m, v in ((m, vectors[m]) for m in ids if m in vectors))
+        whole = np.sum(vecs, axis=0)
+        norm = float(np.linalg.norm(whole)) or 1.0
+        out.append((best + float(whole @ query) / norm + LEXICAL_WEIGHT * share) / 2)
+    return out
+
+
+def ranked(scores: Sequence[float], floor: float = FLOOR) -> list[Ranked]:
+    """The turns (in order of time) whose score with their neighbours' reaches `floor`, best
+    first; ties to the newer (a fact said again later is the current one)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if not len(s):
+        return []
+    near = np.zeros_like(s)
+    near[1:] += s[:-1]
+    near[:-1] += s[1:]
+    count = np.full_like(s, 2.0)
+    count[0] = count[-1] = 1.0
+    if len(s) == 1:
+        count[0] = 1.0
+    total = s + NEIGHBOUR * near / count
+    order = sorted(range(len(s)), key=lambda i: (-total[i], -i))
+    return [Ranked(i, float(total[i])) for i in order if total[i] >= floor]

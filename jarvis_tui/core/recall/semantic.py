@@ -1,0 +1,130 @@
+"""Recall by meaning: each stored message's vector (core/store/vectors.py), made by the embedder
+(core/recall/embedder.py), and the cosine of a question's vector with them.
+
+Messages are embedded after they are stored, a batch at a time, off the path that sends (the
+engine's worker), and a session opened from an older store is indexed as recall first needs it
+(`index`). The vectors are read from the file once and kept in memory, topped up with what was
+added since: ranking 10,000 turns is one matrix product, a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+import numpy as np
+
+from jarvis_tui.core.recall.embedder import Embedder, Unavailable
+from jarvis_tui.core.store.store import Store
+
+QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
+
+
+class Meaning:
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.unavailable: str | None = None  # why there is no model (said once by the engine)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._convs = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._row: dict[int, int] = {}
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @property
+    def ready(self) -> bool:
+        return self.unavailable is None
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        if not self.ready:
+            return None
+        try:
+            return self.embedder.embed(texts)
+        except Unavailable as e:
+            self.unavailable = str(e)
+        except (OSError, ValueError, MemoryError) as e:  # a damaged package or file
+            self.unavailable = f"the embedding model could not be loaded ({e})"
+        self.store.tell(f"recall by meaning is off: {self.unavailable}; earlier turns are "
+                        "found by their words alone")
+        return None
+
+    def index(self, conv_id: int | None = None, limit: int = 256) -> int:
+        """Embeds and stores up to `limit` messages that have no vector yet (of `conv_id`, or
+        of every session): how many."""
+        if not self.ready:
+            return 0
+        todo = self.store.unembedded(self.embedder.name, conv_id, limit=limit)
+        if not todo:
+            return 0
+        vectors = self._embed([text for _, text in todo])
+        if vectors is None:
+            return 0
+        self.store.put_vectors(self.embedder.name, [
+            (mid, vec.astype(np.float16).tobytes()) for (mid, _), vec in zip(todo, vectors,
+                                                                           strict=True)])
+        return len(todo)
+
+    def query(self, text: str) -> np.ndarray | None:
+        vec = self._queries.get(text)
+        if vec is None:
+            found = self._embed([text])
+            if found is None:
+                return None
+            vec = self._queries[text] = found[0]
+            while len(self._queries) > QUERIES_KEPT:
+                self._queries.popitem(last=False)
+        else:
+            self._queries.move_to_end(text)
+        return vec
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The vector of each of `ids` that has one."""
+        self._refresh()
+        return {mid: self._matrix[r] for mid in ids if (r := self._row.get(mid)) is not None}
+
+    def similarities(self, text: str, ids: Iterable[int]) -> dict[int, float]:
+        """The cosine of `text` with each of `ids` that has a vector."""
+        vec = self.query(text)
+        if vec is None:
+            return {}
+        self._refresh()
+        rows = [(mid, r) for mid in ids if (r := self._row.get(mid)) is not None]
+        if not rows:
+            return {}
+        sims = self._matrix[[r for _, r in rows]] @ vec
+        return {mid: float(s) for (mid, _), s in zip(rows, sims, strict=True)}
+
+    def nearest_beyond(self, text: str, conv_id: int | None, limit: int) -> list[tuple[int, int, float]]:
+        """The `limit` messages of the other sessions nearest `text`: (id, session, cosine)."""
+        vec = self.query(text)
+        if vec is None:
+            return []
+        self._refresh()
+        if not len(self._ids):
+            return []
+        sims = self._matrix @ vec
+        if conv_id is not None:
+            sims = np.where(self._convs == conv_id, -2.0, sims)
+        top = np.argsort(-sims)[:limit]
+        return [(int(self._ids[i]), int(self._convs[i]), float(sims[i]))
+                for i in top if sims[i] > -2.0]
+
+    def _refresh(self) -> None:
+        model = self.embedder.name
+        after = int(self._ids[-1]) if len(self._ids) else 0
+        new = self.store.vector_rows(model, after)
+        if len(self._ids) + len(new) != self.store.vector_count(model):
+            new, self._ids = self.store.vector_rows(model), self._ids[:0]  # deleted, re-made
+            self._convs, self._matrix = self._convs[:0], self._matrix[:0]
+        if not new:
+            return
+        matrix = np.stack([np.frombuffer(blob, dtype=np.float16) for _, _, blob in new])
+        ids = np.array([mid for mid, _, _ in new], dtype=np.int64)
+        convs = np.array([conv for _, conv, _ in new], dtype=np.int64)
+        if len(self._ids):
+            self._matrix = np.concatenate([self._matrix, matrix.astype(np.float32)])
+            self._ids, self._convs = np.concatenate([self._ids, ids]), np.concatenate(
+                [self._convs, convs])
+        else:
+            self._matrix, self._ids, self._convs = matrix.astype(np.float32), ids, convs
+        self._row = {int(mid): i for i, mid in enumerate(self._ids)}
