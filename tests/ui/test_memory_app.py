@@ -243,7 +243,8 @@ async def test_a_compaction_that_suggests_says_so(fake_server, tmp_path):
         await wait_for(pilot, lambda: any(n.startswith("💡") for n in notices(app)),
                        "the suggestion notice")
         [line] = [n for n in notices(app) if n.startswith("💡")]
-        assert line.startswith("💡 1 thing you said looks worth remembering: F6 (Memory) to review it;")
+        assert line.startswith(
+            "💡 1 thing you said looks worth remembering: F6 (Memory) to review it;")
         screen = await open_memory(pilot)
         assert any(PLANTED[2][0] in r for r in rows(screen))
 

@@ -51,9 +51,9 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
-from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.embedder import bundled
 from jarvis_tui.core.recall.semantic import Meaning
+from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.redact import redactor
 from jarvis_tui.core.settings.config import Settings, known_secrets

@@ -59,9 +59,11 @@ class Meaning:
         vectors = self._embed([text for _, text in todo])
         if vectors is None:
             return 0
-        self.store.put_vectors(self.embedder.name, [
-            (mid, vec.astype(np.float16).tobytes()) for (mid, _), vec in zip(todo, vectors,
-                                                                           strict=True)])
+        rows = [(mid, vec.astype(np.float16)) for (mid, _), vec in zip(todo, vectors, strict=True)]
+        self.store.put_vectors(self.embedder.name, [(mid, vec.tobytes()) for mid, vec in rows])
+        for mid, vec in rows:  # made again after an edit: the count alone would not show it
+            if (r := self._row.get(mid)) is not None:
+                self._matrix[r] = vec.astype(np.float32)
         return len(todo)
 
     def query(self, text: str) -> np.ndarray | None:
@@ -94,7 +96,8 @@ class Meaning:
         sims = self._matrix[[r for _, r in rows]] @ vec
         return {mid: float(s) for (mid, _), s in zip(rows, sims, strict=True)}
 
-    def nearest_beyond(self, text: str, conv_id: int | None, limit: int) -> list[tuple[int, int, float]]:
+    def nearest_beyond(self, text: str, conv_id: int | None,
+                       limit: int) -> list[tuple[int, int, float]]:
         """The `limit` messages of the other sessions nearest `text`: (id, session, cosine)."""
         vec = self.query(text)
         if vec is None:

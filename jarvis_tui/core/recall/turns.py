@@ -64,7 +64,6 @@ MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
 # The fill is for a question: a statement or a paste brings its own text, and every turn
 # recalled is read anew by the server on every request that carries it (bench/cache.py).
 MAX_ASKING = 600  # characters
-GATE = 0.45  # the best turn's score (recall/hybrid.py) for the question to be about any
 INDEX_AT_SEND = 2048  # messages embedded before a send at most (about 2 s on one core)
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
@@ -299,8 +298,6 @@ def by_meaning(store: Store, conversation_id: int, history: History, query: str,
     vectors = meaning.vectors([m for ids in turns for m in ids])
     words = word_shares(store, conversation_id, history, query)
     scored = turn_scores(turns, q, vectors, words)
-    if max(scored) < GATE:
-        return []
     return [firsts[r.index] for r in ranked(scored)]
 
 
