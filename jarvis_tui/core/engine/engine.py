@@ -279,7 +279,7 @@ class Engine(Branches):
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
                                          budget - own.tokens, present, self._history.all,
-                                         self.beyond_scrub()))
+                                         self.beyond_scrub(), meaning, index))
 
     def beyond_scrub(self) -> Scrub | None:
         """What other sessions' text goes through before this one sends or shows it: their

@@ -54,12 +54,16 @@ def turn_scores(turns: Sequence[Sequence[int]], query: np.ndarray,
     return out
 
 
-def ranked(scores: Sequence[float], floor: float = FLOOR) -> list[Ranked]:
+def ranked(scores: Sequence[float], floor: float = FLOOR, neighbours: bool = True) -> list[Ranked]:
     """The turns (in order of time) whose score with their neighbours' reaches `floor`, best
-    first; ties to the newer (a fact said again later is the current one)."""
+    first; ties to the newer (a fact said again later is the current one). `neighbours`:
+    whether the turns are in order of one conversation (else they have none)."""
     s = np.asarray(scores, dtype=np.float64)
     if not len(s):
         return []
+    if not neighbours:
+        order = sorted(range(len(s)), key=lambda i: (-s[i], -i))
+        return [Ranked(i, float(s[i])) for i in order if s[i] >= floor]
     near = np.zeros_like(s)
     near[1:] += s[:-1]
     near[:-1] += s[1:]

@@ -29,8 +29,11 @@ from dataclasses import dataclass, replace
 
 from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.messages import FAILED, Message
+from jarvis_tui.core.recall.hybrid import ranked, turn_scores
+from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
+    INDEX_AT_SEND,
     COVERAGE_BACK_REFERENCE,
     MAX_SPECIFIC,
     MAX_TURNS,
@@ -42,6 +45,7 @@ from jarvis_tui.core.recall.turns import (
     bridged,
     content_terms,
     fitted,
+    is_question,
     lookups,
     scores,
     weighed,
@@ -172,14 +176,21 @@ def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ..
 
 def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
                   budget: int, present: Set[int] = frozenset(),
-                  here: Sequence[Message] = (), scrub: Scrub | None = None) -> Recalled:
+                  here: Sequence[Message] = (), scrub: Scrub | None = None,
+                  meaning: Meaning | None = None, index: bool = False) -> Recalled:
     """The turns of other sessions `query` points back to (see the module's doc), best first
     within `budget` tokens, sent oldest first, their text through `scrub`; nothing unless it
     points beyond its session. A turn all of whose messages are in `present` (carried already)
     is not sent twice, nor one that says only what `here` (this session's branch) says: a
     fork's copy of its own turns."""
-    if budget <= 0 or not points_beyond(query):
+    if budget <= 0:
         return Recalled()
+    if not points_beyond(query):
+        if meaning is None or not meaning.ready or not is_question(query):
+            return Recalled()
+        outlines = _Outlines(store)
+        chosen = _by_meaning(store, meaning, conversation_id, query, outlines, index)
+        return _fitted(store, chosen, counter, budget, present, here, scrub)
     text = without_pointers(query)
     wanted, _ = content_terms(text)
     n = store.sendable_beyond(conversation_id) if wanted else 0
@@ -213,7 +224,53 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
+    if meaning is not None and meaning.ready:  # then what the ranker finds, best first
+        for start, found in _by_meaning(store, meaning, conversation_id, text,
+                                        outlines, index).items():
+            chosen.setdefault(start, found)
     return _fitted(store, chosen, counter, budget, present, here, scrub)
+
+
+NEAREST = 200  # messages of the other sessions read by meaning: about 100 turns' worth
+# A question that does not point back is weighed against every session the user ever had:
+# the bar is higher than in its own session (bench/cross_session.py's false recall on
+# natural text, and LoCoMo across sessions, chose it).
+BEYOND_FLOOR = float(__import__("os").environ.get("DIAG_BF", "0.45"))
+
+
+def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str,
+                outlines: _Outlines, index: bool) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """The other sessions' turns the hybrid ranker puts above BEYOND_FLOOR, best first: turn
+    start -> (session, its ids). `index`: embed what has no vector yet first (a send)."""
+    if index:
+        meaning.index(None, limit=INDEX_AT_SEND)
+    q = meaning.query(query)
+    if q is None:
+        return {}
+    places: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for mid, conv_id, _ in meaning.nearest_beyond(query, conversation_id, NEAREST):
+        place = outlines.turn(conv_id, mid)
+        if place is not None and place[0] not in places:
+            places[place[0]] = (conv_id, place[1])
+    if not places:
+        return {}
+    starts = list(places)
+    turns = [list(places[s][1]) for s in starts]
+    vectors = meaning.vectors([m for ids in turns for m in ids])
+    scored = turn_scores(turns, q, vectors, _word_shares_beyond(store, conversation_id, query))
+    return {starts[r.index]: places[starts[r.index]]
+            for r in ranked(scored, BEYOND_FLOOR, neighbours=False)}
+
+
+def _word_shares_beyond(store: Store, conversation_id: int, query: str) -> dict[int, float]:
+    wanted, _ = content_terms(query)
+    n = store.sendable_beyond(conversation_id) if wanted else 0
+    if not n:
+        return {}
+    found = store.postings_beyond(conversation_id, wanted, cap=max(3, n // COMMON_SHARE))
+    held, weight = weighed(found, wanted, {}, n)
+    total = sum(weight.values())
+    return {mid: score / total for mid, score in scores(held, weight).items()} if total else {}
 
 
 Views = list[tuple[dict[str, set[int]], dict[str, float]]]

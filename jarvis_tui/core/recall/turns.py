@@ -273,7 +273,7 @@ def by_meaning(store: Store, conversation_id: int, history: History, query: str,
                meaning: Meaning, index: bool) -> list[int]:
     """Positions of the first recallable message of each turn the hybrid ranker puts above
     its floor, best first."""
-    if len(query) > MAX_ASKING or not (asks_what(query) or "?" in query or "？" in query):
+    if not is_question(query):
         return []
     if index:
         meaning.index(conversation_id, limit=INDEX_AT_SEND)
@@ -299,6 +299,24 @@ def by_meaning(store: Store, conversation_id: int, history: History, query: str,
     words = word_shares(store, conversation_id, history, query)
     scored = turn_scores(turns, q, vectors, words)
     return [firsts[r.index] for r in ranked(scored)]
+
+
+_OPENS_A_QUESTION = frozenset(
+    "what which where when who whom whose why how do does did is are was were can could".split())
+
+
+def is_question(query: str) -> bool:
+    """Whether `query` is a question, what the fill by meaning is for: a question mark, an
+    opening question word, or a closing 吗/呢. Not "which" or "什么" anywhere: prose says
+    them too ("the file which…", "不知道为什么…")."""
+    text = query.strip()
+    if not text or len(text) > MAX_ASKING:
+        return False
+    prose = prose_of(text).strip()  # `a ? b : c` in a pasted block asks nothing
+    words = _words(prose[:40])
+    return bool(re.search(r"\?[\"')]?\s*(?:$|\n)|？", prose) or (
+        words and words[0] in _OPENS_A_QUESTION and prose[:1].isascii())
+        or prose.rstrip("。.!！~… ")[-1:] in ("吗", "呢"))
 
 
 def word_shares(store: Store, conversation_id: int, history: History,
