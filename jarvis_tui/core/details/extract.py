@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from jarvis_tui.core.details.blocks import digest, errors_in, language, spans
+from jarvis_tui.core.details.chatter import command_end, said_in_ticks, shell_like
 from jarvis_tui.core.messages import Message, call_commands
 
 KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision", "id", "paste",
@@ -45,9 +46,9 @@ _PROSE_PARTS = frozenset("a an the of to in on for by and or with up out off per
 _TICKS = re.compile(r"`([^`\n]{2,200})`")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _COMMAND = re.compile(
-    r"(?<![\w-])(?:git|npm|pnpm|yarn|pip|uv|python3?|docker|kubectl|make|cargo|go|curl|ssh|scp|"
+    r"(?<![\w-])(git|npm|pnpm|yarn|pip|uv|python3?|docker|kubectl|make|cargo|go|curl|ssh|scp|"
     r"systemctl|journalctl|sudo|apt|brew|psql|mysql|redis-cli|helm|terraform|ls|cd|rm|cp|mv|"
-    r"grep|rg|sed|awk|tar|chmod|chown|export)\s+[^\n，。；`]{1,120}")
+    r"grep|rg|sed|awk|tar|chmod|chown|export)\s+([^\n，。；`]{1,120})")
 _IDENT = re.compile(r"\b(?:[a-z]+(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+"
                     r"(?:[A-Z][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+|\w+\(\))")
 _UNITS_EN = (r"ms|s|sec|seconds?|minutes?|min|hours?|h|days?|weeks?|months?|years?|"
@@ -133,7 +134,10 @@ class Detail:
 
 
 def _clean(text: str) -> str:
-    return text.strip().rstrip(".,;:，。；：、)）").strip()
+    text = text.strip()
+    if text.endswith((" .", " ..")):  # "pip install -e .": here, not a full stop
+        return text
+    return text.rstrip(".,;:，。；：、)）").strip()
 
 
 def _context_span(text: str, start: int, end: int) -> slice:
@@ -180,6 +184,19 @@ def _error_around(text: str, start: int, end: int) -> tuple[int, int]:
     return low, min(after.start() if after else high, end + ERROR_CHARS)
 
 
+def _commands(text: str) -> Iterable[tuple[int, int]]:
+    """The command lines said in `text`. A sentence that starts with a program's name ("make
+    it happen, then git push") is looked into again after that name, not skipped whole."""
+    at = 0
+    while m := _COMMAND.search(text, at):
+        end = command_end(text, m.start(2), m.end())
+        if shell_like(m.group(1), text[m.start(2):end]):
+            yield m.start(), end
+            at = end
+        else:
+            at = m.start(2)
+
+
 def extract(text: str, message_id: int | None = None, source: str = "user") -> list[Detail]:
     """The salient details of one text, in the order they appear. Layers that may nest in one
     another (a path inside a command line, a number inside an error message) but not overlap
@@ -209,12 +226,15 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
             at += len(line)
     for m in _TICKS.finditer(text):
         inner = m.group(1)
+        if said_in_ticks(inner) or ((c := _COMMAND.fullmatch(inner))
+                                    and not shell_like(c.group(1), c.group(2))):
+            continue
         kind = ("url" if _URL.fullmatch(inner) else
                 "path" if _PATH.fullmatch(inner) and ("/" in inner or "\\" in inner) else
                 "command")
         add("short" if kind != "command" else "code", kind, m.start(1), m.end(1))
-    for m in _COMMAND.finditer(text):
-        add("code", "command", m.start(), m.end())
+    for start, end in _commands(text):
+        add("code", "command", start, end)
     for m in _URL.finditer(text):
         add("short", "url", m.start(), m.end())
     for m in _PATH.finditer(text):
