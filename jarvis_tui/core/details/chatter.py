@@ -1,6 +1,8 @@
 """Telling a detail from chat. In a long everyday conversation most sentences that start with
-"make" or "go" are not shell commands ("make your dreams a reality!", "go for it"). Taken as
-commands, they filled the ledger and pushed out what was said.
+"make" or "go" are not shell commands ("make your dreams a reality!", "go for it"), most bare
+numbers measure nothing anyone will ask for ("down 10 in the 4th"), and the date line a chat
+export starts each session with ("[date: 1:47 pm on 18 May, 2023]") is a timestamp, not a fact
+the user stated. Taken as details, these filled the ledger and pushed out what was said.
 """
 
 from __future__ import annotations
@@ -109,3 +111,46 @@ def said_in_ticks(inner: str) -> bool:
     return (len(words) >= 2 and inner.rstrip()[-1:] in "!?！？。" and not _SIGN.search(inner)
             and all(_WORD.fullmatch(w.strip(".,;:!?")) for w in words)
             and any(_prose_word(w) for w in words))
+
+
+# ---- numbers and dates that are no stated fact ---------------------------------------------
+
+# The line a chat export opens a session with: "[date: 1:47 pm on 18 May, 2023]", "[日期：…]".
+STAMP = re.compile(r"^\[(?:date|time|timestamp|日期|时间)\s*[:：][^\]\n]{1,80}\]", re.M | re.I)
+# The numbers chat is made of: a score, an age, a day, a year. A bare port or amount ("Redis on
+# 6390", "开在 9301") is said in a working session as a fact.
+_CHAT_SIZED = re.compile(r"\d{1,2}|(?:19|20)\d\d")
+# Words before a number that say what it is: "port 8443", "the limit is 40", "预算是 30".
+_LABEL_BEFORE = re.compile(
+    r"(?:\b(?:port|is|are|was|were|be|of|to|at|id|no|number|version|v|code|pin|room|gate|"
+    r"ext|set|limit|max|min)|[:：=#是为到至]|端口|编号|号码|设为|改成|改为)\s*$", re.I)
+# A word after it that is not a sentence's glue: "40 points", "7443 端口".
+_NOT_LABEL_ZH = "的了吗呢吧啊呀哈和跟在就也都还又"
+
+
+def _labelled_after(rest: str) -> bool:
+    if rest[:1].isascii() and rest[:1].isalpha():
+        return False  # "the 15th": an ordinal, a day of a month
+    rest = rest.lstrip()
+    if m := re.match(r"[A-Za-z][A-Za-z-]*", rest):
+        return m.group().lower() not in FUNCTION_WORDS
+    return bool(re.match(r"[\u4e00-\u9fff]", rest)) and rest[0] not in _NOT_LABEL_ZH
+
+
+def bare_number(text: str, context: str) -> bool:
+    """A number of chat's size with no unit and nothing naming what it counts in the words
+    around it."""
+    if not _CHAT_SIZED.fullmatch(text):
+        return False
+    at = context.find(text)
+    if at < 0:
+        return True
+    return not (_LABEL_BEFORE.search(context[:at])
+                or _labelled_after(context[at + len(text):]))
+
+
+def weak(kind: str, text: str, context: str) -> bool:
+    """A detail that is chat rather than a stated fact: the ledger's last to keep."""
+    if kind == "time":
+        return bool(STAMP.fullmatch(text))
+    return kind == "number" and bare_number(text, context)
