@@ -89,7 +89,9 @@ _ERROR = re.compile(
     r"错误|报错|异常|失败|根因|超时了", re.I)
 _DECISION = re.compile(
     r"\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
-    r"\blet'?s (?:use|go with|keep|switch to)\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
+    # "let's keep going", "let's keep it up": cheering on, not keeping something.
+    r"\blet'?s (?:use|go with|switch to|keep(?!\s+(?:(?!using\b)\w+ing|it|at it|up|on|"
+    r"each other|in touch)\b))\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
     r"商定|确定用", re.I)
 LINE_ENDS = "\n"
 SENTENCE_ENDS = ".!?\n。！？"
@@ -284,7 +286,9 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
     for m in _ERROR.finditer(text):
         add("error", "error", *_error_around(text, m.start(), m.end()))
     for m in _DECISION.finditer(text):
-        add("decision", "decision", *_around(text, m.start(), m.end(), SENTENCE_ENDS))
+        low, high = _around(text, m.start(), m.end(), SENTENCE_ENDS)
+        if text[high:high + 1] not in ("?", "？"):  # "what made your decision?" decides nothing
+            add("decision", "decision", low, high)
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 

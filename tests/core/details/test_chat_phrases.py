@@ -1,6 +1,7 @@
 """Chat phrases are not details: a command is a command line, not an English or Chinese sentence
-that starts with a program's name. On long everyday chats (LoCoMo) the ledger was full of
-"command: make a difference!"."""
+that starts with a program's name, and cheering on ("let's keep going!") or a question decides
+nothing. On long everyday chats (LoCoMo) the ledger was full of "command: make a difference!"
+and "decision: Let's keep spreading the love"."""
 
 from __future__ import annotations
 
@@ -57,3 +58,19 @@ def test_a_command_after_a_chat_phrase_with_a_program_s_name_is_found():
         "git push origin main"]
     assert commands("一起加油！然后跑 npm run build 就行") == ["npm run build"]
 
+
+@pytest.mark.parametrize("text", [
+    "Let's keep going and making great things happen!", "let's keep it up",
+    "Yep, let's keep supporting each other.", "What sparked your decision to start this?",
+    "我们决定用 PostgreSQL 吗？",
+])
+def test_cheering_on_and_questions_are_not_decisions(text):
+    assert [d for d in extract(text) if d.kind == "decision"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Let's keep using SQLite for now.", "let's keep the retry budget at 3.",
+    "Let's use Redis for the cache.", "我们决定用 PostgreSQL 作为主数据库。",
+])
+def test_decisions_still_are(text):
+    assert [d.kind for d in extract(text)].count("decision") == 1
