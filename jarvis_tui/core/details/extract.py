@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from jarvis_tui.core.details.blocks import digest, errors_in, language, spans
+from jarvis_tui.core.details.chatter import STAMP, command_end, said_in_ticks, shell_like, weak
 from jarvis_tui.core.messages import Message, call_commands
 
 KINDS = ("path", "url", "number", "time", "command", "error", "name", "decision", "id", "paste",
@@ -24,6 +25,9 @@ SOURCES = ("user", "assistant", "summary", "paste", "tool")
 # What a summary stated is as salient as where it was said first (the ledger looks for it in
 # the conversation's prose); found in no one's prose, it came from a paste or a tool.
 SALIENCE = {"user": 0, "assistant": 1, "summary": 2, "paste": 2, "tool": 2}
+# Chat taken for a detail (a bare number, a chat export's date line, see chatter.py): whoever
+# said it, the first to go.
+WEAK = 3
 CONTEXT_CHARS = 24  # around a number: what it measures is usually said next to it
 
 _SENTENCE_STOP = re.compile(r"[.!?](?=\s)|[。！？\n]")
@@ -45,21 +49,21 @@ _PROSE_PARTS = frozenset("a an the of to in on for by and or with up out off per
 _TICKS = re.compile(r"`([^`\n]{2,200})`")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _COMMAND = re.compile(
-    r"(?<![\w-])(?:git|npm|pnpm|yarn|pip|uv|python3?|docker|kubectl|make|cargo|go|curl|ssh|scp|"
+    r"(?<![\w-])(git|npm|pnpm|yarn|pip|uv|python3?|docker|kubectl|make|cargo|go|curl|ssh|scp|"
     r"systemctl|journalctl|sudo|apt|brew|psql|mysql|redis-cli|helm|terraform|ls|cd|rm|cp|mv|"
-    r"grep|rg|sed|awk|tar|chmod|chown|export)\s+[^\n，。；`]{1,120}")
+    r"grep|rg|sed|awk|tar|chmod|chown|export)\s+([^\n，。；`]{1,120})")
 _IDENT = re.compile(r"\b(?:[a-z]+(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+"
                     r"(?:[A-Z][a-z0-9]+)+|[A-Z]{2,}(?:_[A-Z0-9]+)+|\w+\(\))")
 _UNITS_EN = (r"ms|s|sec|seconds?|minutes?|min|hours?|h|days?|weeks?|months?|years?|"
              r"[kKMGT]i?B|bytes?|KB|MB|GB|TB|percent|tokens?|requests?|rps|qps|req/s|"
              r"users?|items?|rows?|lines?|files?|cores?|GHz|MHz|Hz|px|em|dpi|"
-             r"USD|EUR|RMB|CNY|JPY|GBP|dollars?|euros?|yuan|yen|k|K|M|x")
+             r"USD|EUR|RMB|CNY|JPY|GBP|dollars?|euros?|yuan|yen|km|miles?|kg|lbs?|k|K|M|x")
 _UNITS_ZH = (r"毫秒|微秒|秒|分钟|小时|天|周|个月|月|年|万|亿|千|百|元|块|美元|欧元|日元|人|个|"
              r"条|行|次|台|核|倍|字节|兆|度|公里|米|％|%")
 _NUMBER = re.compile(
     r"(?:(?<=[\s(（:：,，=])|^|(?<=[\u4e00-\u9fff]))"
     r"(?:[$€¥£]\s?)?(?:\d+(?:[万千百亿]\d*)+(?=[万千百亿元块人个]|\D|$)|\d[\d,]*(?:\.\d+)?)"
-    rf"(?:\s?(?:{_UNITS_EN})\b|\s?(?:{_UNITS_ZH}))?")
+    rf"(?:\s?(?:{_UNITS_EN})\b|\s?[万千百亿]?(?:{_UNITS_ZH}))?")
 _PORT = re.compile(r"(?:port|端口)\s*(?:is|是|为|:|：|=)?\s*(\d{2,5})", re.I)
 _DAYPART = r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
 _TIME = re.compile(
@@ -69,7 +73,11 @@ _TIME = re.compile(
     r"|\d{4}年\d{1,2}月(?:\d{1,2}[日号])?"
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?"
     r"(?:,? \d{4})?\b"
-    rf"|{_DAYPART}\d{{1,2}}[点时](?:\d{{1,2}}分|半)?|\d{{1,2}}[点时](?:\d{{1,2}}分|半)")
+    rf"|{_DAYPART}\d{{1,2}}[点时](?:\d{{1,2}}分|半)?|\d{{1,2}}[点时](?:\d{{1,2}}分|半)"
+    # "18 May, 2023": one date, not the numbers 18 and 2023.
+    r"|\b\d{1,2}(?:st|nd|rd|th)? (?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|"
+    r"July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b\.?"
+    r"(?:,? \d{4}\b)?")
 _PHONE = re.compile(r"(?<![\w-])\+?\d[\d -]{7,}\d(?![\w-])")
 _CODE = re.compile(r"(?<![\w-])[A-Z]{2}\s?\d{3,4}(?![\w-])")  # a flight, a gate, a model
 # The words that make a line an error message or a sentence a decision. The line or sentence
@@ -81,7 +89,9 @@ _ERROR = re.compile(
     r"错误|报错|异常|失败|根因|超时了", re.I)
 _DECISION = re.compile(
     r"\bwe (?:decided|agreed|chose|will use|'ll use|settled on)\b|"
-    r"\blet'?s (?:use|go with|keep|switch to)\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
+    # "let's keep going", "let's keep it up": cheering on, not keeping something.
+    r"\blet'?s (?:use|go with|switch to|keep(?!\s+(?:(?!using\b)\w+ing|it|at it|up|on|"
+    r"each other|in touch)\b))\b|\bdecision\b|决定|定了|就用|选用|采用|改用|"
     r"商定|确定用", re.I)
 LINE_ENDS = "\n"
 SENTENCE_ENDS = ".!?\n。！？"
@@ -125,15 +135,26 @@ class Detail:
     source: str = "user"  # one of SOURCES
 
     @property
+    def weak(self) -> bool:
+        """Chat rather than a stated fact; read from the text and its words, so that a ledger
+        read back ranks it as it was ranked."""
+        return weak(self.kind, self.text, self.context)
+
+    @property
     def salience(self) -> int:
         """0 for the most salient (the user's own prose); eviction takes the highest first."""
+        if self.weak:
+            return WEAK
         if self.source == "summary" and self.kind == "decision":
             return 1  # said by someone: a paste decides nothing
         return SALIENCE.get(self.source, 1)
 
 
 def _clean(text: str) -> str:
-    return text.strip().rstrip(".,;:，。；：、)）").strip()
+    text = text.strip()
+    if text.endswith((" .", " ..")):  # "pip install -e .": here, not a full stop
+        return text
+    return text.rstrip(".,;:，。；：、)）").strip()
 
 
 def _context_span(text: str, start: int, end: int) -> slice:
@@ -180,6 +201,19 @@ def _error_around(text: str, start: int, end: int) -> tuple[int, int]:
     return low, min(after.start() if after else high, end + ERROR_CHARS)
 
 
+def _commands(text: str) -> Iterable[tuple[int, int]]:
+    """The command lines said in `text`. A sentence that starts with a program's name ("make
+    it happen, then git push") is looked into again after that name, not skipped whole."""
+    at = 0
+    while m := _COMMAND.search(text, at):
+        end = command_end(text, m.start(2), m.end())
+        if shell_like(m.group(1), text[m.start(2):end]):
+            yield m.start(), end
+            at = end
+        else:
+            at = m.start(2)
+
+
 def extract(text: str, message_id: int | None = None, source: str = "user") -> list[Detail]:
     """The salient details of one text, in the order they appear. Layers that may nest in one
     another (a path inside a command line, a number inside an error message) but not overlap
@@ -209,12 +243,17 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
             at += len(line)
     for m in _TICKS.finditer(text):
         inner = m.group(1)
+        if said_in_ticks(inner) or ((c := _COMMAND.fullmatch(inner))
+                                    and not shell_like(c.group(1), c.group(2))):
+            continue
         kind = ("url" if _URL.fullmatch(inner) else
                 "path" if _PATH.fullmatch(inner) and ("/" in inner or "\\" in inner) else
                 "command")
         add("short" if kind != "command" else "code", kind, m.start(1), m.end(1))
-    for m in _COMMAND.finditer(text):
-        add("code", "command", m.start(), m.end())
+    for start, end in _commands(text):
+        add("code", "command", start, end)
+    for m in STAMP.finditer(text):  # whole, before its time and numbers are taken apart
+        add("short", "time", m.start(), m.end())
     for m in _URL.finditer(text):
         add("short", "url", m.start(), m.end())
     for m in _PATH.finditer(text):
@@ -247,7 +286,9 @@ def extract(text: str, message_id: int | None = None, source: str = "user") -> l
     for m in _ERROR.finditer(text):
         add("error", "error", *_error_around(text, m.start(), m.end()))
     for m in _DECISION.finditer(text):
-        add("decision", "decision", *_around(text, m.start(), m.end(), SENTENCE_ENDS))
+        low, high = _around(text, m.start(), m.end(), SENTENCE_ENDS)
+        if text[high:high + 1] not in ("?", "？"):  # "what made your decision?" decides nothing
+            add("decision", "decision", low, high)
     return [detail for _, detail in sorted(found, key=lambda pair: pair[0])]
 
 

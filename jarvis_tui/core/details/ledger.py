@@ -3,11 +3,12 @@ a section of its own below the summary, within its own token budget.
 
 The section travels with the summary (the panel shows it, F2 edits it, requests send it), and
 the next compaction reads it back: a detail the new summary states leaves the ledger, one it
-does not stays. Over budget, the least salient go first (a detail from a pasted block or a
-tool's output before one the assistant said, before one the user said in their own words), then
-the least mentioned, then the oldest; they stay in the store, where recall finds them. A detail
-not the user's own is marked with where it came from, so that the next compaction reads it back
-with the same rank and the model knows a log's error from one the user reported.
+does not stays. Over budget, the least salient go first (chat taken for a detail, a date line or
+a bare number, before a detail from a pasted block or a tool's output, before one the assistant
+said, before one the user said in their own words), then the least mentioned, then the oldest;
+they stay in the store, where recall finds them. A detail not the user's own is marked with
+where it came from, so that the next compaction reads it back with the same rank and the model
+knows a log's error from one the user reported.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from jarvis_tui.core.details.extract import SALIENCE, Detail, details_of, extract, omitted, prose_of
+from jarvis_tui.core.details.extract import (
+    SALIENCE,
+    WEAK,
+    Detail,
+    details_of,
+    extract,
+    omitted,
+    prose_of,
+)
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.window.tokens import TokenCounter
 
@@ -98,7 +107,7 @@ def ledger_for(summary: str, previous: str | None, folded: Sequence[Message],
                 mentioned[i] += 1
                 # Said by the user in their own words somewhere: as salient as that, whatever
                 # the copy it was read from (a summary of a summary keeps no source).
-                if salience[i] > 0 and role in ("user", "assistant") and (
+                if 0 < salience[i] < WEAK and role in ("user", "assistant") and (
                         low in prose_of(content).lower()):
                     if SALIENCE[role] < salience[i]:
                         salience[i] = SALIENCE[role]

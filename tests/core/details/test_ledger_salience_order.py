@@ -2,7 +2,8 @@
 from a pasted block or a tool's output goes before what the assistant said, which goes before
 what the user said in their own words, however often the less salient ones were repeated and
 however much newer they are (DESIGN.md, compaction rules). Mention count and age only break
-ties within one rank; an eviction by them alone fails every test here."""
+ties within one rank; an eviction by them alone fails every test here. (Chat taken for a detail
+goes before all of these: test_chat_numbers.py.)"""
 
 from __future__ import annotations
 
