@@ -69,6 +69,10 @@ BEYOND_ZH = re.compile(
     rf"上次|上回|上周|上礼拜|上星期|上个(?:星期|礼拜|月)|昨天|昨晚|前天|前几天|前些天|前阵子|"
     rf"(?:另一个|另外一个|别的|其他|其它|上一个|之前那个|之前的|以前那个){_SESSION_ZH}|"
     rf"(?:之前|以前)(?:那个|的)项目")
+# A question about what is in front of the user ("this module", "run the tests again?",
+# "这里为什么…") is about this session, however near another session's words come.
+HERE_EN = re.compile(r"\b(?:this|that|these|those|it|again|above|here)\b", re.IGNORECASE)
+HERE_ZH = re.compile(r"这个|这些|这里|这儿|这段|这样|那个|那段|上面|刚才|再")
 MAX_TITLE = 60  # characters of a title in a label: it names the session, it is not content
 MAX_ASKING = 1000  # characters of a message that asks about the past (see asked_back)
 HOLDERS_READ = 4 * MAX_SPECIFIC  # messages holding a match worth placing in their turns
@@ -162,6 +166,15 @@ class _Outlines:
         return self._asked[message_id]
 
 
+    def questions(self, conv_id: int, ids: tuple[int, ...]) -> set[int]:
+        """Which of `ids` (of session `conv_id`, its outline read) are the user's questions."""
+        users = [mid for mid in ids if mid in self._users]
+        if not users:
+            return set()
+        found = self.store.messages_by_id(conv_id, users)
+        return {m.id for m in found if m.id is not None and is_question(m.content)}
+
+
 def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ...]]]:
     out: dict[int, tuple[int, tuple[int, ...]]] = {}
     ids: list[int] = []
@@ -186,7 +199,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
     if budget <= 0:
         return Recalled()
     if not points_beyond(query):
-        if meaning is None or not meaning.ready or not is_question(query):
+        if not _asks_by_meaning(query, meaning):
             return Recalled()
         outlines = _Outlines(store)
         chosen = _by_meaning(store, meaning, conversation_id, query, outlines, index)
@@ -224,23 +237,33 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
-    if meaning is not None and meaning.ready:  # then what the ranker finds, best first
+    if _asks_by_meaning(text, meaning):  # then what the ranker finds, best first
         for start, found in _by_meaning(store, meaning, conversation_id, text,
                                         outlines, index).items():
             chosen.setdefault(start, found)
     return _fitted(store, chosen, counter, budget, present, here, scrub)
 
 
+def _asks_by_meaning(query: str, meaning: Meaning | None) -> bool:
+    """Whether the ranker is asked: for a question, not about what is in front of the user."""
+    return (meaning is not None and meaning.ready and is_question(query)
+            and not HERE_EN.search(query) and not HERE_ZH.search(query))
+
+
 NEAREST = 200  # messages of the other sessions read by meaning: about 100 turns' worth
 # A question that does not point back is weighed against every session the user ever had:
 # the bar is higher than in its own session (bench/cross_session.py's false recall on
 # natural text, and LoCoMo across sessions, chose it).
-BEYOND_FLOOR = float(__import__("os").environ.get("DIAG_BF", "0.45"))
+BEYOND_GATE = 0.4
+# Once the best turn clears it, the question is about what those sessions hold: the turns
+# near it fill the rest (a question with several parts has its answer in several).
+BEYOND_FILL = 0.3
 
 
 def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str,
                 outlines: _Outlines, index: bool) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """The other sessions' turns the hybrid ranker puts above BEYOND_FLOOR, best first: turn
+    """The other sessions' turns the hybrid ranker puts above BEYOND_FILL, best first, when the
+    best reaches BEYOND_GATE: turn
     start -> (session, its ids). `index`: embed what has no vector yet first (a send)."""
     if index:
         meaning.index(None, limit=INDEX_AT_SEND)
@@ -256,10 +279,15 @@ def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str
         return {}
     starts = list(places)
     turns = [list(places[s][1]) for s in starts]
-    vectors = meaning.vectors([m for ids in turns for m in ids])
+    # A question asked in another session holds no answer: "run the tests again?" asked
+    # there is nearest to the same words here, and about that session's tests, not this one's.
+    asked = set().union(*(outlines.questions(*places[s]) for s in starts))
+    vectors = meaning.vectors([m for ids in turns for m in ids if m not in asked])
     scored = turn_scores(turns, q, vectors, _word_shares_beyond(store, conversation_id, query))
-    return {starts[r.index]: places[starts[r.index]]
-            for r in ranked(scored, BEYOND_FLOOR, neighbours=False)}
+    found = ranked(scored, BEYOND_FILL, neighbours=False)
+    if not found or found[0].score < BEYOND_GATE:
+        return {}
+    return {starts[r.index]: places[starts[r.index]] for r in found}
 
 
 def _word_shares_beyond(store: Store, conversation_id: int, query: str) -> dict[int, float]:

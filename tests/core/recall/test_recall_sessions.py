@@ -85,14 +85,26 @@ async def test_a_new_session_brings_back_the_turn_another_one_said(
     "刚才说的死信队列 dlq.orders 里的消息怎么重新投递？",
     "消息队列的重试上限一般设成多少比较合适？",
 ])
-async def test_without_a_pointer_beyond_the_session_no_other_session_is_read(
+async def test_by_words_without_a_pointer_beyond_the_session_no_other_session_is_read(
+        fake_server, stored, question):
+    # By meaning, a plain question does reach the session that answers it
+    # (test_recall_meaning_sessions.py); by words, only one that points back.
+    await recalls_nothing(fake_server, stored, question, recall_by_meaning=False)
+
+
+@pytest.mark.parametrize("question", [
+    "As I said above, the nightly warehouse ETL must finish before 03:00 UTC.",  # says
+    "刚才说的死信队列 dlq.orders 里的消息怎么重新投递？",  # about this session ("刚才")
+])
+async def test_a_statement_or_a_question_about_this_session_reads_no_other(
         fake_server, stored, question):
     await recalls_nothing(fake_server, stored, question)
 
 
-async def recalls_nothing(fake_server, stored, question: str) -> None:  # type: ignore[no-untyped-def]
+async def recalls_nothing(fake_server, stored, question: str,  # type: ignore[no-untyped-def]
+                          **changes: object) -> None:
     """A new session's request for `question` carries no other session's turn, nor counts one."""
-    engine = make_engine(fake_server, stored)
+    engine = make_engine(fake_server, stored, **changes)
     events = await send(engine, question)
     assert sent_block(fake_server) == ""
     assert not any(isinstance(e, ev.Recalled) for e in events)
