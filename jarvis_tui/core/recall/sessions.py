@@ -33,8 +33,8 @@ from jarvis_tui.core.recall.hybrid import ranked, turn_scores
 from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
-    INDEX_AT_SEND,
     COVERAGE_BACK_REFERENCE,
+    INDEX_AT_SEND,
     MAX_SPECIFIC,
     MAX_TURNS,
     MIN_WORDS,
