@@ -85,6 +85,11 @@ from jarvis_tui.core.window.fit import system_text
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 
+# Messages embedded before a request at most: about 2 s on one core for an older store's
+# backlog, a batch a send; after the reply, the few messages the round stored.
+EMBED_BEFORE = 2048
+EMBED_AFTER = 16
+
 
 class Engine(Branches):
     """A session's conversation and the rounds that answer it. What it learns about the server
@@ -261,11 +266,10 @@ class Engine(Branches):
                                  tools=min(tools, history), memory=memory)
 
     def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None, *,
-                free: int | None = None, index: bool = False) -> Recalled:
+                free: int | None = None) -> Recalled:
         """This session's folded turns `text` is about, then, if it points beyond the session,
         other sessions' turns: one budget, this session's first. `free`: the room the request
-        leaves under the window; recall takes no more, so the newest turns stay as they are.
-        `index`: a send, which may embed what has no vector yet."""
+        leaves under the window; recall takes no more, so the newest turns stay as they are."""
         budget = int(self.context_window * self.settings.recall_budget * shrink)
         if free is not None:
             budget = min(budget, free)
@@ -274,12 +278,19 @@ class Engine(Branches):
         meaning = self.meaning if self.settings.recall_by_meaning else None
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
-                         budget, present, split(self.summary.content)[1], meaning, index)
+                         budget, present, split(self.summary.content)[1], meaning)
         if not self.settings.recall_other_sessions:
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
                                          budget - own.tokens, present, self._history.all,
-                                         self.beyond_scrub(), meaning, index))
+                                         self.beyond_scrub(), meaning))
+
+    async def embed_waiting(self, limit: int = EMBED_BEFORE) -> None:
+        """Embed stored messages that have no vector yet, newest first, in a thread: the
+        question just stored and the reply before it, and, a batch per send, what an older
+        store never had. The event loop (the screen, typing) goes on meanwhile."""
+        if self.settings.recall_by_meaning and self.meaning.ready:
+            await asyncio.to_thread(self.meaning.index, None, limit)
 
     def beyond_scrub(self) -> Scrub | None:
         """What other sessions' text goes through before this one sends or shows it: their
@@ -583,9 +594,11 @@ class Engine(Branches):
                 # so the partial reply is stored now rather than whenever the generator is
                 # collected.
                 assert user is not None
+                await self.embed_waiting()
                 async with aclosing(self._round(user)) as round_events:
                     async for event in round_events:
                         yield event
+                await self.embed_waiting(EMBED_AFTER)
             except BaseException:
                 if self.messages[-1] is user and user.status != FAILED:
                     # Stopped before any reply text: like a failed round, the message stays in

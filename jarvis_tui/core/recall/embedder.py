@@ -62,10 +62,13 @@ class BundledEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 512), dtype=np.float32)
-        with self._lock:
-            model = self._load()
-            parts = [model.encode([clip(t) for t in texts[i:i + BATCH]])  # type: ignore[attr-defined]
-                     for i in range(0, len(texts), BATCH)]
+        parts = []
+        for i in range(0, len(texts), BATCH):
+            # A batch at a time: a question asked while a worker embeds a backlog waits for
+            # one batch (tens of milliseconds), not for all of it.
+            with self._lock:
+                model = self._load()
+                parts.append(model.encode([clip(t) for t in texts[i:i + BATCH]]))  # type: ignore[attr-defined]
         return np.asarray(np.concatenate(parts), dtype=np.float32)
 
     def _load(self) -> object:

@@ -9,6 +9,7 @@ added since: ranking 10,000 turns is one matrix product, a few milliseconds.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -30,6 +31,9 @@ class Meaning:
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._row: dict[int, int] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        # The engine embeds in a thread while the gauge ranks on the event loop.
+        self._lock = threading.RLock()
+        self._stale = False
 
     @property
     def ready(self) -> bool:
@@ -61,12 +65,15 @@ class Meaning:
             return 0
         rows = [(mid, vec.astype(np.float16)) for (mid, _), vec in zip(todo, vectors, strict=True)]
         self.store.put_vectors(self.embedder.name, [(mid, vec.tobytes()) for mid, vec in rows])
-        for mid, vec in rows:  # made again after an edit: the count alone would not show it
-            if (r := self._row.get(mid)) is not None:
-                self._matrix[r] = vec.astype(np.float32)
+        with self._lock:  # made again after an edit: the count alone would not show it
+            self._stale = self._stale or any(mid in self._row for mid, _ in rows)
         return len(todo)
 
     def query(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            return self._query(text)
+
+    def _query(self, text: str) -> np.ndarray | None:
         vec = self._queries.get(text)
         if vec is None:
             found = self._embed([text])
@@ -81,19 +88,21 @@ class Meaning:
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The vector of each of `ids` that has one."""
-        self._refresh()
-        return {mid: self._matrix[r] for mid in ids if (r := self._row.get(mid)) is not None}
+        with self._lock:
+            self._refresh()
+            return {mid: self._matrix[r] for mid in ids if (r := self._row.get(mid)) is not None}
 
     def similarities(self, text: str, ids: Iterable[int]) -> dict[int, float]:
         """The cosine of `text` with each of `ids` that has a vector."""
         vec = self.query(text)
         if vec is None:
             return {}
-        self._refresh()
-        rows = [(mid, r) for mid in ids if (r := self._row.get(mid)) is not None]
-        if not rows:
-            return {}
-        sims = self._matrix[[r for _, r in rows]] @ vec
+        with self._lock:
+            self._refresh()
+            rows = [(mid, r) for mid in ids if (r := self._row.get(mid)) is not None]
+            if not rows:
+                return {}
+            sims = self._matrix[[r for _, r in rows]] @ vec
         return {mid: float(s) for (mid, _), s in zip(rows, sims, strict=True)}
 
     def nearest_beyond(self, text: str, conv_id: int | None,
@@ -102,21 +111,23 @@ class Meaning:
         vec = self.query(text)
         if vec is None:
             return []
-        self._refresh()
-        if not len(self._ids):
-            return []
-        sims = self._matrix @ vec
-        if conv_id is not None:
-            sims = np.where(self._convs == conv_id, -2.0, sims)
+        with self._lock:
+            self._refresh()
+            if not len(self._ids):
+                return []
+            sims = self._matrix @ vec
+            if conv_id is not None:
+                sims = np.where(self._convs == conv_id, -2.0, sims)
+            ids, convs = self._ids, self._convs
         top = np.argsort(-sims)[:limit]
-        return [(int(self._ids[i]), int(self._convs[i]), float(sims[i]))
-                for i in top if sims[i] > -2.0]
+        return [(int(ids[i]), int(convs[i]), float(sims[i])) for i in top if sims[i] > -2.0]
 
     def _refresh(self) -> None:
         model = self.embedder.name
         after = int(self._ids[-1]) if len(self._ids) else 0
         new = self.store.vector_rows(model, after)
-        if len(self._ids) + len(new) != self.store.vector_count(model):
+        if self._stale or len(self._ids) + len(new) != self.store.vector_count(model):
+            self._stale = False
             new, self._ids = self.store.vector_rows(model), self._ids[:0]  # deleted, re-made
             self._convs, self._matrix = self._convs[:0], self._matrix[:0]
         if not new:

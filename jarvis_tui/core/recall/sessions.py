@@ -34,7 +34,6 @@ from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
     COVERAGE_BACK_REFERENCE,
-    INDEX_AT_SEND,
     MAX_SPECIFIC,
     MAX_TURNS,
     MIN_WORDS,
@@ -190,7 +189,7 @@ def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ..
 def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
                   budget: int, present: Set[int] = frozenset(),
                   here: Sequence[Message] = (), scrub: Scrub | None = None,
-                  meaning: Meaning | None = None, index: bool = False) -> Recalled:
+                  meaning: Meaning | None = None) -> Recalled:
     """The turns of other sessions `query` points back to (see the module's doc), best first
     within `budget` tokens, sent oldest first, their text through `scrub`; nothing unless it
     points beyond its session. A turn all of whose messages are in `present` (carried already)
@@ -202,7 +201,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
         if not _asks_by_meaning(query, meaning):
             return Recalled()
         outlines = _Outlines(store)
-        chosen = _by_meaning(store, meaning, conversation_id, query, outlines, index)
+        chosen = _by_meaning(store, meaning, conversation_id, query, outlines)
         return _fitted(store, chosen, counter, budget, present, here, scrub)
     text = without_pointers(query)
     wanted, _ = content_terms(text)
@@ -239,7 +238,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             break
     if _asks_by_meaning(text, meaning):  # then what the ranker finds, best first
         for start, found in _by_meaning(store, meaning, conversation_id, text,
-                                        outlines, index).items():
+                                        outlines).items():
             chosen.setdefault(start, found)
     return _fitted(store, chosen, counter, budget, present, here, scrub)
 
@@ -261,12 +260,9 @@ BEYOND_FILL = 0.3
 
 
 def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str,
-                outlines: _Outlines, index: bool) -> dict[int, tuple[int, tuple[int, ...]]]:
+                outlines: _Outlines) -> dict[int, tuple[int, tuple[int, ...]]]:
     """The other sessions' turns the hybrid ranker puts above BEYOND_FILL, best first, when the
-    best reaches BEYOND_GATE: turn
-    start -> (session, its ids). `index`: embed what has no vector yet first (a send)."""
-    if index:
-        meaning.index(None, limit=INDEX_AT_SEND)
+    best reaches BEYOND_GATE: turn start -> (session, its ids)."""
     q = meaning.query(query)
     if q is None:
         return {}

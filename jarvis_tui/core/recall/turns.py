@@ -64,7 +64,6 @@ MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
 # The fill is for a question: a statement or a paste brings its own text, and every turn
 # recalled is read anew by the server on every request that carries it (bench/cache.py).
 MAX_ASKING = 600  # characters
-INDEX_AT_SEND = 2048  # messages embedded before a send at most (about 2 s on one core)
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
 COVERAGE_BACK_REFERENCE = 0.4
@@ -224,15 +223,13 @@ def _own_id(history: History, query: str) -> int | None:
 
 def recall(store: Store, conversation_id: int, history: History, query: str,
            counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
-           ledger: Sequence[Detail] = (), meaning: Meaning | None = None,
-           index: bool = False) -> Recalled:
+           ledger: Sequence[Detail] = (), meaning: Meaning | None = None) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
     `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
     request carries them already) is not sent twice. `ledger` is the details ledger the
     request carries: a shape asked for that it holds is answered there already. With
     `meaning`, the turns the hybrid ranker (recall/hybrid.py) finds fill what the budget
-    leaves after those, best first; `index`: embed the session's messages that have no vector
-    yet first (a send may take the time; the gauge, as the user types, may not)."""
+    leaves after those, best first (what has a vector: the engine embeds before a send)."""
     if budget <= 0:
         return Recalled()
     wanted, back = content_terms(query)
@@ -258,7 +255,7 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
         if len(chosen) == MAX_TURNS:
             break
     if meaning is not None and meaning.ready:
-        for position in by_meaning(store, conversation_id, history, query, meaning, index):
+        for position in by_meaning(store, conversation_id, history, query, meaning):
             choose(position)
             if len(chosen) >= MAX_FILL:
                 break
@@ -270,13 +267,11 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
 
 
 def by_meaning(store: Store, conversation_id: int, history: History, query: str,
-               meaning: Meaning, index: bool) -> list[int]:
+               meaning: Meaning) -> list[int]:
     """Positions of the first recallable message of each turn the hybrid ranker puts above
     its floor, best first."""
     if not is_question(query):
         return []
-    if index:
-        meaning.index(conversation_id, limit=INDEX_AT_SEND)
     q = meaning.query(query)
     if q is None:
         return []

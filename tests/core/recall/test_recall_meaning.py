@@ -136,3 +136,20 @@ def test_a_vector_goes_with_its_message_and_with_an_edit(tmp_path):
     raw.execute("DELETE FROM conversations WHERE id = ?", (conv.id,))
     raw.commit()
     assert raw.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+
+
+async def test_an_older_store_is_embedded_at_the_first_send_not_as_the_user_types(
+        fake_server, tmp_path):
+    with Store(tmp_path / "sessions.db") as store:  # as a version before vectors left it
+        for n in range(3):
+            conv = store.create_conversation(title=f"old {n}")
+            for i in range(20):
+                store.add_message(conv.id, Message("user", f"old question {n}.{i}"))
+                store.add_message(conv.id, Message("assistant", f"old answer {n}.{i}"))
+    engine = make_engine(fake_server, tmp_path)
+    engine.usage(pending="What kind of car does Evan drive?")  # the gauge, as the user types
+    assert engine.store.vector_count(BUNDLED_NAME) == 0
+    await send(engine, "hello there")
+    # The backlog and the question before the request, the reply after it: all of it.
+    assert engine.store.vector_count(BUNDLED_NAME) == 3 * 40 + 2
+    assert engine.store.unembedded(BUNDLED_NAME) == []
