@@ -35,22 +35,19 @@ class Ranked:
     score: float
 
 
-def turn_scores(turns: Sequence[Sequence[int]], query: np.ndarray,
-                vectors: Mapping[int, np.ndarray], words: Mapping[int, float]) -> list[float]:
-    """Each turn's score before neighbours (message ids per turn); a turn none of whose
-    messages has a vector is scored by its words alone."""
+def turn_scores(turns: Sequence[Sequence[int]], cosine: Mapping[int, float],
+                whole: Sequence[float | None], words: Mapping[int, float]) -> list[float]:
+    """Each turn's score before neighbours (message ids per turn): `cosine`, each message's
+    with the question (Meaning.cosines); `whole`, the turn's as a whole (None: none of its
+    messages has a vector, and words alone score it)."""
     out = []
-    for ids in turns:
-        vecs = [vectors[m] for m in ids if m in vectors]
+    for ids, turn in zip(turns, whole, strict=True):
         share = max((words.get(m, 0.0) for m in ids), default=0.0)
-        if not vecs:
+        if turn is None:
             out.append(LEXICAL_WEIGHT * share)
             continue
-        best = max(float(v @ query) + LEXICAL_WEIGHT * words.get(m, 0.0)
-                   for m, v in ((m, vectors[m]) for m in ids if m in vectors))
-        whole = np.sum(vecs, axis=0)
-        norm = float(np.linalg.norm(whole)) or 1.0
-        out.append((best + float(whole @ query) / norm + LEXICAL_WEIGHT * share) / 2)
+        best = max(cosine[m] + LEXICAL_WEIGHT * words.get(m, 0.0) for m in ids if m in cosine)
+        out.append((best + turn + LEXICAL_WEIGHT * share) / 2)
     return out
 
 

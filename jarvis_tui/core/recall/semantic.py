@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from jarvis_tui.core.recall.embedder import Embedder, Unavailable
 from jarvis_tui.core.store.store import Store
 
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
+TABLES_KEPT = 8  # this session's turns, the other sessions' nearest: a few shapes at a time
 
 
 class Meaning:
@@ -34,6 +35,7 @@ class Meaning:
         # The engine embeds in a thread while the gauge ranks on the event loop.
         self._lock = threading.RLock()
         self._stale = False
+        self._tables: dict[tuple, _TurnTable] = {}  # the turns ranked lately, by their ids
 
     @property
     def ready(self) -> bool:
@@ -90,7 +92,35 @@ class Meaning:
         """The vector of each of `ids` that has one."""
         with self._lock:
             self._refresh()
-            return {mid: self._matrix[r] for mid in ids if (r := self._row.get(mid)) is not None}
+            return {mid: self._matrix[r].copy() for mid in ids
+                    if (r := self._row.get(mid)) is not None}
+
+    def turn_cosines(self, vec: np.ndarray, turns: Sequence[Sequence[int]]
+                     ) -> tuple[dict[int, float], list[float | None]]:
+        """Of a question's vector `vec`, the cosine with each message of `turns` that has a
+        vector, and with each turn as a whole (its messages' vectors summed; None: none has
+        one). One product with every vector, then sums per turn over a table of the turns
+        kept between calls: a 10,000-turn session is not walked in Python per question."""
+        with self._lock:
+            self._refresh()
+            table = self._table(turns)
+            every = self._matrix @ vec if len(self._ids) else np.zeros(0, dtype=np.float32)
+            member = every[table.rows]
+        whole: list[float | None] = [None] * len(turns)
+        if len(table.rows):
+            sums = np.add.reduceat(member, table.starts) / table.norms
+            for t, value in zip(table.owners.tolist(), sums.tolist(), strict=True):
+                whole[t] = value
+        return dict(zip(table.ids, member.tolist(), strict=True)), whole
+
+    def _table(self, turns: Sequence[Sequence[int]]) -> _TurnTable:
+        key = (len(self._ids), tuple(tuple(ids) for ids in turns))
+        table = self._tables.get(key)
+        if table is None:
+            if len(self._tables) >= TABLES_KEPT:
+                self._tables.clear()
+            table = self._tables[key] = _TurnTable(turns, self._row, self._matrix)
+        return table
 
     def similarities(self, text: str, ids: Iterable[int]) -> dict[int, float]:
         """The cosine of `text` with each of `ids` that has a vector."""
@@ -128,6 +158,7 @@ class Meaning:
         new = self.store.vector_rows(model, after)
         if self._stale or len(self._ids) + len(new) != self.store.vector_count(model):
             self._stale = False
+            self._tables.clear()
             new, self._ids = self.store.vector_rows(model), self._ids[:0]  # deleted, re-made
             self._convs, self._matrix = self._convs[:0], self._matrix[:0]
         if not new:
@@ -142,3 +173,23 @@ class Meaning:
         else:
             self._matrix, self._ids, self._convs = matrix.astype(np.float32), ids, convs
         self._row = {int(mid): i for i, mid in enumerate(self._ids)}
+
+
+class _TurnTable:
+    """Turns (message ids each, in order) as arrays over the vectors' rows: the messages that
+    have a vector, where each turn's run of them starts, and each turn's summed length."""
+
+    def __init__(self, turns: Sequence[Sequence[int]], row_of: dict[int, int],
+                 matrix: np.ndarray) -> None:
+        members = [(t, m, r) for t, ids in enumerate(turns) for m in ids
+                   if (r := row_of.get(m)) is not None]
+        self.ids = [m for _, m, _ in members]
+        self.rows = np.array([r for _, _, r in members], dtype=np.int64)
+        owner = np.array([t for t, _, _ in members], dtype=np.int64)
+        self.starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) \
+            else np.zeros(0, dtype=np.int64)
+        self.owners = owner[self.starts] if len(owner) else owner
+        norms = (np.linalg.norm(np.add.reduceat(matrix[self.rows], self.starts, axis=0), axis=1)
+                 if len(owner) else np.zeros(0))
+        norms[norms == 0] = 1.0
+        self.norms = norms

@@ -61,6 +61,7 @@ OTHER_SESSIONS_HEADER = ("Recalled from the user's other sessions (original turn
 RECALL_HEADERS = (RECALL_HEADER, OTHER_SESSIONS_HEADER)
 MAX_TURNS = 3  # found by the words alone: the evidence rule below
 MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
+MAX_MISSES = 8  # turns in a row that no longer fit: the budget is spent
 # The fill is for a question: a statement or a paste brings its own text, and every turn
 # recalled is read anew by the server on every request that carries it (bench/cache.py).
 MAX_ASKING = 600  # characters
@@ -134,6 +135,7 @@ def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, heade
     label with it, when given), and the tokens they take."""
     picked: list[int] = []
     used = counter.text(header) if turns else 0
+    misses = 0
     for i, turn in enumerate(turns):
         if not turn:
             continue
@@ -142,6 +144,10 @@ def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, heade
         if used + cost <= budget:
             picked.append(i)
             used += cost
+        else:
+            misses += 1
+            if misses == MAX_MISSES:  # full: counting hundreds more to fit one costs more
+                break
     return picked, used
 
 
@@ -290,9 +296,8 @@ def by_meaning(store: Store, conversation_id: int, history: History, query: str,
         turns[-1].append(msg.id)
     if not turns:
         return []
-    vectors = meaning.vectors([m for ids in turns for m in ids])
-    words = word_shares(store, conversation_id, history, query)
-    scored = turn_scores(turns, q, vectors, words)
+    cosine, whole = meaning.turn_cosines(q, turns)
+    scored = turn_scores(turns, cosine, whole, word_shares(store, conversation_id, history, query))
     return [firsts[r.index] for r in ranked(scored)]
 
 
