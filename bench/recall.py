@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from jarvis_tui.core.embed.meaning import Meaning  # noqa: E402
+from jarvis_tui.core.embed.model import bundled  # noqa: E402
 from jarvis_tui.core.messages import FAILED, Message, turn_span  # noqa: E402
-from jarvis_tui.core.recall.embedder import bundled  # noqa: E402
-from jarvis_tui.core.recall.semantic import Meaning  # noqa: E402
 from jarvis_tui.core.recall.turns import MAX_TURNS, Recalled, recall  # noqa: E402
 from jarvis_tui.core.store.search_index import query_terms, terms  # noqa: E402
 from jarvis_tui.core.store.store import Store  # noqa: E402

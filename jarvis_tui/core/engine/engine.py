@@ -20,6 +20,8 @@ from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.details.ledger import split
+from jarvis_tui.core.embed.meaning import Meaning
+from jarvis_tui.core.embed.model import bundled
 from jarvis_tui.core.engine.branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -51,8 +53,6 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
-from jarvis_tui.core.recall.embedder import bundled
-from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall
 from jarvis_tui.core.redact import redactor

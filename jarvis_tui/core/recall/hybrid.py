@@ -1,6 +1,6 @@
 """The one ranker of recall (issue 40): turns scored by meaning and by words together.
 
-- Meaning: the cosine of the question's vector with each message's (core/recall/semantic.py),
+- Meaning: the cosine of the question's vector with each message's (core/embed/meaning.py),
   and with the turn's as a whole (its messages' vectors summed): a reply "Yes, twice a week"
   means something only beside the question it answers. It finds "my new Prius" for "What
   kind of car does Evan drive?", which share no word.

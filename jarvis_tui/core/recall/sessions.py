@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 
 from jarvis_tui.core.details.extract import prose_of
+from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.recall.hybrid import ranked, turn_scores
-from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
     COVERAGE_BACK_REFERENCE,

@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from jarvis_tui.core.details.extract import Detail, prose_of
+from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
 from jarvis_tui.core.recall.hybrid import ranked, turn_scores
-from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.shapes import (
     SHAPE_WEIGHT,
     Cues,
@@ -117,12 +118,18 @@ class Recalled:
         own = self.turns[:len(self.turns) - len(self.labels)]
         lines = [RECALL_HEADER] if own else []
         for turn in own:
-            lines.extend(turn_lines(turn))
+            lines.extend([said_at(turn), *turn_lines(turn)])
         if self.labels:
             lines.append(OTHER_SESSIONS_HEADER)
         for label, turn in zip(self.labels, self.turns[len(own):], strict=True):
             lines.extend([label, *turn_lines(turn)])
         return "\n".join(lines)
+
+
+def said_at(turn: list[Message]) -> str:
+    """When a turn of this session was said ("[2023-05-18 13:47]"): "yesterday" or "last
+    week" in it means something only beside its date."""
+    return time.strftime("[%Y-%m-%d %H:%M]", time.localtime(turn[0].created_at))
 
 
 def turn_lines(turn: list[Message]) -> list[str]:
@@ -266,7 +273,9 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
             if len(chosen) >= MAX_FILL:
                 break
     starts = list(chosen)
-    picked, used = fitted(list(chosen.values()), counter, budget, RECALL_HEADER)
+    turns = list(chosen.values())
+    picked, used = fitted(turns, counter, budget, RECALL_HEADER,
+                          [said_at(t) if t else "" for t in turns])
     if not picked:
         return Recalled()
     return Recalled([chosen[start] for start in sorted(starts[i] for i in picked)], used)

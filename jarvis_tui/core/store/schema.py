@@ -144,7 +144,7 @@ MIGRATIONS: list[str] = [
         WHERE role = 'user' AND summary_id IS NULL AND content != '';
     """,
     # What a message means, for recall (issue 40): one unit vector per message and embedding
-    # model (core/recall/embedder.py), float16 bytes, written by a worker after the message is
+    # model (core/embed/model.py), float16 bytes, written by a worker after the message is
     # stored. A vector is of the text it was made from: an edit takes it away (the worker makes
     # the new one), and so does the message's deletion.
     """

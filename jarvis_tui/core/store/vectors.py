@@ -1,5 +1,5 @@
 """The embeddings table (schema.py, migration 7): what each message means, as one vector per
-message and model, for recall by meaning (core/recall/semantic.py). Stored as float16 bytes:
+message and model, for recall by meaning (core/embed/meaning.py). Stored as float16 bytes:
 half the room of float32, and the ranking it gives is the same to the third decimal.
 
 Only what recall may read is indexed: the user's and the assistant's text, never a failed or

@@ -11,10 +11,10 @@ import sqlite3
 import numpy as np
 import pytest
 
+from jarvis_tui.core.embed import model as embedder_module
+from jarvis_tui.core.embed.meaning import Meaning
+from jarvis_tui.core.embed.model import BUNDLED_NAME, BundledEmbedder, Unavailable, bundled
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.recall import embedder as embedder_module
-from jarvis_tui.core.recall.embedder import BUNDLED_NAME, BundledEmbedder, Unavailable, bundled
-from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.store.store import Store
 from tests.core.recall.test_recall import compact_times, lossy, recalled_block
 from tests.engine_helpers import make_engine, send

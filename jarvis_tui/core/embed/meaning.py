@@ -1,5 +1,5 @@
 """Recall by meaning: each stored message's vector (core/store/vectors.py), made by the embedder
-(core/recall/embedder.py), and the cosine of a question's vector with them.
+(core/embed/model.py), and the cosine of a question's vector with them.
 
 Messages are embedded after they are stored, a batch at a time, off the path that sends (the
 engine's worker), and a session opened from an older store is indexed as recall first needs it
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from jarvis_tui.core.recall.embedder import Embedder, Unavailable
+from jarvis_tui.core.embed.model import Embedder, Unavailable
 from jarvis_tui.core.store.store import Store
 
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once

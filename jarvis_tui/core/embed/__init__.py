@@ -1,0 +1,1 @@
+"""The embedding model and the vectors of stored messages (recall by meaning)."""
