@@ -15,8 +15,10 @@ Stdlib plus tiktoken only; it never imports jarvis_tui.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
+import re
 import socketserver
 import threading
 import time
@@ -41,6 +43,15 @@ CHATML = ("llama_cpp_python", "litellm")
 # keeps one slot's KV cache, the hosted APIs every prefix they computed lately.
 CACHE_SLOTS = {"openai": 64, "deepseek": 64, "llamacpp": 1}
 CHUNK_CHARS = 4  # reply characters per streamed content chunk
+
+
+def word_vector(text: str, dims: int = 64) -> list[float]:
+    """The fake's embedding: its words hashed into `dims` counts (not normalised, as some
+    servers send them). Texts sharing words are near; a real model is in the bundled one."""
+    vec = [0.0] * dims
+    for word in re.findall(r"\w+", text.lower()):
+        vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vec
 
 
 def count_tokens(text: str) -> int:
@@ -418,6 +429,7 @@ class FakeProvider(FakeServer):
         # character, as TCP may deliver them.
         self.split_bytes = False
         self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
+        self.embeddings = True  # serve /embeddings (a server without them answers 404)
 
     @property
     def base_url(self) -> str:
@@ -491,6 +503,15 @@ class _Handler(BaseHTTPRequestHandler):
             text = json.loads(raw.decode("utf-8")).get("input", "")
             fake._record(RecordedRequest(self.path, headers, {"input": text}))
             self._json(200, {"count": 1 + count_tokens(text)})
+            return
+        if self.path.rstrip("/").endswith("/embeddings") and fake.embeddings:
+            body = json.loads(raw.decode("utf-8"))
+            fake._record(RecordedRequest(self.path, headers, body))
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            self._json(200, {"object": "list", "model": body.get("model"), "data": [
+                {"object": "embedding", "index": i, "embedding": word_vector(t)}
+                for i, t in enumerate(texts)],
+                "usage": {"prompt_tokens": sum(count_tokens(t) for t in texts)}})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             fake._record(RecordedRequest(self.path, headers, {}, status=404))

@@ -11,7 +11,7 @@ import, so its version is pinned in pyproject.toml, and the two files it loads m
 the digests pinned here before it may load them.
 
 A provider's embeddings endpoint (OpenAI's `/embeddings` shape) replaces it when the user sets
-`embedding_model` (core/recall/remote_embedder.py). Without either, recall is lexical, and says
+`embedding_model` (core/embed/remote.py). Without either, recall is lexical, and says
 so once (`unavailable`).
 """
 
@@ -99,6 +99,15 @@ def clip(text: str) -> str:
 
 
 _bundled: BundledEmbedder | None = None
+
+
+def chosen(base_url: str, embedding_model: str, api_key: str = "") -> Embedder:
+    """The provider's endpoint when the user named a model for it, else the bundled model."""
+    if embedding_model:
+        from jarvis_tui.core.embed.remote import RemoteEmbedder
+
+        return RemoteEmbedder(base_url, embedding_model, api_key)
+    return bundled()
 
 
 def bundled() -> BundledEmbedder:

@@ -21,7 +21,7 @@ from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.details.ledger import split
 from jarvis_tui.core.embed.meaning import Meaning
-from jarvis_tui.core.embed.model import bundled
+from jarvis_tui.core.embed.model import chosen
 from jarvis_tui.core.engine.branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -139,7 +139,9 @@ class Engine(Branches):
         self.calibration = Calibration(settings, meta, counter)
         self.replies = ReplyLog(store, conv.id, self._history)
         self.sent = SentTexts()
-        self.meaning = Meaning(store, bundled())  # loads its model on first use
+        # Loads its model on first use.
+        self.meaning = Meaning(store, chosen(settings.base_url, settings.embedding_model,
+                                             settings.api_key))
         self.guard = CompactionGuard()
         self.tool_policy = ToolPolicy()
         self.refused_tools = RefusedTools()  # tools the provider would not be told of

@@ -225,6 +225,11 @@ SCHEMA: tuple[Setting, ...] = (
             "rank earlier turns by meaning as well as by words when bringing them back "
             "(a small embedding model on this machine); false = by words only",
             env="JARVIS_RECALL_BY_MEANING"),
+    Setting("embedding_model", str, "", anything,
+            Words("a model name (empty = the bundled model)", "模型名称（留空 = 内置模型）"),
+            "the provider's embeddings model for recall by meaning (its /embeddings endpoint, "
+            "as OpenAI serves it); \"\" = the bundled model, on this machine",
+            env="JARVIS_EMBEDDING_MODEL"),
     # A session held with one provider may be private to it (a local model's): the user can
     # keep each session's turns to its own requests.
     Setting("recall_other_sessions", bool, True, anything,
