@@ -65,7 +65,7 @@ MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
 MAX_MISSES = 8  # turns in a row that no longer fit: the budget is spent
 # The fill is for a question: a statement or a paste brings its own text, and every turn
 # recalled is read anew by the server on every request that carries it (bench/cache.py).
-MAX_ASKING = 600  # characters
+MAX_ASKING = 300  # characters: a question is short; a page is a paste
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
 COVERAGE_BACK_REFERENCE = 0.4
@@ -243,6 +243,11 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     request carries: a shape asked for that it holds is answered there already. With
     `meaning`, the turns the hybrid ranker (recall/hybrid.py) finds fill what the budget
     leaves after those, best first (what has a vector: the engine embeds before a send)."""
+    if not is_question(query):
+        # A statement gets the word evidence alone, within half the share: what it recalls is
+        # carried in every later request until the next compaction, and at the full share the
+        # big pasted turns it brought back doubled the compactions (bench/cache.py).
+        budget //= 2
     if budget <= 0:
         return Recalled()
     wanted, back = content_terms(query)
@@ -323,9 +328,11 @@ def is_question(query: str) -> bool:
         return False
     prose = prose_of(text).strip()  # `a ? b : c` in a pasted block asks nothing
     words = _words(prose[:40])
-    return bool(re.search(r"\?[\"')]?\s*(?:$|\n)|？", prose) or (
+    # It ends asking: a quoted "不亦说乎？" inside a page of prose asks nothing.
+    end = prose.rstrip("\"'”’)）」』 \n")
+    return bool(end[-1:] in ("?", "？") or (
         words and words[0] in _OPENS_A_QUESTION and prose[:1].isascii())
-        or prose.rstrip("。.!！~… ")[-1:] in ("吗", "呢"))
+        or end.rstrip("。.!！~… ")[-1:] in ("吗", "呢"))
 
 
 def word_shares(store: Store, conversation_id: int, history: History,
