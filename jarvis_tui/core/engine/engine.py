@@ -54,7 +54,7 @@ from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_s
 from jarvis_tui.core.recall.embedder import bundled
 from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
-from jarvis_tui.core.recall.turns import Recalled, recall
+from jarvis_tui.core.recall.turns import Recalled, recall, search_covered
 from jarvis_tui.core.redact import redactor
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
@@ -271,7 +271,7 @@ class Engine(Branches):
             budget = min(budget, free)
         present = self.sent.carried_by_others(user)
         own = Recalled()
-        meaning = self.meaning if self.settings.recall_by_meaning else None
+        meaning = self.by_meaning()
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
                          budget, present, split(self.summary.content)[1], meaning, index)
@@ -320,14 +320,24 @@ class Engine(Branches):
         s = self.settings
         cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
                          s.tool_output_share)
-        search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
-                               cap, self._other_sessions if s.recall_other_sessions else None)
+        search = HistorySearch(self._folded_turns, self.counter, cap,
+                               self._other_sessions if s.recall_other_sessions else None)
         return WithHistorySearch(search, self.tools)
+
+    def by_meaning(self) -> Meaning | None:
+        """What ranks by meaning beside the words, in recall and every search: None while the
+        user has recall_by_meaning off."""
+        return self.meaning if self.settings.recall_by_meaning else None
+
+    def _folded_turns(self, query: str, limit: int) -> list[list[Message]]:
+        """For search_history: this session's folded turns that match."""
+        return search_covered(self.store, self.conversation.id, self._history, query, limit,
+                              self.by_meaning())
 
     def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:
         """For search_history's all_sessions: the other sessions' turns that match."""
         found = search_sessions(self.store, query, limit, beside=self.conversation.id,
-                                scrub=self.beyond_scrub())
+                                scrub=self.beyond_scrub(), meaning=self.by_meaning())
         return [(f.turn, f.where) for f in found]
 
     def configured_prompt(self) -> str:

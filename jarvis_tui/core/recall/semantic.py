@@ -14,9 +14,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from jarvis_tui.core.recall.embedder import Embedder, Unavailable
+from jarvis_tui.core.recall.embedder import Embedder, Unavailable, bundled
 from jarvis_tui.core.store.store import Store
 
+INDEX_AT_SEND = 2048  # messages embedded before a send or a search at most (2 s on one core)
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
 
 
@@ -99,6 +100,12 @@ class Meaning:
     def nearest_beyond(self, text: str, conv_id: int | None,
                        limit: int) -> list[tuple[int, int, float]]:
         """The `limit` messages of the other sessions nearest `text`: (id, session, cosine)."""
+        return self.nearest(text, limit, beside=conv_id)
+
+    def nearest(self, text: str, limit: int, *, within: int | None = None,
+                beside: int | None = None) -> list[tuple[int, int, float]]:
+        """The `limit` messages nearest `text` (of session `within` only, or of every session
+        but `beside`), nearest first: (id, session, cosine)."""
         vec = self.query(text)
         if vec is None:
             return []
@@ -106,8 +113,10 @@ class Meaning:
         if not len(self._ids):
             return []
         sims = self._matrix @ vec
-        if conv_id is not None:
-            sims = np.where(self._convs == conv_id, -2.0, sims)
+        if within is not None:
+            sims = np.where(self._convs == within, sims, -2.0)
+        if beside is not None:
+            sims = np.where(self._convs == beside, -2.0, sims)
         top = np.argsort(-sims)[:limit]
         return [(int(self._ids[i]), int(self._convs[i]), float(sims[i]))
                 for i in top if sims[i] > -2.0]
@@ -131,3 +140,9 @@ class Meaning:
         else:
             self._matrix, self._ids, self._convs = matrix.astype(np.float32), ids, convs
         self._row = {int(mid): i for i, mid in enumerate(self._ids)}
+
+
+def for_command(store: Store, on: bool) -> Meaning | None:
+    """For a command that has no engine (`search`): the bundled model's, while
+    `on` (the setting recall_by_meaning), else None; the model is loaded when first used."""
+    return Meaning(store, bundled()) if on else None
