@@ -10,7 +10,7 @@ added since: ranking 10,000 turns is one matrix product, a few milliseconds.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from jarvis_tui.core.store.store import Store
 
 INDEX_AT_SEND = 2048  # messages embedded before a send or a search at most (2 s on one core)
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
+TEXTS_KEPT = 4096  # memory entries' vectors (recall/alike.py): every check reads them all
 
 
 class Meaning:
@@ -31,6 +32,7 @@ class Meaning:
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._row: dict[int, int] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def ready(self) -> bool:
@@ -79,6 +81,24 @@ class Meaning:
         else:
             self._queries.move_to_end(text)
         return vec
+
+    def embedded(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The vectors of `texts`, stored nowhere (a memory entry is no message), a row each;
+        None without the model."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._texts))
+        if todo:
+            found = self._embed(todo)
+            if found is None:
+                return None
+            self._texts.update(zip(todo, found, strict=True))
+        if not texts:
+            return None
+        out = np.stack([self._texts[t] for t in texts])
+        for text in texts:
+            self._texts.move_to_end(text)
+        while len(self._texts) > TEXTS_KEPT:
+            self._texts.popitem(last=False)
+        return out
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The vector of each of `ids` that has one."""
@@ -143,6 +163,6 @@ class Meaning:
 
 
 def for_command(store: Store, on: bool) -> Meaning | None:
-    """For a command that has no engine (`search`): the bundled model's, while
+    """For a command that has no engine (`search`, `memory add`): the bundled model's, while
     `on` (the setting recall_by_meaning), else None; the model is loaded when first used."""
     return Meaning(store, bundled()) if on else None
