@@ -365,11 +365,13 @@ class ChatSession:
 
     def remember(self, text: str, message: Message | None = None) -> MemoryEntry:
         """Put `text` in the memory (from `message`, when it was taken from one), from the next
-        request on. A text already there in any state is that entry, now in memory. Raises
-        MemoryRefused (one line: a secret, too long, empty) or StoreError."""
+        request on. A text already there in any state is that entry, now in memory, and so is
+        one that says the same in other words or the other language while recall_by_meaning
+        is on. Raises MemoryRefused (one line: a secret, too long, empty) or StoreError."""
         entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
                          message_id=message.id if message is not None else None,
-                         origin="remember" if message is None else "message")
+                         origin="remember" if message is None else "message",
+                         alike=self.engine.alike())
         self.engine.refresh_memory()
         return entry
 

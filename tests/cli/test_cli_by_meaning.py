@@ -1,5 +1,5 @@
-"""`jarvis-tui search` and `search --all` rank by meaning as the app does (issue 40, item 4):
-real processes on real config and data dirs, the bundled model loaded by
+"""`jarvis-tui search`, `search --all` and `memory add` rank and match by meaning as the app
+does (issue 40, item 4): real processes on real config and data dirs, the bundled model loaded by
 the command itself; `recall_by_meaning = false` in the config file brings back the words
 alone."""
 
@@ -39,3 +39,17 @@ def test_search_and_search_all(home, tmp_path, by_meaning):
     else:
         assert CAR not in asked.stdout  # three other turns name Evan more briefly
         assert CELLO not in other.stdout and CELLO not in everywhere.stdout
+
+
+@pytest.mark.parametrize("by_meaning", [True, False])
+def test_memory_add_in_other_words_is_the_same_entry(home, tmp_path, by_meaning):
+    if not by_meaning:
+        write_config(tmp_path, "recall_by_meaning = false\n")
+    said = [run(home, "memory", "add", text).stdout.strip() for text in (
+        "The user prefers dark mode", "User likes the dark theme",
+        "Anna owns the billing service.", "Anna 负责计费服务。")]
+    if by_meaning:
+        assert said == ["remembered as entry 1", "remembered as entry 1",
+                        "remembered as entry 2", "remembered as entry 2"]
+    else:
+        assert said == [f"remembered as entry {i}" for i in (1, 2, 3, 4)]

@@ -39,6 +39,7 @@ from jarvis_tui.core.engine.session_sync import Saved, SessionSync, persisting, 
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import WindowLimit
+from jarvis_tui.core.memory.remember import Alike
 from jarvis_tui.core.memory.section import EMPTY, MemorySection, memory_section
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import Provider
@@ -51,6 +52,7 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
+from jarvis_tui.core.recall.alike import alike
 from jarvis_tui.core.recall.embedder import bundled
 from jarvis_tui.core.recall.semantic import Meaning
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
@@ -328,6 +330,13 @@ class Engine(Branches):
         """What ranks by meaning beside the words, in recall and every search: None while the
         user has recall_by_meaning off."""
         return self.meaning if self.settings.recall_by_meaning else None
+
+    def alike(self) -> Alike | None:
+        """What finds a memory entry that says what a text says in other words or the other
+        language (recall/alike.py), for the memory's duplicate check; None while the user has
+        recall_by_meaning off (then only the same text is a duplicate)."""
+        meaning = self.by_meaning()
+        return None if meaning is None else functools.partial(alike, meaning)
 
     def _folded_turns(self, query: str, limit: int) -> list[list[Message]]:
         """For search_history: this session's folded turns that match."""
