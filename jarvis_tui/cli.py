@@ -648,6 +648,7 @@ def _session_id(store: Store, session: int | None, what: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from jarvis_tui.core.embed.meaning import for_command
     from jarvis_tui.core.recall.turns import search_turns
     from jarvis_tui.core.tree import path_to
 
@@ -659,11 +660,13 @@ def cmd_search(args: argparse.Namespace) -> int:
             raise CliError("--all searches every session and --session one of them: give "
                            "one or the other")
         return _search_all(args)
+    settings = load(args)
     with open_store(args) as store:
         conv_id = _session_id(store, args.session, "search")
         # The branch shown, as in the app: replies regenerated since are turns of their own.
         shown = path_to(store.messages(conv_id), store.head(conv_id))
-        turns = search_turns(store, conv_id, shown, args.query, args.limit)
+        turns = search_turns(store, conv_id, shown, args.query, args.limit,
+                             for_command(store, settings.recall_by_meaning))
     if not turns:
         _print(f"nothing in session {conv_id} matches {args.query!r}", flush=True)
         return 0
@@ -674,6 +677,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search_all(args: argparse.Namespace) -> int:
+    from jarvis_tui.core.embed.meaning import for_command
     from jarvis_tui.core.recall.sessions import search_sessions
     from jarvis_tui.core.redact import redactor
 
@@ -682,7 +686,8 @@ def _search_all(args: argparse.Namespace) -> int:
     settings = load(args)
     scrub = redactor(known_secrets(settings)) if settings.recall_redact_secrets else None
     with open_store(args) as store:
-        found = search_sessions(store, args.query, args.limit, scrub=scrub)
+        found = search_sessions(store, args.query, args.limit, scrub=scrub,
+                                meaning=for_command(store, settings.recall_by_meaning))
     if not found:
         _print(f"nothing in any session matches {args.query!r}", flush=True)
         return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 import time
@@ -27,7 +28,7 @@ from typing import Any
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused, check, invisible_note
-from jarvis_tui.core.memory.remember import remember
+from jarvis_tui.core.memory.remember import Alike, remember
 from jarvis_tui.core.notices import pick_language
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.export import to_json
@@ -104,6 +105,15 @@ def entry_id(text: str) -> int:
     return int(text)
 
 
+def _alike(store: Store, settings: Settings) -> Alike | None:
+    """As the app finds an entry that says the same in other words (recall_by_meaning)."""
+    from jarvis_tui.core.embed.meaning import for_command
+    from jarvis_tui.core.recall.alike import alike
+
+    meaning = for_command(store, settings.recall_by_meaning)
+    return None if meaning is None else functools.partial(alike, meaning)
+
+
 def cmd_memory(args: argparse.Namespace, io: Shared) -> int:
     command = args.memory_command
     if command == "list":
@@ -113,7 +123,8 @@ def cmd_memory(args: argparse.Namespace, io: Shared) -> int:
         secrets = known_secrets(settings)
         with io.open_store(args) as store:
             try:
-                entry = remember(store, args.text, secrets, origin="cli")
+                entry = remember(store, args.text, secrets, origin="cli",
+                                 alike=_alike(store, settings))
             except MemoryRefused as err:
                 raise CliError(f"not remembered: {err}") from None
         language = pick_language(settings.language, args.text)

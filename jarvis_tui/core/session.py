@@ -328,7 +328,8 @@ class ChatSession:
     def search(self, query: str) -> list[list[Message]]:
         from jarvis_tui.core.recall.turns import search_turns
 
-        return search_turns(self.store, self.id, self.messages, query)
+        return search_turns(self.store, self.id, self.messages, query,
+                            meaning=self.engine.by_meaning())
 
     def search_all(self, query: str) -> list[tuple[list[Message], str]]:
         """Turns of every session that match `query`, best first, each with where it is from:
@@ -340,7 +341,8 @@ class ChatSession:
         scrub = self.engine.beyond_scrub()
         return [(found.turn, "") if found.session.id == self.id
                 else (scrubbed(found.turn, scrub), f"{found.label} · #{found.session.id}")
-                for found in search_sessions(self.store, query)]
+                for found in search_sessions(self.store, query,
+                                             meaning=self.engine.by_meaning())]
 
     def export(self, path: Path) -> int:
         """Write the whole session (summaries and covered messages too) as JSON when the path
@@ -363,11 +365,13 @@ class ChatSession:
 
     def remember(self, text: str, message: Message | None = None) -> MemoryEntry:
         """Put `text` in the memory (from `message`, when it was taken from one), from the next
-        request on. A text already there in any state is that entry, now in memory. Raises
-        MemoryRefused (one line: a secret, too long, empty) or StoreError."""
+        request on. A text already there in any state is that entry, now in memory, and so is
+        one that says the same in other words or the other language while recall_by_meaning
+        is on. Raises MemoryRefused (one line: a secret, too long, empty) or StoreError."""
         entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
                          message_id=message.id if message is not None else None,
-                         origin="remember" if message is None else "message")
+                         origin="remember" if message is None else "message",
+                         alike=self.engine.alike())
         self.engine.refresh_memory()
         return entry
 

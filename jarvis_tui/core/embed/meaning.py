@@ -15,10 +15,13 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from jarvis_tui.core.embed.model import Embedder, Unavailable
+from jarvis_tui.core.embed.model import Embedder, Unavailable, bundled
+from jarvis_tui.core.embed.remote import RemoteEmbedder
 from jarvis_tui.core.store.store import Store
 
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
+TEXTS_KEPT = 4096  # memory entries' vectors (recall/alike.py): every check reads them all
+INDEX_AT_SEARCH = 256  # messages embedded before a search at most (the worker does the rest)
 TABLES_KEPT = 8  # this session's turns, the other sessions' nearest: a few shapes at a time
 
 
@@ -32,6 +35,7 @@ class Meaning:
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._row: dict[int, int] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
         # The engine embeds in a thread while the gauge ranks on the event loop.
         self._lock = threading.RLock()
         self._stale = False
@@ -88,6 +92,25 @@ class Meaning:
             self._queries.move_to_end(text)
         return vec
 
+    def embedded(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The vectors of `texts`, stored nowhere (a memory entry is no message), a row each;
+        None without the model."""
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._texts))
+            if todo:
+                found = self._embed(todo)
+                if found is None:
+                    return None
+                self._texts.update(zip(todo, found, strict=True))
+            if not texts:
+                return None
+            out = np.stack([self._texts[t] for t in texts])
+            for text in texts:
+                self._texts.move_to_end(text)
+            while len(self._texts) > TEXTS_KEPT:
+                self._texts.popitem(last=False)
+            return out
+
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The vector of each of `ids` that has one."""
         with self._lock:
@@ -138,6 +161,12 @@ class Meaning:
     def nearest_beyond(self, text: str, conv_id: int | None,
                        limit: int) -> list[tuple[int, int, float]]:
         """The `limit` messages of the other sessions nearest `text`: (id, session, cosine)."""
+        return self.nearest(text, limit, beside=conv_id)
+
+    def nearest(self, text: str, limit: int, *, within: int | None = None,
+                beside: int | None = None) -> list[tuple[int, int, float]]:
+        """The `limit` messages nearest `text` (of session `within` only, or of every session
+        but `beside`), nearest first: (id, session, cosine)."""
         vec = self.query(text)
         if vec is None:
             return []
@@ -146,8 +175,10 @@ class Meaning:
             if not len(self._ids):
                 return []
             sims = self._matrix @ vec
-            if conv_id is not None:
-                sims = np.where(self._convs == conv_id, -2.0, sims)
+            if within is not None:
+                sims = np.where(self._convs == within, sims, -2.0)
+            if beside is not None:
+                sims = np.where(self._convs == beside, -2.0, sims)
             ids, convs = self._ids, self._convs
         top = np.argsort(-sims)[:limit]
         return [(int(ids[i]), int(convs[i]), float(sims[i])) for i in top if sims[i] > -2.0]
@@ -173,6 +204,19 @@ class Meaning:
         else:
             self._matrix, self._ids, self._convs = matrix.astype(np.float32), ids, convs
         self._row = {int(mid): i for i, mid in enumerate(self._ids)}
+
+
+def chosen(base_url: str, embedding_model: str, api_key: str = "") -> Embedder:
+    """The provider's endpoint when the user named a model for it, else the bundled model."""
+    if embedding_model:
+        return RemoteEmbedder(base_url, embedding_model, api_key)
+    return bundled()
+
+
+def for_command(store: Store, on: bool) -> Meaning | None:
+    """For a command that has no engine (`search`, `memory add`): the bundled model's, while
+    `on` (the setting recall_by_meaning), else None; the model is loaded when first used."""
+    return Meaning(store, bundled()) if on else None
 
 
 class _TurnTable:

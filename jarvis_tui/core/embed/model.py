@@ -101,15 +101,6 @@ def clip(text: str) -> str:
 _bundled: BundledEmbedder | None = None
 
 
-def chosen(base_url: str, embedding_model: str, api_key: str = "") -> Embedder:
-    """The provider's endpoint when the user named a model for it, else the bundled model."""
-    if embedding_model:
-        from jarvis_tui.core.embed.remote import RemoteEmbedder
-
-        return RemoteEmbedder(base_url, embedding_model, api_key)
-    return bundled()
-
-
 def bundled() -> BundledEmbedder:
     """One model per process: its weights are 120 MB in memory once loaded."""
     global _bundled

@@ -29,6 +29,7 @@ from jarvis_tui.core.compaction.summarizer import (
     plan_compaction,
 )
 from jarvis_tui.core.details.ledger import ledger_for, left_out
+from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
@@ -38,6 +39,7 @@ from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.recall.alike import new_ones
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
@@ -88,6 +90,8 @@ class RequestView(Protocol):
     def definitions_tokens(self) -> int: ...
 
     def may_search_history(self) -> bool: ...
+
+    def by_meaning(self) -> Meaning | None: ...
 
 
 class Compactions:
@@ -241,13 +245,21 @@ class Compactions:
         """What the user typed in the turns just folded in that looks worth remembering, stored
         as suggestions for the user to accept or dismiss (never as memory: nothing enters it
         without the user's yes); a text the memory holds in any state is not offered again,
-        nor one the guard would refuse (a sentence that holds a key). How many were new."""
+        nor one the guard would refuse (a sentence that holds a key), nor, while
+        recall_by_meaning is on, one saying what the memory holds in other words. How many were
+        new."""
         secrets = known_secrets(self._view.settings)
         found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
                  for kind, text in durable([typed_by_user(m)]) if refusal(text, secrets) is None]
         if not found:
             return 0
         try:
+            if (meaning := self._view.by_meaning()) is not None:
+                # Nor one that says what the memory holds, or an earlier one of these, in other
+                # words or the other language (the store's check is the same text only).
+                have = [e.text for e in self._store.memories(("active", "suggested",
+                                                              "dismissed"))]
+                found = [found[i] for i in new_ones(meaning, [t for _, t, _ in found], have)]
             return len(self._store.add_suggestions(self._conversation_id, found))
         except StoreError:
             return 0  # the summary is stored; a suggestion is only a suggestion

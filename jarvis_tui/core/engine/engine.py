@@ -20,8 +20,7 @@ from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.details.ledger import split
-from jarvis_tui.core.embed.meaning import Meaning
-from jarvis_tui.core.embed.model import chosen
+from jarvis_tui.core.embed.meaning import Meaning, chosen
 from jarvis_tui.core.engine.branches import (
     COVERED_REGENERATE,
     EXCLUDED_REGENERATE,
@@ -41,6 +40,7 @@ from jarvis_tui.core.engine.session_sync import Saved, SessionSync, persisting, 
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.engine.window_limit import WindowLimit
+from jarvis_tui.core.memory.remember import Alike
 from jarvis_tui.core.memory.section import EMPTY, MemorySection, memory_section
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import Provider
@@ -53,8 +53,9 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
+from jarvis_tui.core.recall.alike import alike
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
-from jarvis_tui.core.recall.turns import Recalled, recall
+from jarvis_tui.core.recall.turns import Recalled, recall, search_covered
 from jarvis_tui.core.redact import redactor
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
@@ -277,7 +278,7 @@ class Engine(Branches):
             budget = min(budget, free)
         present = self.sent.carried_by_others(user)
         own = Recalled()
-        meaning = self.meaning if self.settings.recall_by_meaning else None
+        meaning = self.by_meaning()
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
                          budget, present, split(self.summary.content)[1], meaning)
@@ -333,14 +334,31 @@ class Engine(Branches):
         s = self.settings
         cap = result_cap(self.context_window, s.recall_budget, self.budget.tokens,
                          s.tool_output_share)
-        search = HistorySearch(self.store, self.conversation.id, self._history, self.counter,
-                               cap, self._other_sessions if s.recall_other_sessions else None)
+        search = HistorySearch(self._folded_turns, self.counter, cap,
+                               self._other_sessions if s.recall_other_sessions else None)
         return WithHistorySearch(search, self.tools)
+
+    def by_meaning(self) -> Meaning | None:
+        """What ranks by meaning beside the words, in recall and every search: None while the
+        user has recall_by_meaning off."""
+        return self.meaning if self.settings.recall_by_meaning else None
+
+    def alike(self) -> Alike | None:
+        """What finds a memory entry that says what a text says in other words or the other
+        language (recall/alike.py), for the memory's duplicate check; None while the user has
+        recall_by_meaning off (then only the same text is a duplicate)."""
+        meaning = self.by_meaning()
+        return None if meaning is None else functools.partial(alike, meaning)
+
+    def _folded_turns(self, query: str, limit: int) -> list[list[Message]]:
+        """For search_history: this session's folded turns that match."""
+        return search_covered(self.store, self.conversation.id, self._history, query, limit,
+                              self.by_meaning())
 
     def _other_sessions(self, query: str, limit: int) -> list[tuple[list[Message], str]]:
         """For search_history's all_sessions: the other sessions' turns that match."""
         found = search_sessions(self.store, query, limit, beside=self.conversation.id,
-                                scrub=self.beyond_scrub())
+                                scrub=self.beyond_scrub(), meaning=self.by_meaning())
         return [(f.turn, f.where) for f in found]
 
     def configured_prompt(self) -> str:

@@ -14,25 +14,42 @@ A message scores cosine + LEXICAL_WEIGHT x word share; a turn, the mean of its b
 score and its whole's, plus NEIGHBOUR x the mean of its neighbours'. The weights were chosen on
 LoCoMo's four development conversations, the evidence turns ranked within a token budget
 (bench/locomo.py; the figures are in bench/README.md), not on the held-out six.
+
+The searches the user and the model make (/recall, `search`, search_history) rank by the same
+scores (`searched`): the turns the index finds by their words, and the turns holding the
+messages nearest the query by meaning that reach the floor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+from jarvis_tui.core.embed.meaning import INDEX_AT_SEARCH, Meaning
 
 LEXICAL_WEIGHT = 0.5
 NEIGHBOUR = 0.15
 # Below this a turn shares no more with the question than any two turns of chat do.
 FLOOR = 0.35
+NEAREST_PER_TURN = 4  # messages read by meaning per turn a search shows (a turn has several)
+NEAREST_LEAST = 40
+
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
 class Ranked:
     index: int  # of the turn in the sequence given
     score: float
+
+
+def score(cosine: float, share: float) -> float:
+    """A message's score: its cosine with the question, and its share of the question's
+    words."""
+    return cosine + LEXICAL_WEIGHT * share
 
 
 def turn_scores(turns: Sequence[Sequence[int]], cosine: Mapping[int, float],
@@ -46,7 +63,7 @@ def turn_scores(turns: Sequence[Sequence[int]], cosine: Mapping[int, float],
         if turn is None:
             out.append(LEXICAL_WEIGHT * share)
             continue
-        best = max(cosine[m] + LEXICAL_WEIGHT * words.get(m, 0.0) for m in ids if m in cosine)
+        best = max(score(cosine[m], words.get(m, 0.0)) for m in ids if m in cosine)
         out.append((best + turn + LEXICAL_WEIGHT * share) / 2)
     return out
 
@@ -71,3 +88,32 @@ def ranked(scores: Sequence[float], floor: float = FLOOR, neighbours: bool = Tru
     total = s + NEIGHBOUR * near / count
     order = sorted(range(len(s)), key=lambda i: (-total[i], -i))
     return [Ranked(i, float(total[i])) for i in order if total[i] >= floor]
+
+
+def searched(meaning: Meaning | None, query: str, by_words: Sequence[K],
+             place: Callable[[int, int], K | None], ids: Callable[[K], Sequence[int]],
+             words: Callable[[], Mapping[int, float]], limit: int, *,
+             within: int | None = None, beside: int | None = None) -> list[K]:
+    """The turns a search shows, best first, at most `limit`, each a key `ids` gives the
+    message ids of. Without `meaning` (off, or no model): those the index found by their words
+    (`by_words`), in its order. With it: those, whatever their score, and the turns holding
+    the messages nearest the query (of session `within`, or of all but `beside`; `place`: the
+    key of a message's turn, given its id and session, None for one not to show) that reach
+    FLOOR, all in the order of their scores (`words()`: each message's word share). What has
+    no vector yet is embedded first, up to INDEX_AT_SEARCH."""
+    q = meaning.query(query) if meaning is not None and meaning.ready else None
+    if meaning is None or q is None:
+        return list(dict.fromkeys(by_words))[:limit]
+    meaning.index(within, limit=INDEX_AT_SEARCH)
+    near = meaning.nearest(query, max(NEAREST_LEAST, NEAREST_PER_TURN * limit), within=within,
+                           beside=beside)
+    lexical = len(dict.fromkeys(by_words))  # first in `found`, whatever else finds them
+    found = list(dict.fromkeys([*by_words, *(k for mid, conv, _ in near
+                                             if (k := place(mid, conv)) is not None)]))
+    turns = [list(ids(k)) for k in found]
+    cosine, whole = meaning.turn_cosines(q, turns)
+    scores = turn_scores(turns, cosine, whole, words())
+    kept = [i for i in range(len(found)) if i < lexical or scores[i] >= FLOOR]
+    # Ties to the newer turn, as recall: a fact said again later is the current one.
+    kept.sort(key=lambda i: (-scores[i], -max(turns[i], default=0)))
+    return [found[i] for i in kept[:limit]]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.messages import FAILED, Message
-from jarvis_tui.core.recall.hybrid import ranked, turn_scores
+from jarvis_tui.core.recall.hybrid import ranked, searched, turn_scores
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
     COVERAGE_BACK_REFERENCE,
@@ -382,26 +382,40 @@ HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often al
 
 
 def search_sessions(store: Store, query: str, limit: int = 10, beside: int | None = None,
-                    scrub: Scrub | None = None) -> list[SessionTurn]:
+                    scrub: Scrub | None = None,
+                    meaning: Meaning | None = None) -> list[SessionTurn]:
     """Whole turns of every session (but `beside`) that match `query`, best first, each from
     its session's branch shown, without failed or excluded messages, their text through
-    `scrub` (for `search --all`, `/recall --all` and the model's search with all_sessions)."""
+    `scrub` (for `search --all`, `/recall --all` and the model's search with all_sessions).
+    With `meaning`, ranked as recall ranks (hybrid.searched): a turn in other words is found."""
     outlines = _Outlines(store)
+    turns: dict[int, tuple[int, list[Message]]] = {}  # turn start -> (session, what it shows)
+
+    def place(message_id: int, conv_id: int) -> int | None:
+        found = outlines.turn(conv_id, message_id)
+        if found is None:
+            return None  # another branch's
+        if found[0] not in turns:
+            turns[found[0]] = (conv_id, [
+                m for m in store.messages_by_id(conv_id, list(found[1]))
+                if m.status != FAILED and not m.excluded])
+        # Found by a message it shows: a vector outlives its message's x (it is kept for the
+        # message's return), and what the user took out is no evidence.
+        return found[0] if any(m.id == message_id for m in turns[found[0]][1]) else None
+
+    hits = store.search_sessions(query, limit=limit * HITS_PER_TURN, beside=beside)
+    by_words = [k for hit in hits if (k := place(hit.message_id, hit.conversation_id)) is not None]
+    picked = searched(meaning, query, by_words, place,
+                      lambda k: [m.id for m in turns[k][1] if m.id is not None],
+                      lambda: _word_shares_beyond(store, beside or 0, query), limit,
+                      beside=beside)
     infos: dict[int, SessionInfo | None] = {}
-    seen: set[int] = set()
     found: list[SessionTurn] = []
-    for hit in store.search_sessions(query, limit=limit * HITS_PER_TURN, beside=beside):
-        place = outlines.turn(hit.conversation_id, hit.message_id)
-        if place is None or place[0] in seen:
-            continue  # another branch's, or a turn found already
-        seen.add(place[0])
-        if hit.conversation_id not in infos:
-            infos[hit.conversation_id] = store.get_conversation(hit.conversation_id)
-        info = infos[hit.conversation_id]
-        turn = [m for m in store.messages_by_id(hit.conversation_id, list(place[1]))
-                if m.status != FAILED and not m.excluded]
+    for start in picked:
+        conv_id, turn = turns[start]
+        if conv_id not in infos:
+            infos[conv_id] = store.get_conversation(conv_id)
+        info = infos[conv_id]
         if info is not None and turn:
             found.append(SessionTurn(info, scrubbed(turn, scrub)))
-        if len(found) == limit:
-            break
     return found

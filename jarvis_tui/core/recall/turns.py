@@ -39,7 +39,7 @@ from itertools import pairwise
 from jarvis_tui.core.details.extract import Detail, prose_of
 from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.messages import FAILED, Message, split_turns, turn_span
-from jarvis_tui.core.recall.hybrid import ranked, turn_scores
+from jarvis_tui.core.recall.hybrid import ranked, searched, turn_scores
 from jarvis_tui.core.recall.shapes import (
     SHAPE_WEIGHT,
     Cues,
@@ -339,13 +339,22 @@ def word_shares(store: Store, conversation_id: int, history: History,
                 query: str) -> dict[int, float]:
     """Each message holding a term of `query` -> the share of the query's term weight it
     holds (terms weighed by rarity in the session, as the evidence rule weighs them)."""
-    wanted, _ = content_terms(query)
-    if not wanted:
-        return {}
     own = _own_id(history, query)
-    n = len(history.all) - (own is not None)
+    return shares_in(store, conversation_id, query, len(history.all) - (own is not None), own)
+
+
+def shares_in(store: Store, conversation_id: int, query: str, n: int,
+              own: int | None = None) -> dict[int, float]:
+    """As `word_shares`, for a session of `n` messages, `own` (the query itself) left out."""
+    wanted, _ = content_terms(query)
+    if not wanted or n <= 0:
+        return {}
     found = store.postings(conversation_id, wanted, cap=max(3, n // COMMON_SHARE))
-    held, weight = weighed(found, wanted, {}, n, own)
+    return shares(*weighed(found, wanted, {}, n, own))
+
+
+def shares(held: dict[str, set[int]], weight: dict[str, float]) -> dict[int, float]:
+    """Each message's share of the whole weight (`scores` over its sum)."""
     total = sum(weight.values())
     if total <= 0:
         return {}
@@ -531,19 +540,55 @@ def _specific(history: History, holders: list[set[int]]) -> bool:
 
 
 def search_turns(store: Store, conversation_id: int, messages: Sequence[Message], query: str,
-                 limit: int = 10) -> list[list[Message]]:
+                 limit: int = 10, meaning: Meaning | None = None) -> list[list[Message]]:
     """Whole turns of the conversation that match `query`, best first (for /recall and the
     `search` command; unlike recall(), the ones still in the window too). Nothing the user
     took out (x, /forget) nor a failed message: /recall pins what it finds into every request,
-    and the user's own search shows what recall could bring back, as `search --all` does."""
+    and the user's own search shows what recall could bring back, as `search --all` does.
+    With `meaning`, ranked as recall ranks (hybrid.searched): a turn in other words is found."""
     turns = [[m for m in turn if not m.excluded and m.status != FAILED]
              for turn in split_turns([m for m in messages if m.id is not None])]
     turn_of = {m.id: i for i, turn in enumerate(turns) for m in turn}
-    found: list[int] = []
-    for hit in store.search(conversation_id, query, limit=limit * 3):
-        index = turn_of.get(hit.message_id)
-        if index is not None and index not in found:
-            found.append(index)
-        if len(found) == limit:
-            break
-    return [turns[i] for i in found]
+    found = [i for hit in store.search(conversation_id, query, limit=limit * 3)
+             if (i := turn_of.get(hit.message_id)) is not None]
+    picked = searched(meaning, query, found, lambda mid, _: turn_of.get(mid),
+                      lambda i: [m.id for m in turns[i] if m.id is not None],
+                      lambda: shares_in(store, conversation_id, query, len(turn_of)), limit,
+                      within=conversation_id)
+    return [turns[i] for i in picked]
+
+
+SEARCH_HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
+
+
+def search_covered(store: Store, conversation_id: int, history: History, query: str,
+                   limit: int, meaning: Meaning | None = None) -> list[list[Message]]:
+    """The turns a summary covers, of the branch shown, that match `query`, best first, each
+    whole but for what the model may not be shown (failed, or taken out by the user): for the
+    model's search_history (core/tools/history_search.py). With `meaning`, ranked as recall
+    ranks (hybrid.searched)."""
+    found: dict[int, list[Message]] = {}  # turn start -> what it shows
+
+    def place(message_id: int, _: int) -> int | None:
+        position = history.position(message_id)
+        if position is None:
+            return None  # another branch's, or stored since this engine read the session
+        hit = history.all[position]
+        # What the index finds: covered, not pinned back, neither failed nor taken out (a
+        # vector outlives its message's x: the message may be put back).
+        if not hit.covered or hit.pinned or hit.status == FAILED or hit.excluded:
+            return None
+        start, stop = turn_span(history.all, position)
+        if start not in found:
+            found[start] = [m for m in history.all[start:stop]
+                            if m.covered and m.status != FAILED and not m.excluded]
+        return start
+
+    hits = store.search(conversation_id, query, limit=limit * SEARCH_HITS_PER_TURN,
+                        covered_only=True)
+    by_words = [k for hit in hits if (k := place(hit.message_id, conversation_id)) is not None]
+    picked = searched(meaning, query, by_words, place,
+                      lambda k: [m.id for m in found[k] if m.id is not None],
+                      lambda: shares_in(store, conversation_id, query, len(history.all)), limit,
+                      within=conversation_id)
+    return [found[k] for k in picked]

@@ -3,10 +3,12 @@ tool (core/tools/history_tool.py offers it).
 
 Recall (core/recall/turns.py) brings a folded turn back only when the user's new message is plainly
 about it; a model that notices, mid-answer, that it lacks a detail ("the port we chose earlier")
-has no way to ask. This searches the same index recall uses (Store.search), in this
-conversation's branch only and among the covered turns only (what the model cannot see), and
-gives whole turns back, each message labelled with its id and date, within a token cap. Bad
-arguments and no match are results the model reads, never exceptions.
+has no way to ask. This searches as recall ranks (recall/turns.py's search_covered: the
+index's words, and while recall_by_meaning is on the meaning too, so "what car does Evan drive"
+finds "my new Prius"), in this conversation's branch only and among the covered turns only
+(what the model cannot see), and gives whole turns back, each message labelled with its id
+and date, within a token cap. Bad arguments and no match are results the model reads, never
+exceptions.
 """
 
 from __future__ import annotations
@@ -15,18 +17,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jarvis_tui.core.messages import FAILED, Message, describe_calls, turn_span
-from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.messages import Message, describe_calls
 from jarvis_tui.core.tools.specs import ToolCall, ToolResult
 from jarvis_tui.core.window.fit import truncate_middle
-from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import TokenCounter
 
 HISTORY_TOOL = "search_history"
 DEFAULT_LIMIT = 3
 MAX_LIMIT = 10
 MIN_TOKENS = 256  # the least room a result gets, whatever the settings say
-HITS_PER_TURN = 4  # index hits read per turn wanted: a turn's messages often all match
 
 
 class BadArguments(ValueError):
@@ -108,13 +107,15 @@ class HistorySearch:
     """One conversation's folded turns, searched as the tool is called. `cap`: the most tokens
     a result may take (counted by `counter`, the engine's)."""
 
-    store: Store
-    conversation_id: int
-    history: History
+    # This conversation's covered turns of the branch shown that match (query, limit), best
+    # first, each whole (its messages the model may be shown: not failed, not excluded by the
+    # user): recall/turns.py's search_covered, as the engine wires it (recall sits beside
+    # tools), ranked by meaning too while recall_by_meaning is on.
+    find: Callable[[str, int], list[list[Message]]]
     counter: TokenCounter
     cap: int
     # The other sessions' turns that match (query, limit): (turn, where it is from), best
-    # first; None: this conversation's only. The engine wires it (recall sits beside tools).
+    # first; None: this conversation's only. The engine wires it too.
     others: Callable[[str, int], list[tuple[list[Message], str]]] | None = None
 
     def run(self, call: ToolCall) -> ToolResult:
@@ -122,7 +123,7 @@ class HistorySearch:
             query, limit, everywhere = _arguments(call)
         except BadArguments as err:
             return ToolResult(f"{HISTORY_TOOL} was not run: {err}", True)
-        turns = self.turns(query, limit)
+        turns = self.find(query, limit)
         labels = [""] * len(turns)
         if everywhere:
             others = self.others(query, limit) if self.others is not None else []
@@ -143,29 +144,6 @@ class HistorySearch:
                 f"{apart}Nothing {where} matches {query!r}. Try other words: a name, a number, "
                 "a rarer word, or the words in the language they were said in.")
         return ToolResult(apart + self.render(query, turns, labels))
-
-    def turns(self, query: str, limit: int) -> list[list[Message]]:
-        """The covered turns of the branch shown that match `query`, best first, each whole
-        (its messages the model may be shown: not failed, not excluded by the user)."""
-        found: list[list[Message]] = []
-        starts: set[int] = set()
-        everything = self.history.all
-        for hit in self.store.search(self.conversation_id, query, limit=limit * HITS_PER_TURN,
-                                     covered_only=True):
-            position = self.history.position(hit.message_id)
-            if position is None:
-                continue  # another branch's, or stored since this engine read the session
-            start, stop = turn_span(everything, position)
-            if start in starts:
-                continue
-            starts.add(start)
-            turn = [m for m in everything[start:stop]
-                    if m.covered and m.status != FAILED and not m.excluded]
-            if turn:
-                found.append(turn)
-            if len(found) == limit:
-                break
-        return found
 
     def render(self, query: str, turns: list[list[Message]],
                labels: list[str] | None = None) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.recall.sessions import search_sessions
+from jarvis_tui.core.recall.turns import search_covered
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL, HistorySearch
 from jarvis_tui.core.tools.specs import ToolCall
@@ -28,9 +29,14 @@ def store(tmp_path):
 
 def tool(store: Store, conv_id: int) -> HistorySearch:
     """The tool as the engine builds it, other sessions searched as it wires them."""
+    history = History(store.messages(conv_id))
+
+    def here(query: str, limit: int) -> list[list[Message]]:
+        return search_covered(store, conv_id, history, query, limit)
+
     def others(query: str, limit: int) -> list[tuple[list[Message], str]]:
         return [(f.turn, f.where) for f in search_sessions(store, query, limit, beside=conv_id)]
-    return HistorySearch(store, conv_id, History(store.messages(conv_id)), COUNTER, 4000, others)
+    return HistorySearch(here, COUNTER, 4000, others)
 
 
 def call(**arguments: object) -> ToolCall:

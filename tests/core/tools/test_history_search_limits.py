@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from jarvis_tui.core.recall.turns import search_covered
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL, HistorySearch, _limit
 from jarvis_tui.core.tools.specs import ToolCall
@@ -21,7 +22,10 @@ LINE = 'search_history was not run: "limit" must be a whole number from 1 to 10,
 def search(tmp_path):
     with Store(tmp_path / "s.db") as store:
         conv = store.create_conversation(model="m").id
-        yield HistorySearch(store, conv, History([]), TokenCounter("m", exact=False), 4000)
+        history = History([])
+        yield HistorySearch(lambda query, limit: search_covered(store, conv, history, query,
+                                                                limit),
+                            TokenCounter("m", exact=False), 4000)
 
 
 def run(search: HistorySearch, arguments: str) -> tuple[str, bool]:
