@@ -80,9 +80,16 @@ class ChatTools(ChatBase):
             self.query_one(Conversation).anchor()
         return view
 
+    def _gone(self) -> bool:
+        # A round's message can arrive while Ctrl+Q takes the screen down: nothing to show it in.
+        if not self.is_attached or not self.app.is_running:
+            return True
+        shown = self.query(Conversation)
+        return not shown or not shown.first().is_attached
+
     @on(posted.ToolApproval)
     async def _tool_approval(self, message: posted.ToolApproval) -> None:
-        if message.conversation_id != self.cid:
+        if message.conversation_id != self.cid or self._gone():
             return
         call = message.event.call
         await self._stand_in(call, message.event.spec, "approval")
@@ -90,7 +97,7 @@ class ChatTools(ChatBase):
 
     @on(posted.ToolStarted)
     async def _tool_started(self, message: posted.ToolStarted) -> None:
-        if message.conversation_id != self.cid:
+        if message.conversation_id != self.cid or self._gone():
             return
         call = message.event.call
         view = await self._stand_in(call, message.event.spec, "running")
