@@ -272,21 +272,21 @@ class Engine(Branches):
                 free: int | None = None) -> Recalled:
         """This session's folded turns `text` is about, then, if it points beyond the session,
         other sessions' turns: one budget, this session's first. `free`: the room the request
-        leaves under the window; recall takes no more, so the newest turns stay as they are."""
+        leaves under the window; what the ranker adds by meaning takes no more, so the newest
+        turns stay as they are (the turns the words name may push the oldest out, as always)."""
         budget = int(self.context_window * self.settings.recall_budget * shrink)
-        if free is not None:
-            budget = min(budget, free)
         present = self.sent.carried_by_others(user)
         own = Recalled()
         meaning = self.by_meaning()
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
-                         budget, present, split(self.summary.content)[1], meaning)
+                         budget, present, split(self.summary.content)[1], meaning, free)
         if not self.settings.recall_other_sessions:
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,
                                          budget - own.tokens, present, self._history.all,
-                                         self.beyond_scrub(), meaning))
+                                         self.beyond_scrub(), meaning,
+                                         None if free is None else max(0, free - own.tokens)))
 
     async def embed_waiting(self, limit: int = EMBED_BEFORE) -> None:
         """Embed stored messages that have no vector yet, newest first, in a thread: the

@@ -189,12 +189,13 @@ def _turns(outline: list[tuple[int, str]]) -> dict[int, tuple[int, tuple[int, ..
 def recall_beyond(store: Store, conversation_id: int, query: str, counter: TokenCounter,
                   budget: int, present: Set[int] = frozenset(),
                   here: Sequence[Message] = (), scrub: Scrub | None = None,
-                  meaning: Meaning | None = None) -> Recalled:
+                  meaning: Meaning | None = None, room: int | None = None) -> Recalled:
     """The turns of other sessions `query` points back to (see the module's doc), best first
     within `budget` tokens, sent oldest first, their text through `scrub`; nothing unless it
     points beyond its session. A turn all of whose messages are in `present` (carried already)
     is not sent twice, nor one that says only what `here` (this session's branch) says: a
-    fork's copy of its own turns."""
+    fork's copy of its own turns. What the ranker finds by meaning fills no more than `room`
+    (the request's free room)."""
     if budget <= 0:
         return Recalled()
     if not points_beyond(query):
@@ -202,7 +203,7 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             return Recalled()
         outlines = _Outlines(store)
         chosen = _by_meaning(store, meaning, conversation_id, query, outlines)
-        return _fitted(store, chosen, counter, budget, present, here, scrub)
+        return _fitted(store, chosen, counter, budget, present, here, scrub, 0, room)
     text = without_pointers(query)
     wanted, _ = content_terms(text)
     n = store.sendable_beyond(conversation_id) if wanted else 0
@@ -236,11 +237,12 @@ def recall_beyond(store: Store, conversation_id: int, query: str, counter: Token
             chosen.setdefault(place[0], (session_of[mid], place[1]))
         if len(chosen) == MAX_TURNS:
             break
+    strict = len(chosen)
     if _asks_by_meaning(text, meaning):  # then what the ranker finds, best first
         for start, found in _by_meaning(store, meaning, conversation_id, text,
                                         outlines).items():
             chosen.setdefault(start, found)
-    return _fitted(store, chosen, counter, budget, present, here, scrub)
+    return _fitted(store, chosen, counter, budget, present, here, scrub, strict, room)
 
 
 def _asks_by_meaning(query: str, meaning: Meaning | None) -> bool:
@@ -331,23 +333,28 @@ def _specific(holders: list[set[int]], session_of: dict[int, int], outlines: _Ou
 
 def _fitted(store: Store, chosen: dict[int, tuple[int, tuple[int, ...]]], counter: TokenCounter,
             budget: int, present: Set[int], here: Sequence[Message],
-            scrub: Scrub | None) -> Recalled:
+            scrub: Scrub | None, strict: int, room: int | None) -> Recalled:
+    """`chosen`'s turns that fit: the first `strict` within `budget`, the rest also within
+    `room` (see turns.fitted)."""
     turns: list[list[Message]] = []
     labels: list[str] = []
     titles: dict[int, str] = {}
     said = {m.content for m in here} if chosen else set()
-    for conv_id, ids in chosen.values():
+    kept_strict = 0
+    for n, (conv_id, ids) in enumerate(chosen.values()):
         turn = [m for m in store.messages_by_id(conv_id, list(ids))
                 if m.status != FAILED and not m.excluded]
         if not turn or all(m.id in present for m in turn) or all(
                 m.content in said for m in turn):
             continue
+        kept_strict += n < strict
         if conv_id not in titles:
             info = store.get_conversation(conv_id)
             titles[conv_id] = info.title if info is not None else ""
         turns.append(scrubbed(turn, scrub))  # weighed as sent
         labels.append(label(titles[conv_id], turn[0].created_at))
-    picked, used = fitted(turns, counter, budget, OTHER_SESSIONS_HEADER, labels)
+    picked, used = fitted(turns, counter, budget, OTHER_SESSIONS_HEADER, labels,
+                          strict=kept_strict, room=room)
     if not picked:
         return Recalled()
     picked.sort(key=lambda i: turns[i][0].created_at)  # oldest first, as said

@@ -137,18 +137,25 @@ def turn_lines(turn: list[Message]) -> list[str]:
 
 
 def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, header: str,
-           labels: Sequence[str] = ()) -> tuple[list[int], int]:
+           labels: Sequence[str] = (), *, strict: int | None = None,
+           room: int | None = None) -> tuple[list[int], int]:
     """Which of `turns` (best first) fit `budget` under `header`, each whole or not at all (a
-    label with it, when given), and the tokens they take."""
+    label with it, when given), and the tokens they take. The first `strict` turns (all, by
+    default) are evidence the words named and may push the oldest verbatim turns out of the
+    request; the rest only fill, within `room` more tokens (the request's free room)."""
     picked: list[int] = []
     used = counter.text(header) if turns else 0
     misses = 0
+    strict = len(turns) if strict is None else strict
+    cap = budget
     for i, turn in enumerate(turns):
+        if i == strict and room is not None:
+            cap = min(budget, used + max(0, room))
         if not turn:
             continue
         cost = sum(counter.text(line) + 1 for line in turn_lines(turn))
         cost += counter.text(labels[i]) + 1 if labels else 0
-        if used + cost <= budget:
+        if used + cost <= cap:
             picked.append(i)
             used += cost
         else:
@@ -236,13 +243,15 @@ def _own_id(history: History, query: str) -> int | None:
 
 def recall(store: Store, conversation_id: int, history: History, query: str,
            counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
-           ledger: Sequence[Detail] = (), meaning: Meaning | None = None) -> Recalled:
+           ledger: Sequence[Detail] = (), meaning: Meaning | None = None,
+           room: int | None = None) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
     `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
     request carries them already) is not sent twice. `ledger` is the details ledger the
     request carries: a shape asked for that it holds is answered there already. With
     `meaning`, the turns the hybrid ranker (recall/hybrid.py) finds fill what the budget
-    leaves after those, best first (what has a vector: the engine embeds before a send)."""
+    leaves after those, best first (what has a vector: the engine embeds before a send),
+    and no more than `room` (the request's free room: the newest turns stay)."""
     if not is_question(query):
         # A statement gets the word evidence alone, within half the share: what it recalls is
         # carried in every later request until the next compaction, and at the full share the
@@ -272,6 +281,7 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
         choose(position)
         if len(chosen) == MAX_TURNS:
             break
+    strict = len(chosen)
     if meaning is not None and meaning.ready:
         for position in by_meaning(store, conversation_id, history, query, meaning):
             choose(position)
@@ -280,7 +290,7 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     starts = list(chosen)
     turns = list(chosen.values())
     picked, used = fitted(turns, counter, budget, RECALL_HEADER,
-                          [said_at(t) if t else "" for t in turns])
+                          [said_at(t) if t else "" for t in turns], strict=strict, room=room)
     if not picked:
         return Recalled()
     return Recalled([chosen[start] for start in sorted(starts[i] for i in picked)], used)

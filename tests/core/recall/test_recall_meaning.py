@@ -153,3 +153,20 @@ async def test_an_older_store_is_embedded_at_the_first_send_not_as_the_user_type
     # The backlog and the question before the request, the reply after it: all of it.
     assert engine.store.vector_count(BUNDLED_NAME) == 3 * 40 + 2
     assert engine.store.unembedded(BUNDLED_NAME) == []
+
+
+async def test_only_the_words_evidence_may_push_the_newest_turns_out(fake_server, tmp_path):
+    # The request's free room bounds what the ranker adds by meaning (the newest turns stay as
+    # they are); a turn the question names in its own words still comes back in a full request,
+    # at the cost of the oldest verbatim turn, as it did before recall by meaning.
+    lossy(fake_server)
+    engine = make_engine(fake_server, tmp_path, **SMALL)
+    fact = "For the record: the launch budget is 4,200 euros, approved by Anna on Monday."
+    await send(engine, fact)
+    await send(engine, CAR)
+    await compact_times(engine, 2)
+    words = "Remind me: how much was the launch budget Anna approved?"
+    meaning = "What kind of car does Evan drive?"
+    assert fact in engine._recall(words).block and CAR in engine._recall(meaning).block
+    assert fact in engine._recall(words, free=0).block
+    assert CAR not in engine._recall(meaning, free=0).block
