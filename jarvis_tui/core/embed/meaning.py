@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence, Set
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class Meaning:
         # The engine embeds in a thread while the gauge ranks on the event loop.
         self._lock = threading.RLock()
         self._stale = False
-        self._tables: dict[tuple, _TurnTable] = {}  # the turns ranked lately, by their ids
+        self._tables: dict[Hashable, _TurnTable] = {}  # the turns ranked lately, by their ids
 
     @property
     def ready(self) -> bool:
@@ -118,31 +119,38 @@ class Meaning:
             return {mid: self._matrix[r].copy() for mid in ids
                     if (r := self._row.get(mid)) is not None}
 
-    def turn_cosines(self, vec: np.ndarray, turns: Sequence[Sequence[int]]
-                     ) -> tuple[dict[int, float], list[float | None]]:
-        """Of a question's vector `vec`, the cosine with each message of `turns` that has a
-        vector, and with each turn as a whole (its messages' vectors summed; None: none has
-        one). One product with every vector, then sums per turn over a table of the turns
-        kept between calls: a 10,000-turn session is not walked in Python per question."""
+    def turn_cosines(self, vec: np.ndarray, turns: Sequence[Sequence[int]], *,
+                     key: Hashable | None = None,
+                     without: Set[int] = frozenset()) -> TurnCosines:
+        """Of a question's vector `vec`, the cosine with each message of `turns` (message ids
+        per turn), and with each turn as a whole (its messages' vectors summed). A message of
+        `without`, or one with no vector yet, has none. One product with every vector, then
+        sums per turn over a table of the turns kept between calls (`key`: what names these
+        turns, when the caller knows; else their ids): a 10,000-turn session is not walked in
+        Python per question."""
         with self._lock:
             self._refresh()
-            table = self._table(turns)
+            ident = (key if key is not None else tuple(tuple(ids) for ids in turns),
+                     frozenset(without))
+            table = self._table(ident, turns, without)
             every = self._matrix @ vec if len(self._ids) else np.zeros(0, dtype=np.float32)
-            member = every[table.rows]
-        whole: list[float | None] = [None] * len(turns)
-        if len(table.rows):
-            sums = np.add.reduceat(member, table.starts) / table.norms
-            for t, value in zip(table.owners.tolist(), sums.tolist(), strict=True):
-                whole[t] = value
-        return dict(zip(table.ids, member.tolist(), strict=True)), whole
+            member = (np.where(table.has, every[table.rows.clip(0)], np.nan) if len(every)
+                      else np.full(len(table.rows), np.nan))
+        whole = np.full(len(turns), np.nan)
+        if len(table.starts):
+            sums = np.add.reduceat(np.where(table.has, member, 0.0), table.starts) / table.norms
+            whole[table.filled] = np.where(table.any, sums, np.nan)
+        return TurnCosines(table, member, whole)
 
-    def _table(self, turns: Sequence[Sequence[int]]) -> _TurnTable:
-        key = (len(self._ids), tuple(tuple(ids) for ids in turns))
-        table = self._tables.get(key)
-        if table is None:
+    def _table(self, ident: Hashable, turns: Sequence[Sequence[int]],
+               without: Set[int]) -> _TurnTable:
+        # Vectors added since it was made change nothing of a table none of whose messages
+        # wanted one (each question adds its own): it is made again only then.
+        table = self._tables.get(ident)
+        if table is None or (table.missing and table.vectors != len(self._ids)):
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
-            table = self._tables[key] = _TurnTable(turns, self._row, self._matrix)
+            table = self._tables[ident] = _TurnTable(turns, self._row, self._matrix, without)
         return table
 
     def similarities(self, text: str, ids: Iterable[int]) -> dict[int, float]:
@@ -220,20 +228,39 @@ def for_command(store: Store, on: bool) -> Meaning | None:
 
 
 class _TurnTable:
-    """Turns (message ids each, in order) as arrays over the vectors' rows: the messages that
-    have a vector, where each turn's run of them starts, and each turn's summed length."""
+    """Turns (message ids each, in order) as flat arrays: each message's row among the
+    vectors (has: whether it has one), where each non-empty turn's run starts, and each turn's
+    summed vector's length."""
 
     def __init__(self, turns: Sequence[Sequence[int]], row_of: dict[int, int],
-                 matrix: np.ndarray) -> None:
-        members = [(t, m, r) for t, ids in enumerate(turns) for m in ids
-                   if (r := row_of.get(m)) is not None]
-        self.ids = [m for _, m, _ in members]
-        self.rows = np.array([r for _, _, r in members], dtype=np.int64)
-        owner = np.array([t for t, _, _ in members], dtype=np.int64)
-        self.starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) \
-            else np.zeros(0, dtype=np.int64)
-        self.owners = owner[self.starts] if len(owner) else owner
-        norms = (np.linalg.norm(np.add.reduceat(matrix[self.rows], self.starts, axis=0), axis=1)
-                 if len(owner) else np.zeros(0))
+                 matrix: np.ndarray, without: Set[int]) -> None:
+        lengths = np.fromiter((len(ids) for ids in turns), dtype=np.int64, count=len(turns))
+        flat = [m for ids in turns for m in ids]
+        self.position = {m: i for i, m in enumerate(flat)}
+        self.rows = np.fromiter((-1 if m in without else row_of.get(m, -1) for m in flat),
+                                dtype=np.int64, count=len(flat))
+        self.has = self.rows >= 0
+        self.vectors = len(matrix)
+        self.missing = sum(1 for m in flat if m not in without) - int(self.has.sum())
+        self.filled = lengths > 0
+        self.starts = (np.cumsum(lengths) - lengths)[self.filled]
+        self.any = (np.logical_or.reduceat(self.has, self.starts) if len(self.starts)
+                    else np.zeros(0, dtype=bool))
+        norms = np.zeros(len(self.starts))
+        if len(self.starts) and len(matrix):
+            vectors = matrix[self.rows.clip(0)]
+            vectors[~self.has] = 0.0  # a copy, float32 as it was: no second one in float64
+            summed = np.add.reduceat(vectors, self.starts, axis=0)
+            norms = np.linalg.norm(summed, axis=1)
         norms[norms == 0] = 1.0
         self.norms = norms
+
+
+@dataclass(frozen=True)
+class TurnCosines:
+    """A question's cosines with turns' messages (flat, NaN: no vector; `table.position` maps
+    a message id to its place) and with each turn as a whole (NaN: none of it has one)."""
+
+    table: _TurnTable
+    member: np.ndarray
+    whole: np.ndarray

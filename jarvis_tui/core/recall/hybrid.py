@@ -22,7 +22,7 @@ messages nearest the query by meaning that reach the floor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -52,42 +52,54 @@ def score(cosine: float, share: float) -> float:
     return cosine + LEXICAL_WEIGHT * share
 
 
-def turn_scores(turns: Sequence[Sequence[int]], cosine: Mapping[int, float],
-                whole: Sequence[float | None], words: Mapping[int, float]) -> list[float]:
-    """Each turn's score before neighbours (message ids per turn): `cosine`, each message's
-    with the question (Meaning.cosines); `whole`, the turn's as a whole (None: none of its
-    messages has a vector, and words alone score it)."""
-    out = []
-    for ids, turn in zip(turns, whole, strict=True):
-        share = max((words.get(m, 0.0) for m in ids), default=0.0)
-        if turn is None:
-            out.append(LEXICAL_WEIGHT * share)
-            continue
-        best = max(score(cosine[m], words.get(m, 0.0)) for m in ids if m in cosine)
-        out.append((best + turn + LEXICAL_WEIGHT * share) / 2)
+def turn_scores(meaning: Meaning, vec: np.ndarray, turns: Sequence[Sequence[int]],
+                words: Mapping[int, float], *, key: Hashable | None = None,
+                without: Set[int] = frozenset()) -> np.ndarray:
+    """Each turn's score before neighbours (message ids per turn) with the question's vector
+    `vec`: its best message's (`score`, `words` each message's word share) and its whole's
+    cosine, averaged, with the turn's word share; words alone for a turn none of whose
+    messages has a vector (or all are `without`: not to be read for their meaning). As arrays
+    over every message at once; `key`: Meaning.turn_cosines'."""
+    found = meaning.turn_cosines(vec, turns, key=key, without=without)
+    table = found.table
+    out = np.zeros(len(turns))
+    if not len(table.starts):
+        return out
+    share = np.zeros(len(table.rows))
+    for mid, value in words.items():
+        if (i := table.position.get(mid)) is not None:
+            share[i] = value
+    best = np.fmax.reduceat(found.member + LEXICAL_WEIGHT * share, table.starts)
+    turn_share = LEXICAL_WEIGHT * np.maximum.reduceat(share, table.starts)
+    whole = found.whole[table.filled]
+    out[table.filled] = np.where(table.any, (best + whole + turn_share) / 2, turn_share)
     return out
 
 
-def ranked(scores: Sequence[float], floor: float = FLOOR, neighbours: bool = True) -> list[Ranked]:
+def ranked(scores: Sequence[float] | np.ndarray, floor: float = FLOOR,
+           neighbours: bool = True, limit: int | None = None) -> list[Ranked]:
     """The turns (in order of time) whose score with their neighbours' reaches `floor`, best
-    first; ties to the newer (a fact said again later is the current one). `neighbours`:
-    whether the turns are in order of one conversation (else they have none)."""
+    first, at most `limit`; ties to the newer (a fact said again later is the current one).
+    `neighbours`: whether the turns are in order of one conversation (else they have none)."""
     s = np.asarray(scores, dtype=np.float64)
     if not len(s):
         return []
-    if not neighbours:
-        order = sorted(range(len(s)), key=lambda i: (-s[i], -i))
-        return [Ranked(i, float(s[i])) for i in order if s[i] >= floor]
-    near = np.zeros_like(s)
-    near[1:] += s[:-1]
-    near[:-1] += s[1:]
-    count = np.full_like(s, 2.0)
-    count[0] = count[-1] = 1.0
-    if len(s) == 1:
-        count[0] = 1.0
-    total = s + NEIGHBOUR * near / count
-    order = sorted(range(len(s)), key=lambda i: (-total[i], -i))
-    return [Ranked(i, float(total[i])) for i in order if total[i] >= floor]
+    total = s
+    if neighbours:
+        near = np.zeros_like(s)
+        near[1:] += s[:-1]
+        near[:-1] += s[1:]
+        count = np.full_like(s, 2.0)
+        count[0] = count[-1] = 1.0
+        if len(s) == 1:
+            count[0] = 1.0
+        total = s + NEIGHBOUR * near / count
+    kept = np.flatnonzero(total >= floor)
+    if limit is not None and len(kept) > limit:  # the best `limit` and any tied with the last
+        edge = np.partition(total[kept], len(kept) - limit)[len(kept) - limit]
+        kept = kept[total[kept] >= edge]
+    order = kept[np.lexsort((-kept, -total[kept]))][:limit]
+    return [Ranked(int(i), float(total[i])) for i in order]
 
 
 def searched(meaning: Meaning | None, query: str, by_words: Sequence[K],
@@ -111,8 +123,7 @@ def searched(meaning: Meaning | None, query: str, by_words: Sequence[K],
     found = list(dict.fromkeys([*by_words, *(k for mid, conv, _ in near
                                              if (k := place(mid, conv)) is not None)]))
     turns = [list(ids(k)) for k in found]
-    cosine, whole = meaning.turn_cosines(q, turns)
-    scores = turn_scores(turns, cosine, whole, words())
+    scores = turn_scores(meaning, q, turns, words())
     kept = [i for i in range(len(found)) if i < lexical or scores[i] >= FLOOR]
     # Ties to the newer turn, as recall: a fact said again later is the current one.
     kept.sort(key=lambda i: (-scores[i], -max(turns[i], default=0)))

@@ -280,8 +280,8 @@ def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str
     # A question asked in another session holds no answer: "run the tests again?" asked
     # there is nearest to the same words here, and about that session's tests, not this one's.
     asked = set().union(*(outlines.questions(*places[s]) for s in starts))
-    cosine, whole = meaning.turn_cosines(q, [[m for m in ids if m not in asked] for ids in turns])
-    scored = turn_scores(turns, cosine, whole, _word_shares_beyond(store, conversation_id, query))
+    scored = turn_scores(meaning, q, turns, _word_shares_beyond(store, conversation_id, query),
+                         without=asked)
     found = ranked(scored, BEYOND_FILL, neighbours=False)
     if not found or found[0].score < BEYOND_GATE:
         return {}

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 import re
+import itertools
 import time
+import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -148,13 +150,19 @@ def fitted(turns: list[list[Message]], counter: TokenCounter, budget: int, heade
     misses = 0
     strict = len(turns) if strict is None else strict
     cap = budget
+    label_cost: dict[str, int] = {}
     for i, turn in enumerate(turns):
         if i == strict and room is not None:
             cap = min(budget, used + max(0, room))
         if not turn:
             continue
-        cost = sum(counter.text(line) + 1 for line in turn_lines(turn))
-        cost += counter.text(labels[i]) + 1 if labels else 0
+        # A line "[role] text" costs what the message does (the role's tag for its framing),
+        # and the message's count is kept on it: hundreds of candidates are not counted anew.
+        cost = sum(counter.message(msg) + 1 for msg in turn)
+        if labels:
+            if labels[i] not in label_cost:  # turns said in the same minute share theirs
+                label_cost[labels[i]] = counter.text(labels[i]) + 1
+            cost += label_cost[labels[i]]
         if used + cost <= cap:
             picked.append(i)
             used += cost
@@ -305,24 +313,55 @@ def by_meaning(store: Store, conversation_id: int, history: History, query: str,
     q = meaning.query(query)
     if q is None:
         return []
-    turns: list[list[int]] = []  # recallable message ids per turn, in order of time
+    layout = _layout(history)
+    if not layout.turns:
+        return []
+    scored = turn_scores(meaning, q, layout.turns,
+                         word_shares(store, conversation_id, history, query),
+                         key=("turns", layout.key))
+    return [layout.firsts[r.index] for r in ranked(scored, limit=MAX_FILL)]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The recallable messages of a history grouped by turn: their ids per turn, and where
+    each turn's first is. Kept for the history's version: a question is not a walk over a
+    10,000-turn session in Python."""
+
+    turns: list[list[int]]
+    firsts: list[int]
+    version: tuple[int, int]  # the history's (version, length) it was read at
+    key: int  # names these turns for Meaning's table: the same while they stay the same
+
+
+# Each live history's layout at its last version; gone with the history.
+_LAYOUTS: weakref.WeakKeyDictionary[History, _Layout] = weakref.WeakKeyDictionary()
+_KEYS = itertools.count()
+
+
+def _layout(history: History) -> _Layout:
+    version = (history.version, len(history.all))
+    kept = _LAYOUTS.get(history)
+    if kept is not None and kept.version == version:
+        return kept
+    turns: list[list[int]] = []
     firsts: list[int] = []
     start, last = 0, -1  # the turn being read, the turn of the last group
     for position, msg in enumerate(history.all):
         if msg.role == "user":
             start = position
-        if not _recallable(msg) or msg.role not in ("user", "assistant") or msg.id is None:
+        if msg.role not in ("user", "assistant") or not _recallable(msg):
             continue
         if start != last:
             turns.append([])
             firsts.append(position)
             last = start
-        turns[-1].append(msg.id)
-    if not turns:
-        return []
-    cosine, whole = meaning.turn_cosines(q, turns)
-    scored = turn_scores(turns, cosine, whole, word_shares(store, conversation_id, history, query))
-    return [firsts[r.index] for r in ranked(scored)]
+        turns[-1].append(msg.id)  # type: ignore[arg-type]  # _recallable: it has an id
+    # A new question (not covered) leaves the turns as they were: the table stays.
+    same = kept is not None and kept.turns == turns
+    layout = _LAYOUTS[history] = _Layout(turns, firsts, version,
+                                         kept.key if same and kept else next(_KEYS))
+    return layout
 
 
 _OPENS_A_QUESTION = frozenset(

@@ -159,5 +159,10 @@ MIGRATIONS: list[str] = [
         DELETE FROM embeddings WHERE message_id = new.id;
     END;
     """,
+    # Counting a model's vectors (the check recall makes for deleted ones before it ranks)
+    # read every 1 KB vector of the table: 9 ms a question at 10,000 turns; the index is small.
+    """
+    CREATE INDEX embeddings_by_model ON embeddings(model);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

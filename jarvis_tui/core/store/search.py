@@ -12,6 +12,7 @@ from jarvis_tui.core.store import search_index
 from jarvis_tui.core.store.db import Db, storable
 
 _T = TypeVar("_T")
+POSTINGS_KEPT = 512  # terms' postings kept between the reads of one question
 
 
 class Search(Db):
@@ -35,7 +36,23 @@ class Search(Db):
         search."""
         if not storable(conv_id):
             return {}
-        return self._ask_index(lambda db: search_index.postings(db, conv_id, words, cap))
+        # A question reads the same terms two or three times (the evidence rule, the ranker's
+        # word shares): kept while the file is as it was, by this connection and any other.
+        with self._guard("read"):
+            state = (self._db.total_changes,
+                     self._db.execute("PRAGMA data_version").fetchone()[0])
+        kept = self.__dict__.setdefault("_postings_kept", {})
+        if kept.get("state") != state:
+            kept.clear()
+            kept["state"] = state
+        todo = [w for w in words if (conv_id, w, cap) not in kept]
+        if todo:
+            found = self._ask_index(lambda db: search_index.postings(db, conv_id, todo, cap))
+            if len(kept) > POSTINGS_KEPT:
+                kept.clear()
+                kept["state"] = state
+            kept.update({(conv_id, w, cap): ids for w, ids in found.items()})
+        return {w: None if (ids := kept[conv_id, w, cap]) is None else list(ids) for w in words}
 
     def search_sessions(self, text: str, *, limit: int = 10,
                         beside: int | None = None) -> list[search_index.SessionHit]:

@@ -29,6 +29,7 @@ class History:
         self._sum_key: tuple[float, bool] | None = None
         self._sum_len = 0  # how many of `active` `_sum` covers
         self._sum = 0
+        self.version = 0  # bumped by every change: what callers keep of `all` is stale after
         self.changed()
 
     def reload(self, messages: list[Message], head: int | None = None) -> None:
@@ -49,6 +50,7 @@ class History:
     def append(self, msg: Message) -> None:
         self.stored.append(msg)
         self.all.append(msg)
+        self.version += 1
         if msg.id is not None:
             self._index[msg.id] = len(self.all) - 1
         if in_request(msg):
@@ -58,6 +60,7 @@ class History:
 
     def changed(self) -> None:
         """A message was covered, pinned, unpinned or withdrawn: rebuild (one pass)."""
+        self.version += 1
         self.active = [m for m in self.all if in_request(m)]
         self.pinned = [i for i, m in enumerate(self.active) if m.pinned]
         self._index = {m.id: i for i, m in enumerate(self.all) if m.id is not None}
