@@ -90,6 +90,9 @@ from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 # backlog, a batch a send; after the reply, the few messages the round stored.
 EMBED_BEFORE = 2048
 EMBED_AFTER = 16
+# The most of the window a statement or paste may recall (half the share, and no more than
+# this): its turns are carried, and re-read, in every request until the next compaction.
+STATEMENT_SHARE = 0.15
 
 
 class Engine(Branches):
@@ -275,12 +278,14 @@ class Engine(Branches):
         leaves under the window; what the ranker adds by meaning takes no more, so the newest
         turns stay as they are (the turns the words name may push the oldest out, as always)."""
         budget = int(self.context_window * self.settings.recall_budget * shrink)
+        statement = int(self.context_window * STATEMENT_SHARE * shrink)
         present = self.sent.carried_by_others(user)
         own = Recalled()
         meaning = self.by_meaning()
         if self.summary:  # nothing is folded without one
             own = recall(self.store, self.conversation.id, self._history, text, self.counter,
-                         budget, present, split(self.summary.content)[1], meaning, free)
+                         budget, present, split(self.summary.content)[1], meaning, free,
+                         statement)
         if not self.settings.recall_other_sessions:
             return own
         return joined(own, recall_beyond(self.store, self.conversation.id, text, self.counter,

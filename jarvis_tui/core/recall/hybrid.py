@@ -31,9 +31,10 @@ import numpy as np
 from jarvis_tui.core.embed.meaning import INDEX_AT_SEARCH, Meaning
 
 LEXICAL_WEIGHT = 0.5
-NEIGHBOUR = 0.15
+NEIGHBOUR = 0.5
 # Below this a turn shares no more with the question than any two turns of chat do.
 FLOOR = 0.35
+OWN_FLOOR = 0.25  # a turn's own score, before its neighbours', that it must reach as well
 NEAREST_PER_TURN = 4  # messages read by meaning per turn a search shows (a turn has several)
 NEAREST_LEAST = 40
 
@@ -94,7 +95,9 @@ def ranked(scores: Sequence[float] | np.ndarray, floor: float = FLOOR,
         if len(s) == 1:
             count[0] = 1.0
         total = s + NEIGHBOUR * near / count
-    kept = np.flatnonzero(total >= floor)
+    # A neighbour's share lifts a turn of the story, not one about something else: its own
+    # score must reach OWN_FLOOR too.
+    kept = np.flatnonzero((total >= floor) & (s >= min(floor, OWN_FLOOR)))
     if limit is not None and len(kept) > limit:  # the best `limit` and any tied with the last
         edge = np.partition(total[kept], len(kept) - limit)[len(kept) - limit]
         kept = kept[total[kept] >= edge]

@@ -252,7 +252,7 @@ def _own_id(history: History, query: str) -> int | None:
 def recall(store: Store, conversation_id: int, history: History, query: str,
            counter: TokenCounter, budget: int, present: Set[int] = frozenset(),
            ledger: Sequence[Detail] = (), meaning: Meaning | None = None,
-           room: int | None = None) -> Recalled:
+           room: int | None = None, statement: int | None = None) -> Recalled:
     """The turns a summary covers that `query` is about (see the module's doc), within
     `budget` tokens; a turn whose messages are all in `present` (an earlier message of the
     request carries them already) is not sent twice. `ledger` is the details ledger the
@@ -261,10 +261,11 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
     leaves after those, best first (what has a vector: the engine embeds before a send),
     and no more than `room` (the request's free room: the newest turns stay)."""
     if not is_question(query):
-        # A statement gets the word evidence alone, within half the share: what it recalls is
-        # carried in every later request until the next compaction, and at the full share the
-        # big pasted turns it brought back doubled the compactions (bench/cache.py).
-        budget //= 2
+        # A statement gets the word evidence alone, within half the share and at most
+        # `statement`: what it recalls is carried in every later request until the next
+        # compaction, and at the full share the big pasted turns it brought back doubled the
+        # compactions (bench/cache.py).
+        budget = min(budget // 2, budget if statement is None else statement)
     if budget <= 0:
         return Recalled()
     wanted, back = content_terms(query)
