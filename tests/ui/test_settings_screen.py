@@ -214,11 +214,11 @@ async def test_recall_budget_is_a_percentage_up_to_half(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     app = host_for(path)
     async with app.run_test(size=(100, 40)) as pilot:
-        assert app.screen.query_one("#field-recall_budget", Input).value == "40"
+        assert app.screen.query_one("#field-recall_budget", Input).value == "35"
         for bad in ("60", "-1", "lots"):
             await type_into(pilot, "recall_budget", bad)
             assert text_of(app, "#error-recall_budget") == (
-                f"expected a percentage between 0 and 50 (40 means 0.40), got '{bad}'")
+                f"expected a percentage between 0 and 50 (35 means 0.35), got '{bad}'")
             assert save_button(app).disabled
         await type_into(pilot, "recall_budget", "0")  # off
         assert app.screen_under_test.changes() == {"recall_budget": 0.0}

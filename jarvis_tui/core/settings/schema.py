@@ -210,7 +210,7 @@ SCHEMA: tuple[Setting, ...] = (
             Words("true or false", "true 或 false"),
             "after a summary, one more request asks it to state the details it left out "
             "(not with the bundled local model)"),
-    Setting("recall_budget", float, 0.4, Range(0.0, 0.5),
+    Setting("recall_budget", float, 0.35, Range(0.0, 0.5),
             Words("a number between 0 and 0.5 (15% is written 0.15; 0 turns recall off)"),
             "room for earlier turns brought back into a request for a question (a statement "
             "or paste: half, at most 15% of the window); 0 = off",
