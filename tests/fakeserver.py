@@ -430,6 +430,7 @@ class FakeProvider(FakeServer):
         self.split_bytes = False
         self.cache = PromptCache(CACHE_SLOTS.get(flavor, 1))
         self.embeddings = True  # serve /embeddings (a server without them answers 404)
+        self.embeddings_down = 0  # answer this many /embeddings requests 503, as OpenAI's do
 
     @property
     def base_url(self) -> str:
@@ -506,6 +507,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path.rstrip("/").endswith("/embeddings") and fake.embeddings:
             body = json.loads(raw.decode("utf-8"))
+            if fake.embeddings_down > 0:
+                fake.embeddings_down -= 1
+                fake._record(RecordedRequest(self.path, headers, body, status=503))
+                self._json(503, {"error": {
+                    "message": "The server is overloaded or not ready yet.",
+                    "type": "server_error", "param": None, "code": None}})
+                return
             fake._record(RecordedRequest(self.path, headers, body))
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             self._json(200, {"object": "list", "model": body.get("model"), "data": [

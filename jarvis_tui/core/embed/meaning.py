@@ -10,20 +10,23 @@ added since: ranking 10,000 turns is one matrix product, a few milliseconds.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
 
-from jarvis_tui.core.embed.model import Embedder, Unavailable, bundled
+from jarvis_tui.core.embed.model import Embedder, Interrupted, Unavailable, bundled
 from jarvis_tui.core.embed.remote import RemoteEmbedder
 from jarvis_tui.core.store.store import Store
 
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
 TEXTS_KEPT = 4096  # memory entries' vectors (recall/alike.py): every check reads them all
 INDEX_AT_SEARCH = 256  # messages embedded before a search at most (the worker does the rest)
-TABLES_KEPT = 8  # this session's turns, the other sessions' nearest: a few shapes at a time
+TABLES_KEPT = 8
+PAUSE = 60.0  # seconds an interrupted embedder (network, HTTP 429 or 5xx) is not asked
+INTERRUPTIONS = 3  # in a row: then it is off for the session, as any other failure  # this session's turns, the other sessions' nearest: a few shapes at a time
 
 
 class Meaning:
@@ -40,6 +43,8 @@ class Meaning:
         # The engine embeds in a thread while the gauge ranks on the event loop.
         self._lock = threading.RLock()
         self._stale = False
+        self._paused_until = 0.0  # an interrupted embedder is left alone until then
+        self._interruptions = 0  # in a row
         self._tables: dict[Hashable, _TurnTable] = {}  # the turns ranked lately, by their ids
 
     @property
@@ -47,10 +52,24 @@ class Meaning:
         return self.unavailable is None
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
-        if not self.ready:
+        if not self.ready or time.monotonic() < self._paused_until:
             return None
         try:
-            return self.embedder.embed(texts)
+            found = self.embedder.embed(texts)
+            self._interruptions = 0
+            return found
+        except Interrupted as e:
+            # Each try can wait for the network (a send waits for the question's vector):
+            # not again for a while, and off after a few in a row.
+            self._interruptions += 1
+            if self._interruptions < INTERRUPTIONS:
+                self._paused_until = time.monotonic() + PAUSE
+                if self._interruptions == 1:
+                    self.store.tell(f"recall by meaning is paused: {e}; earlier turns are "
+                                    f"found by their words alone until it answers (tried "
+                                    f"again in {PAUSE:.0f} s)")
+                return None
+            self.unavailable = f"{e} ({INTERRUPTIONS} times in a row)"
         except Unavailable as e:
             self.unavailable = str(e)
         except (OSError, ValueError, MemoryError) as e:  # a damaged package or file

@@ -52,6 +52,11 @@ class Unavailable(Exception):
     """Why there is no embedder: said once, and recall goes on with words alone."""
 
 
+class Interrupted(Unavailable):
+    """The embedder failed this time (a network error, a server busy or down for a while):
+    tried again later, not turned off for the session."""
+
+
 class BundledEmbedder:
     name = BUNDLED_NAME
 

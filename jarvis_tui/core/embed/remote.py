@@ -2,8 +2,9 @@
 for it (`embedding_model`): OpenAI's `POST {base_url}/embeddings` shape, which OpenAI, vLLM,
 llama.cpp's server, Ollama's /v1 and LiteLLM all serve. The vectors are normalised here (not
 every server does), and stored under "remote:<model>": they are never compared with another
-model's. Any failure turns recall by meaning off for the session with one line that says why
-(core/embed/meaning.py); the words still find what they can.
+model's. A server that is unreachable, busy (429) or failing (5xx) is tried again a minute
+later; any other failure turns recall by meaning off for the session with one line that says
+why (core/embed/meaning.py). Meanwhile the words find what they can.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
-from jarvis_tui.core.embed.model import BATCH, Unavailable, clip
+from jarvis_tui.core.embed.model import BATCH, Interrupted, Unavailable, clip
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)  # a batch of 64 turns; a server that hangs is cut
 
@@ -41,8 +42,12 @@ class RemoteEmbedder:
             reply = httpx.post(self.url, json={"model": self.model, "input": texts},
                                headers=self.headers, timeout=TIMEOUT)
         except httpx.HTTPError as e:
-            raise Unavailable(f"the embeddings endpoint {where} could not be reached: "
+            raise Interrupted(f"the embeddings endpoint {where} could not be reached: "
                               f"{type(e).__name__}") from None
+        if reply.status_code == 429 or reply.status_code >= 500:  # busy or down: for now
+            said = reply.text[:200].replace("\n", " ")
+            raise Interrupted(f"the embeddings endpoint {where} answered HTTP "
+                              f"{reply.status_code}: {said}")
         if reply.status_code != 200:
             said = reply.text[:200].replace("\n", " ")
             raise Unavailable(f"the embeddings endpoint {where} answered HTTP "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from jarvis_tui.core.embed import meaning as meaning_module
 from jarvis_tui.core.embed.model import BUNDLED_NAME, Unavailable
 from jarvis_tui.core.embed.remote import RemoteEmbedder
 from jarvis_tui.core.store.store import Store
@@ -60,4 +61,31 @@ async def test_without_the_endpoint_recall_says_so_once_and_goes_on(fake_server,
     assert len(off) == 1 and "HTTP 404" in off[0]
     events = await send(engine, "and again?")
     assert events and not engine.store.take_notices()
+    await engine.provider.aclose()
+
+
+async def test_a_busy_endpoint_pauses_recall_by_meaning_then_it_comes_back(
+        fake_server, tmp_path, monkeypatch):
+    # A 503 is the server's for now: recall goes on by words, the user is told it is paused,
+    # and the next try after the pause embeds what waited; only a few in a row turn it off.
+    monkeypatch.setattr(meaning_module, "PAUSE", 0.0)
+    with Store(tmp_path / "sessions.db") as store:
+        session(store, "catching up", [*WORK, CAR, *WORK])
+    engine = make_engine(fake_server, tmp_path, embedding_model="embed-small")
+    fake_server.embeddings_down = 1
+    await send(engine, "hello there")
+    paused = [n for n in engine.store.take_notices() if "recall by meaning" in n]
+    assert len(paused) == 1 and paused[0].startswith("recall by meaning is paused")
+    assert "HTTP 503" in paused[0] and "overloaded" in paused[0]
+    await send(engine, "Evan got a new Prius last week, what car did he get?")
+    assert CAR in sent_block(fake_server)
+    assert engine.meaning.ready and not engine.store.take_notices()
+    assert engine.store.vector_count("remote:embed-small") > 0
+
+    fake_server.embeddings_down = meaning_module.INTERRUPTIONS
+    for i in range(meaning_module.INTERRUPTIONS):
+        await send(engine, f"and one more thing, number {i}?")
+    off = [n for n in engine.store.take_notices() if n.startswith("recall by meaning is off")]
+    assert len(off) == 1 and f"{meaning_module.INTERRUPTIONS} times in a row" in off[0]
+    assert not engine.meaning.ready
     await engine.provider.aclose()
