@@ -27,10 +27,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.messages import FAILED, Message
-from jarvis_tui.core.recall.hybrid import ranked, searched, turn_scores
+from jarvis_tui.core.recall.hybrid import NEIGHBOUR, ranked, searched, turn_scores
 from jarvis_tui.core.recall.turns import (
     COMMON_SHARE,
     COVERAGE_BACK_REFERENCE,
@@ -139,6 +141,8 @@ class _Outlines:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._read: dict[int, dict[int, tuple[int, tuple[int, ...]]]] = {}
+        self._order: dict[int, list[tuple[int, ...]]] = {}  # each session's turns in order
+        self._at: dict[int, dict[int, int]] = {}  # session -> turn start -> its place in order
         self._asked: dict[int, bool] = {}
         self._users: set[int] = set()  # the user's messages among the outlines read
 
@@ -146,8 +150,18 @@ class _Outlines:
         if conv_id not in self._read:
             outline = self.store.branch_outline(conv_id)
             self._read[conv_id] = _turns(outline)
+            self._order[conv_id] = list(dict.fromkeys(t for _, t in
+                                                      self._read[conv_id].values()))
+            self._at[conv_id] = {t[0]: i for i, t in enumerate(self._order[conv_id])}
             self._users.update(mid for mid, role in outline if role == "user")
         return self._read[conv_id].get(message_id)
+
+    def beside(self, conv_id: int, start: int) -> list[tuple[int, ...]]:
+        """The turns just before and after the one starting at `start` (its outline read)."""
+        order, at = self._order.get(conv_id, []), self._at.get(conv_id, {}).get(start)
+        if at is None:
+            return []
+        return [order[i] for i in (at - 1, at + 1) if 0 <= i < len(order)]
 
     def asked_back(self, conv_id: int, message_id: int) -> bool:
         """Whether the message is the user asking about the past themselves ("last week, which
@@ -275,6 +289,11 @@ def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str
             places[place[0]] = (conv_id, place[1])
     if not places:
         return {}
+    # The turns beside each are read too: a story told over several turns comes back whole,
+    # as in this session (hybrid.NEIGHBOUR).
+    for start, (conv_id, _) in list(places.items()):
+        for turn in outlines.beside(conv_id, start):
+            places.setdefault(turn[0], (conv_id, turn))
     starts = list(places)
     turns = [list(places[s][1]) for s in starts]
     # A question asked in another session holds no answer: "run the tests again?" asked
@@ -282,10 +301,31 @@ def _by_meaning(store: Store, meaning: Meaning, conversation_id: int, query: str
     asked = set().union(*(outlines.questions(*places[s]) for s in starts))
     scored = turn_scores(meaning, q, turns, _word_shares_beyond(store, conversation_id, query),
                          without=asked)
-    found = ranked(scored, BEYOND_FILL, neighbours=False)
-    if not found or found[0].score < BEYOND_GATE:
+    # Whether the sessions hold anything about it is the best turn's own score, neighbours
+    # left out: they decide what comes back with it, not whether anything does.
+    if not len(scored) or float(scored.max()) < BEYOND_GATE:
         return {}
+    found = ranked(beside_lifted(scored, starts, places, outlines), BEYOND_FILL,
+                   neighbours=False)
     return {starts[r.index]: places[starts[r.index]] for r in found}
+
+
+def beside_lifted(scored: np.ndarray, starts: list[int],
+                  places: dict[int, tuple[int, tuple[int, ...]]],
+                  outlines: _Outlines) -> np.ndarray:
+    """Each turn's score with NEIGHBOUR x the mean of the turns beside it in its session that
+    were scored; a turn whose own score is under BEYOND_FILL stays where it was: the turns
+    beside one decide its place among those that come back, not whether it does."""
+    index = {start: i for i, start in enumerate(starts)}
+    out = scored.copy()
+    for i, start in enumerate(starts):
+        if scored[i] < BEYOND_FILL:  # the small talk beside the answer is not lifted in
+            continue
+        near = [scored[j] for turn in outlines.beside(places[start][0], start)
+                if (j := index.get(turn[0])) is not None]
+        if near:
+            out[i] += NEIGHBOUR * sum(near) / len(near)
+    return out
 
 
 def _word_shares_beyond(store: Store, conversation_id: int, query: str) -> dict[int, float]:

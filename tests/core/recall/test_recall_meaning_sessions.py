@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.recall import sessions as sessions_module
 from jarvis_tui.core.store.store import Store
 from tests.core.recall.test_recall_sessions import (
     ETL,
@@ -78,4 +79,25 @@ async def test_by_words_only_a_plain_question_stays_in_its_session(fake_server, 
     engine = make_engine(fake_server, stored, recall_by_meaning=False)
     await send(engine, "What kind of car does Evan drive?")
     assert sent_block(fake_server) == ""
+    await engine.provider.aclose()
+
+
+async def test_a_story_told_over_turns_comes_back_with_the_turn_beside_it(
+        fake_server, tmp_path, monkeypatch):
+    # In a store of thousands of messages only the nearest few are read by meaning: here the
+    # one nearest. The answer's other half is not among them; beside the turn that is, it is
+    # read and comes back too. The small talk on the other side does not: beside the answer
+    # is not enough without a score of its own.
+    monkeypatch.setattr(sessions_module, "NEAREST", 1)
+    story = ["I finally picked a martial art to learn this spring, after months of looking.",
+             "It's taekwondo, twice a week at the dojo near the office; my instructor is Mr. Han."]
+    small_talk = "Anyway, the weather was lovely on Sunday and we had a picnic."
+    with Store(tmp_path / "sessions.db") as store:
+        session(store, "catching up", [*WORK, small_talk, *story, *WORK])
+    engine = make_engine(fake_server, tmp_path)
+    engine.meaning.index(None)
+    await send(engine, "Which martial art did I take up, and who teaches me?")
+    block = sent_block(fake_server)
+    assert all(text in block for text in story)
+    assert small_talk not in block
     await engine.provider.aclose()
