@@ -16,6 +16,9 @@ POSTINGS_KEPT = 512  # terms' postings kept between the reads of one question
 
 
 class Search(Db):
+    _postings_state: tuple[int, int] | None = None  # the file's state the kept postings are of
+    _postings_kept: dict[tuple[int, str, int], list[int] | None] = {}  # noqa: RUF012 (replaced)
+
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[search_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
@@ -41,16 +44,12 @@ class Search(Db):
         with self._guard("read"):
             state = (self._db.total_changes,
                      self._db.execute("PRAGMA data_version").fetchone()[0])
-        kept = self.__dict__.setdefault("_postings_kept", {})
-        if kept.get("state") != state:
-            kept.clear()
-            kept["state"] = state
-        todo = [w for w in words if (conv_id, w, cap) not in kept]
+        if self._postings_state != state or len(self._postings_kept) > POSTINGS_KEPT:
+            self._postings_state, self._postings_kept = state, {}
+        kept = self._postings_kept
+        todo = list(dict.fromkeys(w for w in words if (conv_id, w, cap) not in kept))
         if todo:
             found = self._ask_index(lambda db: search_index.postings(db, conv_id, todo, cap))
-            if len(kept) > POSTINGS_KEPT:
-                kept.clear()
-                kept["state"] = state
             kept.update({(conv_id, w, cap): ids for w, ids in found.items()})
         return {w: None if (ids := kept[conv_id, w, cap]) is None else list(ids) for w in words}
 

@@ -199,3 +199,25 @@ def test_postings_say_which_messages_hold_each_term_up_to_a_cap(store):
     assert found["猫"] == [msgs[3].id] and found["pelican"] == []
     assert store.postings(cid, ['"', "AND"], cap=2) == {'"': [], "AND": []}  # never syntax
     assert store.postings(None, ["mochi"], cap=2) == {}
+
+
+def test_postings_read_again_once_the_file_changes_here_or_in_another_process(tmp_path):
+    # Kept between the reads of one question; a message added by this store or by another
+    # program on the same file is in the next answer.
+    path = tmp_path / "s.db"
+    with Store(path) as store, Store(path) as other:
+        conv = store.create_conversation(model="m")
+        first = store.add_message(conv.id, Message("user", "the kestrel host runs the ETL"))
+        words = ["kestrel", "etl", "nothing"]
+        assert store.postings(conv.id, words, cap=10) == {
+            "kestrel": [first.id], "etl": [first.id], "nothing": []}
+        again = store.postings(conv.id, ["kestrel", "kestrel"], cap=10)
+        assert again == {"kestrel": [first.id]}
+        again["kestrel"].append(-1)  # the caller's copy: what is kept stays as it was
+        assert store.postings(conv.id, ["kestrel"], cap=10) == {"kestrel": [first.id]}
+        mine = store.add_message(conv.id, Message("assistant", "kestrel, yes"))
+        assert store.postings(conv.id, ["kestrel"], cap=10) == {"kestrel": [first.id, mine.id]}
+        theirs = other.add_message(conv.id, Message("user", "and kestrel again"))
+        assert store.postings(conv.id, ["kestrel"], cap=10) == {
+            "kestrel": [first.id, mine.id, theirs.id]}
+        assert store.postings(conv.id, ["kestrel"], cap=2) == {"kestrel": None}  # too common
