@@ -2,9 +2,13 @@
 the other chat", "上次", "另一个对话") brings back the whole turns of other sessions it is about,
 each labelled with its session's title and date, within what the recall budget leaves.
 
-Only such a message looks beyond its session: every other one would otherwise weigh its words
-against every session the user ever had, and ordinary prose shares a rare word with some of
-them. Even then the evidence is in-session recall's (core/recall/turns.py): terms weigh by
+By words, only such a message looks beyond its session: every other one would otherwise weigh
+its words against every session the user ever had, and ordinary prose shares a rare word with
+some of them. By meaning (issue 40), a question that is not about what is in front of the user
+reads the NEAREST messages of every other session and the turns beside them, and brings turns
+back only when the best scores BEYOND_GATE on its own (bench/cross_session.py's false recall
+on natural text chose it); the others above BEYOND_FILL then fill, ranked with half their
+neighbours' mean. By words, even then the evidence is in-session recall's (core/recall/turns.py): terms weigh by
 their rarity over the other sessions' messages, and a message qualifies when what it shares
 is most of the question's weight, at least two words, and held by at most MAX_SPECIFIC turns
 of all those sessions. Failed and excluded messages are not evidence and never come back (the
