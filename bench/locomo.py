@@ -1,6 +1,6 @@
 """LoCoMo (issue 40, "Benchmark"): does the request the server receives for a question about a
-long two-person conversation carry the turns that answer it? Measurement of today's code before
-any tuning.
+long two-person conversation carry the turns that answer it? Rows: the plain client, recall by
+words alone, and the defaults (recall by meaning); `--set` adds a row with one setting changed.
 
 DIR holds LoCoMo conversations as JSON (../shared/locomo: read its README; the data is never
 copied into the repository). For each conversation, window and row it reports, per category
