@@ -24,9 +24,9 @@ from jarvis_tui.core.store.store import Store
 QUERIES_KEPT = 64  # the gauge asks again as the user types: the same text is embedded once
 TEXTS_KEPT = 4096  # memory entries' vectors (recall/alike.py): every check reads them all
 INDEX_AT_SEARCH = 256  # messages embedded before a search at most (the worker does the rest)
-TABLES_KEPT = 8
+TABLES_KEPT = 8  # this session's turns, the other sessions' nearest: a few shapes at a time
 PAUSE = 60.0  # seconds an interrupted embedder (network, HTTP 429 or 5xx) is not asked
-INTERRUPTIONS = 3  # in a row: then it is off for the session, as any other failure  # this session's turns, the other sessions' nearest: a few shapes at a time
+INTERRUPTIONS = 3  # in a row: then it is off for the session, as any other failure
 
 
 class Meaning:

@@ -8,11 +8,12 @@ some of them. By meaning (issue 40), a question that is not about what is in fro
 reads the NEAREST messages of every other session and the turns beside them, and brings turns
 back only when the best scores BEYOND_GATE on its own (bench/cross_session.py's false recall
 on natural text chose it); the others above BEYOND_FILL then fill, ranked with half their
-neighbours' mean. By words, even then the evidence is in-session recall's (core/recall/turns.py): terms weigh by
-their rarity over the other sessions' messages, and a message qualifies when what it shares
-is most of the question's weight, at least two words, and held by at most MAX_SPECIFIC turns
-of all those sessions. Failed and excluded messages are not evidence and never come back (the
-store leaves them out); a deleted session's messages are gone from the index with it.
+neighbours' mean. By words, even then the evidence is in-session recall's
+(core/recall/turns.py): terms weigh by their rarity over the other sessions' messages, and a
+message qualifies when what it shares is most of the question's weight, at least two words,
+and held by at most MAX_SPECIFIC turns of all those sessions. Failed and excluded messages
+are not evidence and never come back (the store leaves them out); a deleted session's
+messages are gone from the index with it.
 
 Our users ask in whichever language comes to hand, so the question is weighed twice: in its own
 words, and as the other language can say it (recall/words.py's glossary; of a Chinese question

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import math
 import re
-import itertools
 import time
 import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import count, pairwise
 
 from jarvis_tui.core.details.extract import Detail, prose_of
 from jarvis_tui.core.embed.meaning import Meaning
@@ -337,7 +336,7 @@ class _Layout:
 
 # Each live history's layout at its last version; gone with the history.
 _LAYOUTS: weakref.WeakKeyDictionary[History, _Layout] = weakref.WeakKeyDictionary()
-_KEYS = itertools.count()
+_KEYS = count()
 
 
 def _layout(history: History) -> _Layout:

@@ -52,6 +52,10 @@ class Db:
         # that could not be read), each once; the caller shows them and empties the list.
         self.notices: list[str] = []
         self._told: set[str] = set()
+        # Search.postings' terms, kept while the file stays in this state (its changes, any
+        # other connection's data_version).
+        self._postings_state: tuple[int, int] | None = None
+        self._postings_kept: dict[tuple[int, str, int], list[int] | None] = {}
         # One connection shared by worker threads; the lock serialises every use of it, so a
         # reader never sees another thread's half-done transaction.
         self._lock = threading.RLock()

@@ -16,9 +16,6 @@ POSTINGS_KEPT = 512  # terms' postings kept between the reads of one question
 
 
 class Search(Db):
-    _postings_state: tuple[int, int] | None = None  # the file's state the kept postings are of
-    _postings_kept: dict[tuple[int, str, int], list[int] | None] = {}  # noqa: RUF012 (replaced)
-
     def search(self, conv_id: int, text: str, *, limit: int = 10,
                covered_only: bool = False) -> list[search_index.Hit]:
         """Messages of `conv_id` that share words (or CJK characters and pairs) with `text`,
