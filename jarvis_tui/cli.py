@@ -136,13 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_flags(sessions)
 
     search = sub.add_parser(
-        "search", help="find earlier turns of a session by their words (Chinese or English)",
-        description="Whole turns that share words with QUERY, best first, with their dates; "
+        "search", help="find earlier turns of a session by their words or meaning (Chinese or "
+                       "English)",
+        description="Whole turns that share words with QUERY or, while recall_by_meaning is "
+                    "on, mean what it says, best first, with their dates; "
                     "turns already folded into the summary are marked; turns taken out of "
                     "requests (x or /forget in the app) are not searched. One session (the "
                     "latest, or --session), or with --all every session.")
     _connection_flags(search)
-    search.add_argument("query", help="words to look for")
+    search.add_argument("query", help="words, a name or a topic to look for")
     search.add_argument("--session", type=session_id, metavar="ID",
                         help="session ID (default: the latest)")
     search.add_argument("--limit", type=int, default=10, help="turns to show (default 10)")

@@ -130,9 +130,10 @@ ACTIONS: tuple[Action, ...] = (
            slash_text=("Pin (or unpin) the last message: always sent verbatim, never summarised",
                        "固定（或取消固定）最后一条消息：始终原文发送，从不被摘要")),
     Action("recall", slash="recall", arg="[--all] QUERY",
-           slash_text=("Find earlier turns by their words, with dates; Enter pins one so it is "
-                       "always sent, even from before the summary; --all: in every session",
-                       "按字词查找早期对话（附日期）；按 Enter 固定其中一轮，"
+           slash_text=("Find earlier turns by their words or meaning, with dates; Enter pins one "
+                       "so it is always sent, even from before the summary; --all: in every "
+                       "session",
+                       "按字词或含义查找早期对话（附日期）；按 Enter 固定其中一轮，"
                        "即使它已在摘要中也会始终发送；--all：查找所有会话")),
     Action("export", slash="export", arg="[path.md|path.json]",
            slash_text=("Write the whole session, summaries included, to a Markdown or JSON file",

@@ -33,13 +33,14 @@ HISTORY_SPEC = ToolSpec(
     name=HISTORY_TOOL,
     description=(
         "Search this conversation's earlier turns that were folded into the summary, in any "
-        "language. Returns whole turns (user, assistant and tool messages), each message with "
-        "its id and date. Use it for an exact detail the summary lost: a name, number, path, "
-        "command or quote; with all_sessions, for one said in the user's other sessions."),
+        "language, by their words and by what they mean. Returns whole turns (user, assistant "
+        "and tool messages), each message with its id and date. Use it for a detail the "
+        "summary lost: a name, number, path, command or quote, or what was said about a "
+        "topic; with all_sessions, for one said in the user's other sessions."),
     parameters={
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "the words to look for"},
+            "query": {"type": "string", "description": "the words, name or topic to look for"},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                       "description": f"the most turns to return (default {DEFAULT_LIMIT})"},
             "all_sessions": {"type": "boolean",
@@ -55,7 +56,8 @@ HISTORY_SPEC = ToolSpec(
 # Under the summary's header while the tool is offered: the model learns the folded turns are
 # still there, and how to get them.
 SUMMARY_NOTE = (f"(The turns folded into it are still stored: the {HISTORY_TOOL} tool finds "
-                "them by their words, in any language, when a detail is needed.)")
+                "them by their words or their meaning, in any language, when a detail is "
+                "needed.)")
 
 _NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
