@@ -25,7 +25,7 @@ from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.results import tool_definitions
 from jarvis_tui.core.tools.rules import ANY
-from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
 
 SYSTEM = "You are Jarvis, a helpful assistant. Use the git tools to answer about the repository."
 COMMITS = 60  # revision n of module.py has 8n functions: outputs from ~1k to ~19k tokens
@@ -99,7 +99,7 @@ def reply_fn(body: dict) -> str:
     return chat_reply(body)
 
 
-class Recorder:
+class Recorder(ToolBox):
     """The hub as a ToolBox, noting each output as the hub returned it."""
 
     def __init__(self, hub: Any) -> None:

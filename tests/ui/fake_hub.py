@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
 
 GIT_LOG = ToolSpec("git_log", "Shows the commit logs.", {"type": "object"}, "git", "git_log")
 
@@ -25,7 +25,7 @@ class Status:
 
 
 @dataclass
-class FakeHub:
+class FakeHub(ToolBox):
     """McpHub's interface: start() brings each server to its `final` state."""
 
     servers: list[Status]

@@ -172,7 +172,7 @@ class Requests:
                 message_id=reply.id, wait=STREAM_SAVE_WAIT_S)
 
     def _silently_cut(self, sent: int, read: int) -> bool:
-        return (getattr(self._terms.provider, "truncates_silently", False) and 0 < read
+        return (self._terms.provider.truncates_silently and 0 < read
                 and read < sent * TRUNCATED_BELOW
                 and sent >= self._limit.size * TRUNCATION_POSSIBLE_FROM)
 

@@ -92,14 +92,13 @@ class WindowLimit:
         """With context_window 0, ask the server once what window it runs the model with.
 
         A limit the server already taught us by refusing a request is smaller and stays."""
-        silent = getattr(provider, "truncates_silently", False)
+        silent = provider.truncates_silently
         # A server that cuts instead of refusing is asked even when a window is configured:
         # it would quietly run the model with its own smaller one.
         if self.detected or (self.settings.context_window > 0 and not silent):
             return None
         self.detected = True
-        ask = getattr(provider, "detect_context_window", None)
-        size = await ask(self.settings.model) if ask is not None else None
+        size = await provider.detect_context_window(self.settings.model)
         if not size or size <= 0:
             return None
         if self.source in (LEARNED, "configured") and self.size <= size:

@@ -67,7 +67,7 @@ def is_history_search(name: str) -> bool:
     return name == HISTORY_TOOL
 
 
-class WithHistorySearch:
+class WithHistorySearch(ToolBox):
     """A ToolBox: the built-in tool first-class beside the tools of `box` (None: no servers).
     An MCP tool named like it is offered as SERVER_search_history; the built-in one always
     runs without asking."""
@@ -89,12 +89,12 @@ class WithHistorySearch:
     def allowed(self, spec: ToolSpec) -> bool:
         if spec == HISTORY_SPEC:
             return True  # it only reads this session
-        allowed = getattr(self.box, "allowed", None)
-        return bool(allowed(spec)) if callable(allowed) else False
+        return self.box is not None and self.box.allowed(spec)
 
     def timeout_for(self, spec: ToolSpec) -> float | None:
-        timeout_for = getattr(self.box, "timeout_for", None)
-        return timeout_for(spec) if spec != HISTORY_SPEC and callable(timeout_for) else None
+        if spec == HISTORY_SPEC or self.box is None:
+            return None
+        return self.box.timeout_for(spec)
 
 
 def with_history_search(specs: Sequence[ToolSpec]) -> list[ToolSpec]:

@@ -39,7 +39,7 @@ from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.tools.mcp_content import clean, result_text
 from jarvis_tui.core.tools.mcp_listing import CheckedListing, validation_line
-from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
 
 # The SDK reports transport trouble with logger.exception; with no handler anywhere, Python's
 # last-resort handler would print it on stderr, over the TUI. What matters reaches the user
@@ -134,7 +134,7 @@ class _Failed(Exception):
         self.reason = reason
 
 
-class McpHub:
+class McpHub(ToolBox):
     """The MCP servers of a session and their tools, as a ToolBox.
 
     `await start()` (or `ensure_started()`) before use and `await aclose()` after; `specs()`

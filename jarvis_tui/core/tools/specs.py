@@ -72,7 +72,9 @@ class ToolResult:
 
 
 class ToolBox(Protocol):
-    """What runs the tools: the MCP client in the app and `ask`, plain functions in tests."""
+    """What runs the tools: the MCP client in the app and `ask`, plain functions in tests.
+    A box that subclasses it gets the defaults below: nothing allowed without asking, and
+    the tool_timeout setting as every call's bound."""
 
     def specs(self) -> list[ToolSpec]:
         """The tools the model is offered now (servers that failed offer none)."""
@@ -83,6 +85,15 @@ class ToolBox(Protocol):
         error the tool reported): that is a ToolResult with is_error. Cancellation (Esc) raises
         asyncio.CancelledError as usual."""
         ...
+
+    def allowed(self, spec: ToolSpec) -> bool:
+        """Whether the user's configuration lets this tool run without asking."""
+        return False
+
+    def timeout_for(self, spec: ToolSpec) -> float | None:
+        """The bound on one call of this tool, when the box knows one (None: the
+        tool_timeout setting's)."""
+        return None
 
 
 # The user's answer to one call: run it this once, run it and every later call of this tool

@@ -14,13 +14,21 @@ from jarvis_tui.core.messages import is_orphan, split_groups
 from jarvis_tui.core.store.export import to_markdown
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.outputs import CUT_MARKER
-from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import (
+    ALWAYS,
+    DENY,
+    ONCE,
+    ToolBox,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from tests.engine_helpers import kinds, make_engine, send
 
 OBJECT = {"type": "object", "properties": {"path": {"type": "string"}}}
 
 
-class Box:
+class Box(ToolBox):
     """Tools of plain functions: the edge of the world for the engine (the MCP client has its
     own tests against real servers)."""
 

@@ -20,7 +20,7 @@ from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LOCAL_TOOL_
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.text_calls import could_be_calls, read_calls
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.tools.specs import ONCE, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ONCE, ToolBox, ToolCall, ToolResult, ToolSpec
 from tests.engine_helpers import BASE, Sleeps, send
 from tests.fakeserver import count_tokens
 
@@ -258,7 +258,7 @@ def test_only_the_local_model_reads_calls_from_text():
     assert local.text_tool_calls is True and remote.text_tool_calls is False
 
 
-class Clock:
+class Clock(ToolBox):
     """get_current_time, as a tool box: what the engine runs once the user allows it."""
 
     def __init__(self) -> None:

@@ -16,7 +16,7 @@ from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 from jarvis_tui.core.tools.history_tool import SUMMARY_NOTE
 from jarvis_tui.core.tools.results import definitions_text
-from jarvis_tui.core.tools.specs import ONCE, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ONCE, ToolBox, ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.window.fit import SUMMARY_HEADER
 from tests.cli.test_cli import flags, run
 from tests.engine_helpers import BASE, Sleeps, is_summary_request, kinds, make_engine, send
@@ -207,7 +207,7 @@ async def test_the_bundled_local_model_is_never_offered_it(fake_server, tmp_path
     await engine.provider.aclose()
 
 
-class NotesBox:
+class NotesBox(ToolBox):
     """An MCP server's tools as plain functions, one of them named like the built-in tool."""
 
     def __init__(self) -> None:
