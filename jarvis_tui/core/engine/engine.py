@@ -13,7 +13,7 @@ import functools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget, BudgetUsage
@@ -31,8 +31,10 @@ from jarvis_tui.core.engine.branches import (
 from jarvis_tui.core.engine.budgeting import budget_for, details_room, summary_cap
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.compactions import Compactions
+from jarvis_tui.core.engine.recovery import Failed, Recovery, Verdict
+from jarvis_tui.core.engine.recovery import Terms as RecoveryTerms
 from jarvis_tui.core.engine.reply_log import ReplyLog
-from jarvis_tui.core.engine.request_plan import plan_request
+from jarvis_tui.core.engine.request_plan import Plan, plan_request
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries, backoff
 from jarvis_tui.core.engine.sent_texts import SentTexts
@@ -44,14 +46,7 @@ from jarvis_tui.core.memory.remember import Alike
 from jarvis_tui.core.memory.section import EMPTY, MemorySection, memory_section
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, ROOT, Message
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.providers.errors import (
-    ContextOverflow,
-    ProviderError,
-    RequestError,
-    RetryableError,
-    ToolsRefused,
-    provider_message,
-)
+from jarvis_tui.core.providers.errors import ProviderError
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
 from jarvis_tui.core.recall.alike import alike
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
@@ -67,7 +62,6 @@ from jarvis_tui.core.tools.history_tool import (
     SEARCH_REFUSED_KEY,
     SUMMARY_NOTE,
     WithHistorySearch,
-    refused_alone,
     refusing_models,
 )
 from jarvis_tui.core.tools.refused import RefusedTools
@@ -93,6 +87,16 @@ EMBED_AFTER = 16
 # The most of the window a statement or paste may recall (half the share, and no more than
 # this): its turns are carried, and re-read, in every request until the next compaction.
 STATEMENT_SHARE = 0.15
+
+
+@dataclass
+class _RoundState:
+    """What a round keeps across its requests: the steps that ended in tool calls, what it
+    has tried since the last answered one, and the recalled turns it told of."""
+
+    steps: int = 0
+    tried: RoundRetries = field(default_factory=RoundRetries)
+    told: set[tuple[int, ...]] = field(default_factory=set)
 
 
 class Engine(Branches):
@@ -161,6 +165,11 @@ class Engine(Branches):
         self.requests = Requests(self, store, conv.id, self.limit, self.calibration,
                                  self.replies, self.tool_outputs, compact=self.compact,
                                  withdraw=self._withdraw)
+        self.recovery = Recovery(
+            self.requests, self.refused_tools,
+            RecoveryTerms(room=lambda: self.budget.tokens, factor=lambda: self.counter.factor,
+                          max_retries=lambda: self.settings.max_retries),
+            backoff=self._backoff, sleep=sleep, search_refused=self._search_refused)
         # The user's memory as the requests carry it, and what it was read at: the memory's
         # stamp and the section's budget (refresh_memory).
         self._memory = EMPTY
@@ -310,6 +319,12 @@ class Engine(Branches):
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return backoff(self.settings, attempt, retry_after, self._jitter)
 
+    def _search_refused(self) -> None:
+        """The server refused search_history: kept with the session, so the model is not
+        offered it again, this run or the next."""
+        self._search_refused_by.append(self.settings.model)
+        self._meta.remember(SEARCH_REFUSED_KEY, self._search_refused_by)
+
     # ---- tools ---------------------------------------------------------------------------
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -447,8 +462,7 @@ class Engine(Branches):
 
     def _tool_timeout(self, spec: ToolSpec) -> float:
         """The box may know a server's own limit; otherwise the setting."""
-        timeout_for = getattr(self.tools, "timeout_for", None)
-        seconds = timeout_for(spec) if callable(timeout_for) else None
+        seconds = self.tools.timeout_for(spec) if self.tools is not None else None
         return float(seconds) if seconds else self.settings.tool_timeout
 
     def _save_tool_result(self, message: Message) -> Message:
@@ -581,19 +595,11 @@ class Engine(Branches):
             self.replies.save_unsaved()
             self._answer_interrupted()
             if again:
-                if user is not None and not any(m is user for m in self.messages):
-                    # Read again since it was chosen (another jarvis-tui answered in the
-                    # session meanwhile): the same stored question, in a new record.
-                    at = self._history.position(user.id) if user.id is not None else None
-                    if at is None:
-                        yield ev.Failed(NOT_SHOWN)
-                        return
-                    user = self.messages[at]
-                user = user or self.last_question()
-                if user is None or user.covered or user.excluded:
-                    yield ev.Failed(NO_REGENERATE if user is None else COVERED_REGENERATE
-                                    if user.covered else EXCLUDED_REGENERATE)
+                chosen = self._asked_again(user)
+                if isinstance(chosen, str):
+                    yield ev.Failed(chosen)
                     return
+                user = chosen
                 if self.asks_anew(user):
                     # The turns after it stay on the branch of the version asked before.
                     self._back_to = self.head_id
@@ -608,17 +614,18 @@ class Engine(Branches):
                 if user is not self._anew and self.head_id != user.id:
                     self._back_to = self.head_id
                     self.show_branch(user.id)
+            if user is None:  # asked with nothing to ask: only regenerate may, handled above
+                yield ev.Failed(NO_REGENERATE)
+                return
             if not again or user is self._anew:
                 async with aclosing(self._saving_question(user)) as saving:
                     async for event in saving:
                         yield event
             try:
-                async with self._lock:  # a background compaction finishes before the request
-                    pass
+                await self._compaction_settled()
                 # aclosing: when the caller stops listening (Esc), the round is closed at once,
                 # so the partial reply is stored now rather than whenever the generator is
                 # collected.
-                assert user is not None
                 await self.embed_waiting()
                 async with aclosing(self._round(user)) as round_events:
                     async for event in round_events:
@@ -633,6 +640,31 @@ class Engine(Branches):
         finally:
             self._back_to = self._anew = None
             self._session.release()
+
+    def _asked_again(self, question: Message | None) -> Message | str:
+        """The question to answer again (`question`, else the last), as this process holds
+        it now; or why there is none to (a line for the user)."""
+        if question is not None and not any(m is question for m in self.messages):
+            # Read again since it was chosen (another jarvis-tui answered in the session
+            # meanwhile): the same stored question, in a new record.
+            at = self._history.position(question.id) if question.id is not None else None
+            if at is None:
+                return NOT_SHOWN
+            question = self.messages[at]
+        question = question or self.last_question()
+        if question is None:
+            return NO_REGENERATE
+        if question.covered:
+            return COVERED_REGENERATE
+        if question.excluded:
+            return EXCLUDED_REGENERATE
+        return question
+
+    async def _compaction_settled(self) -> None:
+        """Wait for a compaction running in the background to finish: a request is fitted to
+        the history it leaves."""
+        async with self._lock:
+            return
 
     async def _saving_question(self, user: Message) -> AsyncIterator[ev.Event]:
         """Store the question and show it; one that follows an earlier message starts a branch
@@ -692,6 +724,9 @@ class Engine(Branches):
         self._history.changed()
 
     async def _round(self, user: Message) -> AsyncIterator[ev.Event]:
+        """Answer `user`: make room, then request until a reply asks for no tools. Each
+        request is an attempt; a failed one is recovered (recovery.py) or ends the round; a
+        reply that asks for tools is a tool step, and the model is asked again."""
         self.replies.streaming = None
         detected = await self.detect_window()
         if detected is not None:
@@ -702,130 +737,124 @@ class Engine(Branches):
         async with aclosing(self._over_threshold()) as making_room:
             async for event in making_room:
                 yield event
-        steps = 0  # requests of this round that ended in tool calls
-        tried = RoundRetries()
-        told: set[tuple[int, ...]] = set()
+        state = _RoundState()
         while True:
             # The same plan the "Next request" screen reads (request_plan.py).
-            plan = plan_request(self, user, shrink=tried.shrink, gap=tried.gap,
-                                offer_tools=steps < self.settings.tool_max_steps)
-            budget, fitted, defs, recalled = plan.budget, plan.fitted, plan.defs, plan.recalled
-            offered = plan.offered
-            if plan.recalled_ids and plan.recalled_ids not in told:
-                told.add(plan.recalled_ids)
-                yield ev.Recalled(len(recalled.turns), recalled.tokens, plan.recalled_ids,
-                                  recalled.sessions)
-            if plan.cut_now:
-                self.calibration.forget_anchor()  # the server has not seen them cut
-            yield ev.WindowFitted(replace(plan.usage, recalled=recalled.tokens),
-                                  len(fitted.sent), fitted.dropped, fitted.truncated)
-            attempt = Attempt()
-            try:
-                async with aclosing(self.requests.stream(fitted, budget, attempt, defs)) as request:
-                    async for event in request:
-                        yield event
-            except ContextOverflow as err:
-                too_many = tried.overflowed()
-                if attempt.parts or too_many:
-                    yield self.requests.fail(
-                        user, attempt.parts, f"the conversation does not fit the model's "
-                        f"context window even after compacting; the server said: {err.said}",
-                        answered=steps > 0)
-                    return
-                relieved = False  # a summary or stubbed tool outputs made room
-                async for event in self.requests.recover_overflow(err, fitted):
-                    relieved = relieved or isinstance(
-                        event, ev.CompactionFinished | ev.ToolOutputsPruned)
+            plan = plan_request(self, user, shrink=state.tried.shrink, gap=state.tried.gap,
+                                offer_tools=state.steps < self.settings.tool_max_steps)
+            for event in self._announced(plan, state):
+                yield event
+            attempt, verdict = Attempt(), Verdict()
+            async with aclosing(self._attempt(user, plan, attempt, state, verdict)) as trying:
+                async for event in trying:
                     yield event
-                tried.narrow(err, fitted, self.counter.factor)
-                if not relieved:  # the size the next attempt is fitted to, smaller each time
-                    yield ev.Trimmed(int(self.budget.tokens * tried.shrink))
+            if verdict.again:
                 continue
-            except RequestError as err:
-                # One tool's schema must not stop the conversation: without it the request is
-                # good. A refusal that points at none of the tools sent is final, as before.
-                # A server without tools refuses search_history offered alone: left out alike.
-                refused = err if isinstance(err, ToolsRefused) else refused_alone(err, offered)
-                left = (None if attempt.parts or refused is None
-                        else self.refused_tools.leave_out(refused, offered))
-                if left is None:
-                    yield self.requests.fail(user, attempt.parts, err.message, answered=steps > 0)
-                    return
-                if left == HISTORY_SPEC:  # kept with the session: not asked again next run
-                    self._search_refused_by.append(self.settings.model)
-                    self._meta.remember(SEARCH_REFUSED_KEY, self._search_refused_by)
-                yield ev.ToolLeftOut(left.name, left.server,
-                                     provider_message(err.body) or err.message)
-                continue
-            except RetryableError as err:
-                too_many = tried.faulted(err, self.settings.max_retries)
-                if attempt.parts or too_many:
-                    why = (err.message if not attempt.parts
-                           else f"the reply was cut off: {err.message}")
-                    yield self.requests.fail(user, attempt.parts, why, answered=steps > 0)
-                    return
-                delay = self._backoff(tried.retries, err.retry_after)
-                yield ev.Retrying(err.message, tried.retries, delay)
-                await self._sleep(delay)
-                continue
-            except ProviderError as err:
-                yield self.requests.fail(user, attempt.parts, err.message, answered=steps > 0)
+            if verdict.ended:
                 return
-            except BaseException:
-                # Cancelled (Esc, Ctrl+C, the caller stopped listening): keep what arrived.
-                if attempt.parts:
-                    try:
-                        self.replies.save("".join(attempt.parts), PARTIAL, wait=None)
-                    except StoreError:  # kept in memory, saved before the next round
-                        self.replies.keep_in_memory()
-                raise
-            saved = Saved()
-            text = "".join(attempt.parts)
-            attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
             # Calls are taken only when tools were offered: a server that makes one anyway
             # (or a model past the step limit) has its text kept as the answer.
-            calls = [c.wire() for c in attempt.calls] if defs else None
-            try:
-                async with aclosing(persisting(
-                        functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
-                        saved)) as saving:
-                    async for event in saving:
-                        yield event
-            except StoreError as err:
-                yield self.replies.not_saved(err)
-                return
-            reply = saved.message
-            assert reply is not None
-            self.sent.record(fitted.sent_as)
-            self.requests.record_usage(reply)
-            if attempt.counted is not None:  # no count this time: an earlier anchor may hold
-                self.calibration.set_anchor(
-                    fitted, attempt.counted, reply,
-                    truncates=getattr(self.provider, "truncates_silently", False))
-            if attempt.cut is not None:
-                # Told before Finished: a caller that stops at Finished still compacts.
-                async for event in self.requests.recover_truncation(attempt.cut, fitted):
+            calls = [c.wire() for c in attempt.calls] if plan.defs else None
+            reply = Saved()
+            async with aclosing(self._answered(plan, attempt, calls, reply)) as saving:
+                async for event in saving:
                     yield event
+            if reply.message is None:  # not stored: said, and the round ends
+                return
             if not calls:
-                yield ev.Finished(reply, attempt.finish_reason)
+                yield ev.Finished(reply.message, attempt.finish_reason)
                 return
-            # A step: run what the reply asks for, then ask the model again with the results.
-            yield ev.ToolCallsMade(reply)
-            async with aclosing(run_calls(
-                    calls_of(reply), box=self._toolbox(), policy=self.tool_policy,
-                    approve=self.approve, timeout=self._tool_timeout,
-                    save=self._store_tool_result, save_now=self._save_tool_result)) as running:
-                async for event in running:
+            async with aclosing(self._tool_step(reply.message, state)) as stepping:
+                async for event in stepping:
                     yield event
-            steps += 1
-            if self.tool_outputs.shape(self.budget):  # before the gauge counts them whole
-                self.calibration.forget_anchor()
-            if steps == self.settings.tool_max_steps:
-                yield ev.ToolStepLimit(steps)
-            tried.reset()
-            async with aclosing(self._over_threshold()) as making_room:
-                async for event in making_room:
+
+    def _announced(self, plan: Plan, state: _RoundState) -> list[ev.Event]:
+        """What the user learns of a request before it goes: the turns recalled for it (once
+        per set of turns), and the window as fitted."""
+        recalled, fitted = plan.recalled, plan.fitted
+        events: list[ev.Event] = []
+        if plan.recalled_ids and plan.recalled_ids not in state.told:
+            state.told.add(plan.recalled_ids)
+            events.append(ev.Recalled(len(recalled.turns), recalled.tokens, plan.recalled_ids,
+                                      recalled.sessions))
+        if plan.cut_now:
+            self.calibration.forget_anchor()  # the server has not seen them cut
+        events.append(ev.WindowFitted(replace(plan.usage, recalled=recalled.tokens),
+                                      len(fitted.sent), fitted.dropped, fitted.truncated))
+        return events
+
+    async def _attempt(self, user: Message, plan: Plan, attempt: Attempt,
+                       state: _RoundState, verdict: Verdict) -> AsyncIterator[ev.Event]:
+        """One request of the round; a failure recovered (verdict.again) or ended. Cancelled
+        (Esc, Ctrl+C, the caller stopped listening): what arrived is kept."""
+        try:
+            async with aclosing(self.requests.stream(plan.fitted, plan.budget, attempt,
+                                                     plan.defs)) as request:
+                async for event in request:
                     yield event
+        except ProviderError as err:
+            failed = Failed(user, attempt, plan.fitted, plan.offered, state.steps > 0,
+                            state.tried)
+            async with aclosing(self.recovery.after(err, failed, verdict)) as recovering:
+                async for event in recovering:
+                    yield event
+            verdict.ended = not verdict.again
+        except BaseException:
+            if attempt.parts:
+                try:
+                    self.replies.save("".join(attempt.parts), PARTIAL, wait=None)
+                except StoreError:  # kept in memory, saved before the next round
+                    self.replies.keep_in_memory()
+            raise
+
+    async def _answered(self, plan: Plan, attempt: Attempt, calls: list[dict] | None,
+                        saved: Saved) -> AsyncIterator[ev.Event]:
+        """The reply stored with the tool `calls` it asks for (`saved.message`; None when the
+        store could not take it, said), and what its request taught: usage, the server's
+        count, a silent cut."""
+        text = "".join(attempt.parts)
+        attempt.parts.clear()  # the reply is held once, not twice (30 MB is 30 MB more)
+        try:
+            async with aclosing(persisting(
+                    functools.partial(self.replies.save, text, COMPLETE, tool_calls=calls),
+                    saved)) as saving:
+                async for event in saving:
+                    yield event
+        except StoreError as err:
+            saved.message = None
+            yield self.replies.not_saved(err)
+            return
+        reply = saved.message
+        if reply is None:
+            return
+        self.sent.record(plan.fitted.sent_as)
+        self.requests.record_usage(reply)
+        if attempt.counted is not None:  # no count this time: an earlier anchor may hold
+            self.calibration.set_anchor(plan.fitted, attempt.counted, reply,
+                                        truncates=self.provider.truncates_silently)
+        if attempt.cut is not None:
+            # Told before Finished: a caller that stops at Finished still compacts.
+            async for event in self.requests.recover_truncation(attempt.cut, plan.fitted):
+                yield event
+
+    async def _tool_step(self, reply: Message, state: _RoundState) -> AsyncIterator[ev.Event]:
+        """Run what the reply asks for, so the model can be asked again with the results."""
+        yield ev.ToolCallsMade(reply)
+        async with aclosing(run_calls(
+                calls_of(reply), box=self._toolbox(), policy=self.tool_policy,
+                approve=self.approve, timeout=self._tool_timeout,
+                save=self._store_tool_result, save_now=self._save_tool_result)) as running:
+            async for event in running:
+                yield event
+        state.steps += 1
+        if self.tool_outputs.shape(self.budget):  # before the gauge counts them whole
+            self.calibration.forget_anchor()
+        if state.steps == self.settings.tool_max_steps:
+            yield ev.ToolStepLimit(state.steps)
+        state.tried.reset()
+        async with aclosing(self._over_threshold()) as making_room:
+            async for event in making_room:
+                yield event
 
     def session_cost(self) -> Tally:
         """The session's requests so far, chat and summary, with their cost where the config

@@ -44,8 +44,18 @@ class ToolPolicy:
     def allows(self, spec: ToolSpec, box: ToolBox | None) -> bool:
         if matches(self.allowed | self.always, spec):
             return True
-        allowed = getattr(box, "allowed", None)
-        return bool(allowed(spec)) if callable(allowed) else False
+        return box is not None and box.allowed(spec)
+
+
+class NoTools(ToolBox):
+    """The box of a round without tools: it offers none, so every call is of an unknown
+    tool and answered so before it could run."""
+
+    def specs(self) -> list[ToolSpec]:
+        return []
+
+    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
+        return ToolResult(f"there is no tool named {call.name!r}", True)
 
 
 async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolPolicy,
@@ -56,7 +66,8 @@ async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolP
     database) as a tool message once it ends. If the caller is cancelled (Esc), the call
     running and those after it get a "cancelled" result (`save_now`, at once) before the
     cancellation goes on, so the request stays sendable."""
-    specs = {s.name: s for s in box.specs()} if box is not None else {}
+    box = box if box is not None else NoTools()
+    specs = {s.name: s for s in box.specs()}
     pending = list(calls)
     try:
         while pending:
@@ -104,9 +115,8 @@ async def run_calls(calls: list[ToolCall], *, box: ToolBox | None, policy: ToolP
         raise
 
 
-async def _run_bounded(box: ToolBox | None, call: ToolCall, spec: ToolSpec,
+async def _run_bounded(box: ToolBox, call: ToolCall, spec: ToolSpec,
                        seconds: float) -> ToolResult:
-    assert box is not None
     try:
         async with asyncio.timeout(seconds):
             return await box.run(call, spec)
