@@ -4,7 +4,6 @@ errors are the ones that happened, not the ones a program's source names."""
 
 from __future__ import annotations
 
-import sysconfig
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
@@ -16,9 +15,10 @@ from jarvis_tui.core.window.tokens import TokenCounter
 from tests.engine_helpers import is_summary_request, make_engine, send
 
 COUNTER = TokenCounter("gpt-4o-mini")
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-LOCKS = (STDLIB / "asyncio" / "locks.py").read_text(encoding="utf-8")
-DECODER = (STDLIB / "json" / "decoder.py").read_text(encoding="utf-8")
+# Source pasted into a chat: CPython's, kept in the repository (its README says which).
+CPYTHON = Path(__file__).resolve().parents[2] / "data" / "cpython"
+LOCKS = (CPYTHON / "asyncio_locks.py.txt").read_text(encoding="utf-8")
+DECODER = (CPYTHON / "json_decoder.py.txt").read_text(encoding="utf-8")
 LOG = """\
 2026-11-30 09:14:02,118 INFO  worker-3 picked job 88213 (export_csv)
 2026-11-30 09:14:02,740 WARN  worker-3 slow query 1,840 ms on orders_by_day
