@@ -442,9 +442,10 @@ async def child_stream(spec: dict) -> dict:
     gauge: list[float] = []  # seconds per ChatScreen.update_gauge call while the reply streams
     original_gauge = ChatScreen.update_gauge
 
-    def update_gauge(self: ChatScreen) -> None:
+    # Whatever the screen passes on (marks=False for a keystroke): the stand-in only times it.
+    def update_gauge(self: ChatScreen, *args: Any, **kwargs: Any) -> None:
         t = time.perf_counter()
-        original_gauge(self)
+        original_gauge(self, *args, **kwargs)
         if self.reply_view is not None:
             gauge.append(time.perf_counter() - t)
 
