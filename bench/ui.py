@@ -649,7 +649,7 @@ async def child_open(spec: dict) -> dict:
             if chat is None or app.screen is not chat or not isinstance(app.focused,
                                                                           PromptInput):
                 return
-            if not chat.engine.messages or chat.query(MessageView):
+            if not chat.session.messages or chat.query(MessageView):
                 state["usable"] = now
 
         frames.callbacks.append(on_frame)
@@ -676,7 +676,7 @@ async def child_open(spec: dict) -> dict:
                 "loaded": None if loaded is None else loaded - t0,
                 "widgets": len(list(app.screen.walk_children(with_self=True))),
                 "views": len(app.screen.query(MessageView)),
-                "engine_messages": len(app.chat.engine.messages),
+                "engine_messages": len(app.chat.session.messages),
                 "rss_growth": rss1 - rss0, "peak_growth": hwm - rss0,
             }
         store.close()
