@@ -18,7 +18,7 @@ import httpx
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import ProviderError, StreamCut
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
-from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.providers.registry import ANTHROPIC
 from jarvis_tui.core.providers.toolcalls import finish_with_calls, with_ids
 from jarvis_tui.core.providers.usage import anthropic_prompt, count
 from jarvis_tui.core.tool_args import arguments_or_none
@@ -223,7 +223,7 @@ def _marked(content: str | list[dict]) -> list[dict]:
 class AnthropicProvider(HttpProvider):
     name = "anthropic"
 
-    def __init__(self, base_url: str = PROVIDERS["anthropic"].base_url, api_key: str = "", *,
+    def __init__(self, base_url: str = ANTHROPIC.base_url, api_key: str = "", *,
                  transport: httpx.AsyncBaseTransport | None = None,
                  version: str = API_VERSION, **timeouts: float) -> None:
         headers = {"anthropic-version": version, "content-type": "application/json"}

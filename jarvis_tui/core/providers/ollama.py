@@ -22,7 +22,7 @@ from jarvis_tui.core.providers.errors import (
     provider_message,
 )
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
-from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.providers.registry import OLLAMA
 from jarvis_tui.core.providers.toolcalls import (
     args_text,
     finish_with_calls,
@@ -32,7 +32,7 @@ from jarvis_tui.core.providers.toolcalls import (
 from jarvis_tui.core.providers.usage import completion, ollama_usage
 from jarvis_tui.core.tool_args import arguments_or_none
 
-OLLAMA_DEFAULT_URL = PROVIDERS["ollama"].base_url
+OLLAMA_DEFAULT_URL = OLLAMA.base_url
 
 # Ollama allocates the KV cache for the whole num_ctx when it loads the model: running a 128k
 # model at its full length can need tens of GB, more than a laptop has. A window detected from
