@@ -22,7 +22,6 @@ from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.messages import FAILED, Message
-from jarvis_tui.core.notices import describe, pick_language, usage_line
 from jarvis_tui.core.providers import make_provider, missing_key
 from jarvis_tui.core.providers.local_server import (
     LOCAL_MODEL_NAME,
@@ -54,6 +53,7 @@ from jarvis_tui.core.store.export import to_json, to_markdown
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
+from jarvis_tui.texts.notices import describe, pick_language, usage_line
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent

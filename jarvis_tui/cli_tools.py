@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.engine.engine import Engine
-from jarvis_tui.core.notices import pick_language, tools_warnings
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.settings.mcp import from_servers_files
 from jarvis_tui.core.tools.rules import AmbiguousName, allow_flag, resolve
 from jarvis_tui.core.tools.specs import ToolBox
+from jarvis_tui.texts.notices import pick_language, tools_warnings
 
 
 @contextlib.asynccontextmanager

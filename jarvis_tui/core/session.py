@@ -10,6 +10,7 @@ disagree.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from jarvis_tui.core import events as ev
@@ -26,7 +27,6 @@ from jarvis_tui.core.memory.remember import remember
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.next_request import NextRequest
-from jarvis_tui.core.notices import tools_warnings
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.settings.config import Settings, known_secrets, price_for
@@ -52,6 +52,17 @@ def _connection(s: Settings) -> tuple[object, ...]:
             s.first_token_timeout, s.reply_timeout)
 
 
+
+@dataclass(frozen=True)
+class ToolsOffered:
+    """The tools a request offers: for which model, how many, and their definitions' tokens
+    against the budget for messages."""
+
+    model: str
+    tools: int
+    tokens: int
+    budget: int
+
 class ChatSession:
     def __init__(self, settings: Settings, store: Store, provider_factory: ProviderFactory, *,
                  forget_learned_limit: bool = False) -> None:
@@ -71,12 +82,12 @@ class ChatSession:
         return Engine(self.settings, self.store, self.provider, conversation_id,
                       forget_learned_limit=self._forget, tools=self.tools, approve=self.approve)
 
-    def tools_warnings(self, language: str) -> list[str]:
-        """What to tell the user about the offered tools (notices.tools_warnings)."""
+    def tools_offered(self) -> ToolsOffered:
+        """What the offered tools weigh (texts/notices.py's tools_warnings puts it in words)."""
         engine = self.engine
-        return tools_warnings(engine.settings.model,
-                              len(engine.tools.specs()) if engine.tools else 0,
-                              engine.definitions_tokens(), engine.budget.tokens, language)
+        return ToolsOffered(engine.settings.model,
+                            len(engine.tools.specs()) if engine.tools else 0,
+                            engine.definitions_tokens(), engine.budget.tokens)
 
     def set_tools(self, tools: ToolBox | None, approve: Approve | None) -> None:
         """What runs the model's tool calls (the MCP hub) and who allows each call; kept for

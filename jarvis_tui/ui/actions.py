@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 Words = tuple[str, str]  # (English, Chinese)
 

@@ -16,11 +16,11 @@ from jarvis_tui.core.providers.local_server import LocalServer
 from jarvis_tui.core.session import ChatSession, ProviderFactory, Store, StoreError
 from jarvis_tui.core.settings.config import ConfigError, Settings, config_path, update_settings_file
 from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.texts.app_texts import APP_TEXTS
+from jarvis_tui.texts.i18n import resolve_language
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.actions import keymap, palette_entries
-from jarvis_tui.ui.app_texts import APP_TEXTS
 from jarvis_tui.ui.clipboard import copy_file_path
-from jarvis_tui.ui.i18n import resolve_language
 from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS, LocalModel
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.themes import register_themes

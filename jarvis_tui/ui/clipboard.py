@@ -22,7 +22,7 @@ import platformdirs
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.settings.config import APP_NAME
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 CLIPBOARD_TEXTS = Texts(
     en={"copied": "Copied {what} to the clipboard (OSC 52). If your terminal blocks that, it is "

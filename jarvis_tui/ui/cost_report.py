@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jarvis_tui.core import costs
 from jarvis_tui.core.costs import Tally
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 COST_TEXTS = Texts(
     en={

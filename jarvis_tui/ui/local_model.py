@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 LOCAL_MODEL_TEXTS = Texts(
     en={

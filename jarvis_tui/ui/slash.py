@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jarvis_tui.core.pasted import Spans, deleted, tidy
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.actions import BY_SLASH
-from jarvis_tui.ui.i18n import Texts
 
 COMMAND_TEXTS = Texts(
     en={"unknown": "Unknown command /{name}. Known: {known}. To send text that starts with "

@@ -17,8 +17,9 @@ from typing import Any
 
 from jarvis_tui.core.settings.mcp import from_servers_files
 from jarvis_tui.core.textsafe import visible
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.texts.notices import tools_warnings
 from jarvis_tui.ui.host import AppHost
-from jarvis_tui.ui.i18n import Texts
 
 CLOSE_WAIT_S = 5.0  # at exit: a server that will not stop does not hold the terminal longer
 
@@ -148,7 +149,9 @@ class ToolServers:
                                                    keys=key))
             warnings: list[str] = []
             with contextlib.suppress(Exception):  # the session is being switched: no warning
-                warnings = self.app.chat.session.tools_warnings(lang)
+                offered = self.app.chat.session.tools_offered()
+                warnings = tools_warnings(offered.model, offered.tools, offered.tokens,
+                                          offered.budget, lang)
             for line in warnings:
                 await self._say(line, "warning")
 

@@ -124,7 +124,7 @@ def test_share_never_rounds_to_an_untrue_zero_or_hundred(part: float, text: str)
 
 
 def test_the_ask_usage_line_says_each_part_and_prices_each_model() -> None:
-    from jarvis_tui.core.notices import usage_line
+    from jarvis_tui.texts.notices import usage_line
 
     used = ev.Usage(12_000, 300, 11_500, cached_tokens=10_240, cache_write_tokens=512)
     compacted = costs.CompactionCost(2, 5_000, 400, None, None, 3_000, "mini")

@@ -7,7 +7,7 @@ from textual.widgets import Input, OptionList, Static
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.memory.section import HEADER
-from jarvis_tui.core.notices import describe
+from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from jarvis_tui.ui.screens.memory import MemoryEditor, MemoryScreen
 from jarvis_tui.ui.widgets.conversation import Conversation

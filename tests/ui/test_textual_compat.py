@@ -8,8 +8,9 @@ import re
 
 from textual.widgets import Markdown
 
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui import textual_compat
-from jarvis_tui.ui.i18n import Texts, translate_bindings
+from jarvis_tui.ui.languages import translate_bindings
 from jarvis_tui.ui.widgets import settled
 from jarvis_tui.ui.widgets.conversation import Conversation
 from tests.ui.app_helpers import views, wait_for

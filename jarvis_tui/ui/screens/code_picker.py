@@ -13,8 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.code_blocks import CodeBlock
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 CODE_PICKER_TEXTS = Texts(

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 CONFIRM_TEXTS = Texts(en={"yes": "Yes (Enter)", "no": "No (Esc)"}, zh={"yes": "是（Enter）",

@@ -13,7 +13,8 @@ from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets.text_pager import TextPager
 
 FULL_TEXT_TEXTS = Texts(

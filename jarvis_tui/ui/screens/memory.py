@@ -27,7 +27,8 @@ from jarvis_tui.core.session import (
     StoreError,
 )
 from jarvis_tui.core.textsafe import visible
-from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.screens.confirm import ConfirmScreen
 from jarvis_tui.ui.screens.dialog import dialog_css
 

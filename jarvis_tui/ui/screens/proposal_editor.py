@@ -15,7 +15,8 @@ from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.window.tokens import estimate
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.summary_editor import EDITOR_TEXTS, SummaryEditor
 
 PROPOSAL_TEXTS = Texts(

@@ -21,7 +21,8 @@ from textual.widgets.option_list import Option
 
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts, plural_s, ui_language
+from jarvis_tui.texts.i18n import Texts, plural_s
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 PREVIEW_CHARS = 160

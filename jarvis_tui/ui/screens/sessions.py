@@ -19,7 +19,8 @@ from textual.widgets.data_table import ColumnKey
 
 from jarvis_tui.core.session import SessionInfo
 from jarvis_tui.core.textsafe import terminal_safe
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 NEW_SESSION = 0  # never a real id: SQLite AUTOINCREMENT starts at 1

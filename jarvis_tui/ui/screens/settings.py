@@ -29,8 +29,9 @@ from jarvis_tui.core.settings.config import (
     with_overrides,
 )
 from jarvis_tui.core.settings.schema import Range, on_screen
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.actions import keys_problem
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 # The fields as the schema declares them: labels, hints, ranges and the words for what each

@@ -20,7 +20,8 @@ from textual.widgets import Button, Static, TextArea
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import Summary
 from jarvis_tui.core.window.tokens import estimate
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 
 # Below this many columns the originals replace the editor instead of sitting next to it: two

@@ -28,7 +28,8 @@ from textual.widgets import Button, Static
 
 from jarvis_tui.core.textsafe import visible
 from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolSpec
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css
 from jarvis_tui.ui.widgets.prompt_input import NEWLINE_KEYS, PromptInput
 from jarvis_tui.ui.widgets.tool_block import pretty

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from jarvis_tui.core.messages import Message
+from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.actions import KEY_TEXTS
-from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.widgets.message_cursor import MessageCursor
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.notice import Notice

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 HISTORY_TEXTS = Texts(
     en={

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 # Replies up to ~12k tokens are shown whole; past this they are cut. Far above what a model
 # writes under a usual max_tokens, so a real reply is rarely cut.

@@ -16,7 +16,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.textual_compat import anchor_released
 from jarvis_tui.ui.widgets import folding
 from jarvis_tui.ui.widgets.message_view import MessageView

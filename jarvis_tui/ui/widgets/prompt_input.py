@@ -18,7 +18,8 @@ from textual.widgets.text_area import Edit, EditResult, Location
 
 from jarvis_tui.core.pasted import NONE, Spans, deleted, inserted, shifted, tidy
 from jarvis_tui.core.prompt_history import HistoryEntry
-from jarvis_tui.ui.i18n import Texts, translate_bindings, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.widgets.history_walk import HistoryWalk
 
 PROMPT_TEXTS = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})

@@ -16,7 +16,8 @@ from jarvis_tui.core import costs
 from jarvis_tui.core.compaction.size import SummarySize
 from jarvis_tui.core.costs import CompactionCost, Price
 from jarvis_tui.core.session import Summary
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets.token_gauge import SPINNER, SPINNER_INTERVAL
 
 SUMMARY_TEXTS = Texts(

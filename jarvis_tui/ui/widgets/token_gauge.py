@@ -12,7 +12,8 @@ from textual.widget import Widget
 from jarvis_tui.core import costs
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.costs import Counts, Price, Tally
-from jarvis_tui.ui.i18n import Texts, ui_language
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.ui.languages import ui_language
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_INTERVAL = 0.1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.engine.compaction_guard import MAX_FAILURES
-from jarvis_tui.core.notices import describe
+from jarvis_tui.texts.notices import describe
 from tests.engine_helpers import is_summary_request, make_engine, send, summary_material
 
 TIGHT = dict(context_window=2048, response_reserve=256, system_reserve=128,

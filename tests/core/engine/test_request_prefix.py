@@ -8,8 +8,8 @@ import json
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction.summarizer import PREFIX_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
-from jarvis_tui.core.notices import describe
 from jarvis_tui.core.recall.turns import RECALL_HEADER
+from jarvis_tui.texts.notices import describe
 from tests.engine_helpers import (
     final,
     is_summary_request,

@@ -482,7 +482,7 @@ async def test_no_summary_is_asked_for_when_too_little_is_left_to_fold(make_fake
 
 
 def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, tmp_path):
-    from jarvis_tui.core.notices import tools_weight
+    from jarvis_tui.texts.notices import tools_weight
 
     fake = make_fake_server()
     few = make_engine(fake, tmp_path, tools=Box(a=str, b=str))
@@ -496,8 +496,8 @@ def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, 
 
 
 def test_the_bundled_models_tools_line_is_in_the_users_language():
-    from jarvis_tui.core.notices import tools_warnings
     from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
+    from jarvis_tui.texts.notices import tools_warnings
 
     assert tools_warnings(LOCAL_MODEL_NAME, 0, 0, 1000) == []  # no tools, nothing to say
     assert tools_warnings("gpt-4o", 2, 10, 1000) == []

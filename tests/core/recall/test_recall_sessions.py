@@ -9,11 +9,11 @@ import pytest
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import FAILED, Message
-from jarvis_tui.core.notices import describe
 from jarvis_tui.core.recall.sessions import HOLDERS_READ, label, points_beyond, recall_beyond
 from jarvis_tui.core.recall.turns import OTHER_SESSIONS_HEADER, RECALL_HEADER
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.window.tokens import TokenCounter
+from jarvis_tui.texts.notices import describe
 from tests.engine_helpers import make_engine, send
 
 ETL = "Note for later: the nightly warehouse ETL runs on the host kestrel-07 at 02:15 UTC."

@@ -12,13 +12,13 @@ from textual.widgets import Static
 
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.notices import pick_language
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import ChatSession, StoreError
+from jarvis_tui.texts.chat_texts import CHAT_TEXTS
+from jarvis_tui.texts.notices import pick_language
 from jarvis_tui.ui import posted
-from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.host import AppHost
-from jarvis_tui.ui.i18n import ui_language
+from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput

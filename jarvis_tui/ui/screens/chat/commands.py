@@ -11,11 +11,11 @@ from pathlib import Path
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.session import MemoryRefused, StoreError
 from jarvis_tui.core.textsafe import terminal_safe, visible
+from jarvis_tui.texts.chat_texts import CHAT_TEXTS
+from jarvis_tui.texts.i18n import plural_s
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys
-from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.clipboard import copy_out
 from jarvis_tui.ui.code_blocks import CodeBlock, code_blocks
-from jarvis_tui.ui.i18n import plural_s
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.screens.memory import MEMORY_TEXTS, why_not
 from jarvis_tui.ui.widgets.conversation import Conversation

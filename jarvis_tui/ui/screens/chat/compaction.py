@@ -12,9 +12,9 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.events import compaction_cost_of
-from jarvis_tui.core.notices import describe
+from jarvis_tui.texts.chat_texts import CHAT_TEXTS
+from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import posted
-from jarvis_tui.ui.chat_texts import CHAT_TEXTS
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel

@@ -21,15 +21,15 @@ from textual.widgets import Footer, Header, Static
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
-from jarvis_tui.core.notices import describe
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.session import ChatSession, StoreError
 from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.texts.chat_texts import CHAT_TEXTS, missing_key_problem
+from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
-from jarvis_tui.ui.chat_texts import CHAT_TEXTS, missing_key_problem
-from jarvis_tui.ui.i18n import translate_bindings, ui_language
+from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS
 from jarvis_tui.ui.screens.chat.base import explain
 from jarvis_tui.ui.screens.chat.branches import BRANCH_TEXTS, ChatBranches

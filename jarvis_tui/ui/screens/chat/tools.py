@@ -12,10 +12,10 @@ from textual import on
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.notices import describe
 from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
+from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import posted
-from jarvis_tui.ui.i18n import Texts
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jarvis_tui.core.providers import missing_key
 from jarvis_tui.core.settings.config import Settings
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 CHAT_TEXTS = Texts(
     en={

@@ -3,7 +3,7 @@ entries are in ui/actions.py."""
 
 from __future__ import annotations
 
-from jarvis_tui.ui.i18n import Texts
+from jarvis_tui.texts.i18n import Texts
 
 APP_TEXTS = Texts(
     en={
