@@ -180,6 +180,9 @@ def _system_parts(engine: Engine, fitted: FittedWindow, count: Any) -> list[Requ
     text: str = fitted.wire[0]["content"]
     pieces: list[tuple[str, str]] = []
     for kind, piece in ((SYSTEM, engine.configured_prompt()), (MEMORY, engine.memory_sent().text)):
+        if not pieces and not text.startswith(piece):
+            # The message opens with it: with a summary below, the message is stripped.
+            piece = piece.lstrip()
         if piece and text.startswith(piece):
             pieces.append((kind, piece))
             text = text[len(piece):].lstrip("\n")

@@ -30,6 +30,7 @@ from jarvis_tui.core.providers.toolcalls import openai_tools
 from jarvis_tui.core.recall.turns import OTHER_SESSIONS_HEADER, RECALL_HEADER
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ONCE
+from jarvis_tui.core.window.fit import SUMMARY_HEADER
 from tests.core.details.test_ledger import PLANTED, replies
 from tests.core.engine.test_request_prefix import FACT, PROSE, chat_bodies, fact_compacted_away
 from tests.core.engine.test_tool_round import Box, always, numbered
@@ -206,3 +207,23 @@ async def test_turns_recalled_from_another_session(fake_server, tmp_path):
     assert state_of(engine, later, question) == VERBATIM
     carried = next(p for p in later.parts if p.text.endswith(question))
     assert OTHER_SESSIONS_HEADER in carried.text
+
+
+async def test_a_prompt_that_quotes_the_ledger_header_is_reported_as_the_prompt(fake_server,
+                                                                               tmp_path):
+    """The inspector's parts come from the pieces the system message is made of, not from
+    splitting it again: a configured prompt that opens with blank space (the system message is
+    stripped) and quotes the ledger's header stays one part, and the summary another."""
+    summarising_replies(fake_server)
+    prompt = ("  \nYou keep notes for the user.\n\n" + LEDGER_HEADER
+              + "\nis what the notes under a summary are headed with.")
+    engine = make_engine(fake_server, tmp_path, keep_recent_turns=1, system_prompt=prompt)
+    for i in range(3):
+        await send(engine, PROSE[i % 2].format(i=i) + " filler words" * 60)
+    [e async for e in engine.compact(reason="manual")]
+    report = await sent_as_reported(engine, fake_server, "What is next?")
+    system = next(p for p in report.parts if p.kind == SYSTEM)
+    assert system.text == prompt.strip()
+    summary = next(p for p in report.parts if p.kind == SUMMARY)
+    assert summary.text.startswith(SUMMARY_HEADER)
+    assert system_of(report) == report.wire[0]["content"]
