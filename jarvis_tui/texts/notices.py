@@ -244,6 +244,14 @@ def _s(n: int) -> str:
 def describe(event: ev.Event, language: str = "en") -> str | None:
     """One line for an event the user should hear about, or None for the quiet ones."""
     t = TEXTS.get(language, TEXTS["en"])
+    for family in (_compaction_line, _round_line, _tool_line):
+        if (line := family(event, t, language)) is not None:
+            return line
+    return None
+
+
+def _compaction_line(event: ev.Event, t: dict[str, str], language: str) -> str | None:
+    """Compacting, and what it did or why it could not."""
     match event:
         case ev.CompactionStarted(messages=n):
             return t["compacting"].format(n=n)
@@ -260,6 +268,12 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["compact_failed"].format(why=why)
         case ev.CompactionHeld(why=why, freed=freed, failures=n):
             return t[f"held_{why}"].format(freed=f"{max(freed, 0):,}", n=n)
+    return None
+
+
+def _round_line(event: ev.Event, t: dict[str, str], language: str) -> str | None:
+    """What a round learns of the server, the window, the session and recall; how it ends."""
+    match event:
         case ev.Retrying(reason=reason, attempt=attempt, delay_s=delay):
             # Provider messages end in a full stop; the notice continues after them.
             return t["retrying"].format(reason=reason.rstrip("."), attempt=attempt, delay=delay)
@@ -291,6 +305,16 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
                                                 them="it" if n == 1 else "them")
         case ev.Failed(error=why):
             return t["failed"].format(why=why)
+        case ev.Finished(finish_reason="length"):
+            return t["length"]
+        case ev.Finished(message=msg) if not msg.content.strip():
+            return t["empty"]
+    return None
+
+
+def _tool_line(event: ev.Event, t: dict[str, str], language: str) -> str | None:
+    """A tool call started or ended, the step limit, a tool left out, outputs pruned."""
+    match event:
         case ev.ToolStarted(call=call) if is_history_search(call.name):
             return searched_line(call, language)
         case ev.ToolStarted(call=call):
@@ -315,8 +339,4 @@ def describe(event: ev.Event, language: str = "en") -> str | None:
             return t["tool_left_out"].format(tool=name, server=where, why=why.rstrip("."))
         case ev.ToolOutputsPruned(count=n, freed=freed):
             return t["tool_pruned"].format(n=n, s=_s(n), freed=f"{freed:,}")
-        case ev.Finished(finish_reason="length"):
-            return t["length"]
-        case ev.Finished(message=msg) if not msg.content.strip():
-            return t["empty"]
     return None
