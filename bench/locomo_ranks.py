@@ -68,13 +68,13 @@ def evidence_turns(conv: Conversation, pairs: list[tuple[str, str]]) -> dict[str
     return where
 
 
-def order(ranker: str, meaning: Meaning, store: Store, conv_id: int, turns: list[list[int]],
-          question: str) -> np.ndarray:
-    """The turns' indices, best first."""
+def order(ranker: str, meaning: Meaning, turns: list[list[int]], question: str,
+          words: dict[int, float]) -> np.ndarray:
+    """The turns' indices, best first (`words`: each message's share of the question's words,
+    read once for both rankers that use them)."""
     n = len(turns)
     if ranker == "newest first":
         return np.arange(n)[::-1]
-    words = shares_in(store, conv_id, question, 2 * n)
     if ranker == "words":
         s = np.array([max((words.get(m, 0.0) for m in ids), default=0.0) for ids in turns])
         return np.lexsort((-np.arange(n), -s))
@@ -110,8 +110,9 @@ def run(conv: Conversation, tmp: Path, counter: TokenCounter, out: dict,
             wanted = [where[e] for e in q.evidence if e in where]
             if not wanted:
                 continue
+            words = shares_in(store, conv_id, q.text, 2 * len(turns))
             for ranker in RANKERS:
-                best = order(ranker, meaning, store, conv_id, turns, q.text)
+                best = order(ranker, meaning, turns, q.text, words)
                 spent = np.cumsum(np.asarray(cost)[best])
                 place = {int(t): i for i, t in enumerate(best)}
                 # The tokens taken when the last of its evidence turns is in.
