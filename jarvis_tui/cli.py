@@ -34,6 +34,7 @@ from jarvis_tui.core.providers.local_server import (
     local_model_path,
 )
 from jarvis_tui.core.providers.registry import PROVIDERS
+from jarvis_tui.core.safety.textsafe import SafeStream, terminal_safe, visible
 from jarvis_tui.core.settings.config import (
     PROVIDER_KEYS,
     ConfigError,
@@ -52,7 +53,6 @@ from jarvis_tui.core.store.db import default_db_path
 from jarvis_tui.core.store.export import to_json, to_markdown
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.textsafe import SafeStream, terminal_safe, visible
 from jarvis_tui.texts.notices import describe, pick_language, usage_line
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
@@ -681,7 +681,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def _search_all(args: argparse.Namespace) -> int:
     from jarvis_tui.core.embed.meaning import for_command
     from jarvis_tui.core.recall.sessions import search_sessions
-    from jarvis_tui.core.redact import redactor
+    from jarvis_tui.core.safety.redact import redactor
 
     # Every session's turns on one screen, as recall would send them to another session: with
     # their secrets hidden unless the user turned that off (recall_redact_secrets).

@@ -1,5 +1,5 @@
 """Credentials in every format issue 25 found `export --redact` missed, each in the text around
-it as a user pastes it: for tests/core/store/test_redact.py and the fault matrix's row
+it as a user pastes it: for tests/core/safety/test_redact.py and the fault matrix's row
 (tests/faults/leaks.py).
 """
 

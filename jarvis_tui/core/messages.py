@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from jarvis_tui.core.tool_args import arguments_or_none
+from jarvis_tui.core.calls.tool_args import arguments_or_none
 
 ROLES = ("system", "user", "assistant", "tool")
 

@@ -13,9 +13,9 @@ from textual.screen import Screen
 
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.local_server import LocalServer
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import ChatSession, ProviderFactory, Store, StoreError
 from jarvis_tui.core.settings.config import ConfigError, Settings, config_path, update_settings_file
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.texts.app_texts import APP_TEXTS
 from jarvis_tui.texts.i18n import resolve_language
 from jarvis_tui.ui import full_gc

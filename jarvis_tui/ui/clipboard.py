@@ -20,8 +20,8 @@ from pathlib import Path
 import platformdirs
 
 from jarvis_tui.core.files import write_whole
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.settings.config import APP_NAME
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts
 
 CLIPBOARD_TEXTS = Texts(

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.core.settings.mcp import from_servers_files
-from jarvis_tui.core.textsafe import visible
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.texts.notices import tools_warnings
 from jarvis_tui.ui.host import AppHost

@@ -24,10 +24,10 @@ from jarvis_tui.core.providers.errors import (
     RetryableError,
 )
 from jarvis_tui.core.providers.openai import OpenAIProvider
+from jarvis_tui.core.safety.textsafe import SafeStream, terminal_safe
 from jarvis_tui.core.settings.config import config_warnings
 from jarvis_tui.core.store.export import REDACTED, redact
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.textsafe import SafeStream, terminal_safe
 from tests.cli.test_cli import flags, run
 from tests.hostile_server import HostileServer, echo_request
 from tests.provider_helpers import stream_events

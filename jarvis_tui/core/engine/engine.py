@@ -51,7 +51,7 @@ from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_s
 from jarvis_tui.core.recall.alike import alike
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall, search_covered
-from jarvis_tui.core.redact import redactor
+from jarvis_tui.core.safety.redact import redactor
 from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S, SessionMeta

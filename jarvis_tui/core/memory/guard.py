@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from jarvis_tui.core.known_secrets import Scrubber
-from jarvis_tui.core.redact import redact, secret_in
-from jarvis_tui.core.textsafe import (
+from jarvis_tui.core.safety.known_secrets import Scrubber
+from jarvis_tui.core.safety.redact import redact, secret_in
+from jarvis_tui.core.safety.textsafe import (
     invisible_count,
     tag_spelling,
     terminal_safe,

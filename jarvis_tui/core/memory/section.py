@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from jarvis_tui.core.safety.textsafe import without_invisible
 from jarvis_tui.core.store.records import MemoryEntry
-from jarvis_tui.core.textsafe import without_invisible
 
 HEADER = "What the user asked you to remember (from earlier sessions):"
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import httpx
 
+from jarvis_tui.core.calls.tool_args import arguments_or_none
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import ProviderError, StreamCut
 from jarvis_tui.core.providers.http import HttpProvider, json_or_none, stream_lines
 from jarvis_tui.core.providers.registry import ANTHROPIC
 from jarvis_tui.core.providers.toolcalls import finish_with_calls, with_ids
 from jarvis_tui.core.providers.usage import anthropic_prompt, count
-from jarvis_tui.core.tool_args import arguments_or_none
 
 API_VERSION = "2023-06-01"
 # Anthropic refuses a conversation that starts with the assistant; after compaction the kept

@@ -19,9 +19,9 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
 
-from jarvis_tui.core.known_secrets import MIN_SECRET_CHARS
-from jarvis_tui.core.known_secrets import printed_forms as _printed_forms
 from jarvis_tui.core.providers.registry import DEFAULT
+from jarvis_tui.core.safety.known_secrets import MIN_SECRET_CHARS
+from jarvis_tui.core.safety.known_secrets import printed_forms as _printed_forms
 
 MAX_MESSAGE_CHARS = 300
 

@@ -15,6 +15,7 @@ from urllib.parse import unquote_plus
 
 import httpx
 
+from jarvis_tui.core.calls.tool_args import Unreadable, loads
 from jarvis_tui.core.providers.base import ChatDelta, ChatEvent
 from jarvis_tui.core.providers.errors import (
     NetworkError,
@@ -26,8 +27,7 @@ from jarvis_tui.core.providers.errors import (
     classify,
 )
 from jarvis_tui.core.providers.registry import spec_of
-from jarvis_tui.core.textsafe import SurrogateJoiner
-from jarvis_tui.core.tool_args import Unreadable, loads
+from jarvis_tui.core.safety.textsafe import SurrogateJoiner
 
 MAX_BODY = 1 << 20  # bytes of an error body or whole answer read before giving up on the rest
 

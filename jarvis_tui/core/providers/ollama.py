@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from jarvis_tui.core.calls.tool_args import arguments_or_none
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, Completion
 from jarvis_tui.core.providers.errors import (
     ProviderError,
@@ -30,7 +31,6 @@ from jarvis_tui.core.providers.toolcalls import (
     with_ids,
 )
 from jarvis_tui.core.providers.usage import completion, ollama_usage
-from jarvis_tui.core.tool_args import arguments_or_none
 
 OLLAMA_DEFAULT_URL = OLLAMA.base_url
 

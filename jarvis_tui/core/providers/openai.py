@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from jarvis_tui.core.calls.tool_args import Unreadable
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatEvent, ChatUsage, Completion
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
@@ -28,7 +29,6 @@ from jarvis_tui.core.providers.toolcalls import (
     openai_tools,
 )
 from jarvis_tui.core.providers.usage import completion, openai_usage
-from jarvis_tui.core.tool_args import Unreadable
 
 
 class OpenAIProvider(HttpProvider):

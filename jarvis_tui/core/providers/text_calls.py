@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Collection
 from dataclasses import replace
 from enum import Enum
 
+from jarvis_tui.core.calls.tool_args import arguments_or_none
 from jarvis_tui.core.providers.base import (
     ChatDelta,
     ChatDone,
@@ -26,7 +27,6 @@ from jarvis_tui.core.providers.base import (
     Completion,
 )
 from jarvis_tui.core.providers.toolcalls import finish_with_calls, with_ids
-from jarvis_tui.core.tool_args import arguments_or_none
 
 TAG_OPEN, TAG_CLOSE = "<tool_call>", "</tool_call>"
 FENCE = "```"

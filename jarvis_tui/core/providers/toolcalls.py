@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jarvis_tui.core.call_ids import unique_ids
+from jarvis_tui.core.calls.call_ids import unique_ids
 from jarvis_tui.core.providers.base import ChatToolCall
 
 

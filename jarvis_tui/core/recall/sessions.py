@@ -57,9 +57,9 @@ from jarvis_tui.core.recall.turns import (
     weighed,
     words_in,
 )
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.store.records import SessionInfo
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.window.tokens import TokenCounter
 
 # Not "thread": "the other thread" in a coding session is a thread of the program.

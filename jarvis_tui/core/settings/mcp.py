@@ -18,9 +18,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from jarvis_tui.core.known_secrets import HIDDEN, Scrubber, secret_name, table_secrets, token_shaped
 from jarvis_tui.core.providers.http import hide_url_secrets, url_secrets
-from jarvis_tui.core.redact import redact
+from jarvis_tui.core.safety.known_secrets import (
+    HIDDEN,
+    Scrubber,
+    secret_name,
+    table_secrets,
+    token_shaped,
+)
+from jarvis_tui.core.safety.redact import redact
 from jarvis_tui.core.settings.errors import ConfigError, shown
 from jarvis_tui.core.settings.schema import Range
 

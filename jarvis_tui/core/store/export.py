@@ -18,9 +18,9 @@ from typing import Any
 
 from jarvis_tui.core import costs
 from jarvis_tui.core.messages import describe_calls
-from jarvis_tui.core.redact import REDACTED as REDACTED  # the mark, for callers of redact
-from jarvis_tui.core.redact import redact
-from jarvis_tui.core.textsafe import json_escaped, terminal_safe
+from jarvis_tui.core.safety.redact import REDACTED as REDACTED  # the mark, for callers of redact
+from jarvis_tui.core.safety.redact import redact
+from jarvis_tui.core.safety.textsafe import json_escaped, terminal_safe
 
 ROLE_TITLES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 

@@ -7,9 +7,9 @@ above the store (core/memory/guard.py); here only what would make the row wrong 
 Another jarvis-tui may change the memory at any time: `memory_stamp` tells a reader cheaply
 whether it did.
 
-Every write of a text removes the characters that show nothing (core/textsafe.py): whatever path
-a text comes by (the guard says so to the user where it was typed; a compaction's suggestions
-come straight here), no entry holds words the user cannot see.
+Every write of a text removes the characters that show nothing (core/safety/textsafe.py):
+whatever path a text comes by (the guard says so to the user where it was typed; a
+compaction's suggestions come straight here), no entry holds words the user cannot see.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from jarvis_tui.core.safety.textsafe import without_invisible
 from jarvis_tui.core.store.db import Db, storable
 from jarvis_tui.core.store.records import (
     MEMORY_KINDS,
@@ -27,7 +28,6 @@ from jarvis_tui.core.store.records import (
     MemorySource,
     StoreError,
 )
-from jarvis_tui.core.textsafe import without_invisible
 
 _SELECT = ("SELECT id, text, kind, state, pinned, conversation_id, message_id, created_at, "
            "updated_at FROM memories ")

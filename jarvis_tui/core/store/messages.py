@@ -10,10 +10,10 @@ import sqlite3
 
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import Spans, tidy
-from jarvis_tui.core.redact import redact, redact_title
+from jarvis_tui.core.safety.redact import redact, redact_title
+from jarvis_tui.core.safety.textsafe import valid_unicode
 from jarvis_tui.core.store.db import Db, dump_json, load_json, storable
 from jarvis_tui.core.store.records import SessionInfo, StoreError, Summary, Unreadable
-from jarvis_tui.core.textsafe import valid_unicode
 
 TITLE_CHARS = 60
 STATUSES = ("complete", "partial", "failed")

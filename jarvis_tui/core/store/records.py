@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jarvis_tui.core.redact import redact_title
+from jarvis_tui.core.safety.redact import redact_title
 
 
 class StoreError(Exception):

@@ -33,10 +33,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from jarvis_tui.core.known_secrets import HIDDEN, Scrubber
-from jarvis_tui.core.redact import redact
+from jarvis_tui.core.safety.known_secrets import HIDDEN, Scrubber
+from jarvis_tui.core.safety.redact import redact
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.settings.mcp import McpServerConfig
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.core.tools.mcp_content import clean, result_text
 from jarvis_tui.core.tools.mcp_listing import CheckedListing, validation_line
 from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec

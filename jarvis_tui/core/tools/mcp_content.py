@@ -15,7 +15,7 @@ from typing import Any
 
 import mcp_types as types
 
-from jarvis_tui.core.textsafe import valid_unicode
+from jarvis_tui.core.safety.textsafe import valid_unicode
 
 
 def clean(text: str) -> str:

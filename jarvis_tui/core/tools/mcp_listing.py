@@ -20,7 +20,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import methods
 from pydantic import ValidationError
 
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.tools.mcp_content import clean
 
 LIST_TOOLS = "tools/list"

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from jarvis_tui.core.tool_args import read_arguments
+from jarvis_tui.core.calls.tool_args import read_arguments
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from itertools import compress, islice
 from operator import attrgetter
 from typing import Any, Protocol
 
-from jarvis_tui.core.call_ids import with_unique_call_ids
+from jarvis_tui.core.calls.call_ids import with_unique_call_ids
 from jarvis_tui.core.messages import Message, group_of, group_spans, sendable
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
 

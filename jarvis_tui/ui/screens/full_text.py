@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets.text_pager import TextPager

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from jarvis_tui.core.textsafe import visible
+from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.core.session import (
     ChatSession,
     MemoryEntry,
@@ -26,7 +27,6 @@ from jarvis_tui.core.session import (
     MemorySource,
     StoreError,
 )
-from jarvis_tui.core.textsafe import visible
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.screens.confirm import ConfirmScreen

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Collapsible, Static
 
 from jarvis_tui.core.next_request import NextRequest, RequestPart
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts, plural_s
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

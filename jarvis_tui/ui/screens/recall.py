@@ -20,7 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts, plural_s
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

@@ -17,8 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import SessionInfo
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

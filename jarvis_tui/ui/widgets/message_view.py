@@ -18,7 +18,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.next_request import CUT, LEFT_OUT, RECALLED, STUBBED
-from jarvis_tui.core.textsafe import SafeStream, terminal_safe
+from jarvis_tui.core.safety.textsafe import SafeStream, terminal_safe
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.languages import ui_language

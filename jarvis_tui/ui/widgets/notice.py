@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from jarvis_tui.core.textsafe import terminal_safe
+from jarvis_tui.core.safety.textsafe import terminal_safe
 
 
 class Notice(Static):

@@ -22,9 +22,9 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
+from jarvis_tui.core.calls.tool_args import arguments_or_none
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
-from jarvis_tui.core.textsafe import visible
-from jarvis_tui.core.tool_args import arguments_or_none
+from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.core.tools.history_tool import is_history_search
 from jarvis_tui.core.tools.results import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.core.tools.specs import ToolCall

@@ -136,8 +136,8 @@ def test_a_text_of_nothing_visible_is_empty_and_the_length_counts_what_is_kept()
 def test_every_credential_the_rules_name_is_said_in_chinese():
     """The Chinese refusal named the credential in English ('这条看起来像 a password in plain
     words'): each name redact's rules and token table give has its Chinese."""
-    from jarvis_tui.core import redact
     from jarvis_tui.core.memory.guard import WHAT_ZH
+    from jarvis_tui.core.safety import redact
     names = {what for what, _, _ in redact._rules(redact.REDACTED)}
     names |= set(redact._TOKEN_WORDS.values()) | {"an Anthropic API key"}
     assert names <= set(WHAT_ZH), names - set(WHAT_ZH)

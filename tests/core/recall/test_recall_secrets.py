@@ -11,7 +11,7 @@ import pytest
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.recall.sessions import search_sessions
 from jarvis_tui.core.recall.turns import OTHER_SESSIONS_HEADER
-from jarvis_tui.core.redact import REDACTED, redactor
+from jarvis_tui.core.safety.redact import REDACTED, redactor
 from jarvis_tui.core.store.export import to_json, to_markdown
 from jarvis_tui.core.store.messages import make_title
 from jarvis_tui.core.store.store import Store
@@ -153,7 +153,7 @@ def test_a_turn_is_redacted_once_however_often_the_gauge_asks(monkeypatch):
     """The gauge recalls across sessions at every keystroke, with the same turns: redacting a
     pasted turn each time took 150 ms of a 220 ms keystroke (bench/cross_session.py). The same
     text is redacted once; a text past the memo's size every time, never held."""
-    from jarvis_tui.core import redact as module
+    from jarvis_tui.core.safety import redact as module
     calls = []
     real = module.redact
     monkeypatch.setattr(module, "redact",

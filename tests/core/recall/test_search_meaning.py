@@ -16,7 +16,7 @@ from jarvis_tui.core.embed.model import bundled
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.recall.sessions import search_sessions
 from jarvis_tui.core.recall.turns import search_covered, search_turns
-from jarvis_tui.core.redact import redactor
+from jarvis_tui.core.safety.redact import redactor
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.window.history import History
 from tests.core.recall.test_recall import compact_times, lossy

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_tui.core.known_secrets import Scrubber
+from jarvis_tui.core.safety.known_secrets import Scrubber
 from jarvis_tui.core.settings.config import (
     ConfigError,
     Settings,

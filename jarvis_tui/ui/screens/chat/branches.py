@@ -9,8 +9,8 @@ import time
 
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import NONE, Spans
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import StoreError
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.texts.i18n import Texts, plural_s
 from jarvis_tui.ui.screens.chat.base import ChatBase, explain
 from jarvis_tui.ui.widgets.conversation import Conversation

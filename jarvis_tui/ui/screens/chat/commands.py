@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.safety.textsafe import terminal_safe, visible
 from jarvis_tui.core.session import MemoryRefused, StoreError
-from jarvis_tui.core.textsafe import terminal_safe, visible
 from jarvis_tui.texts.chat_texts import CHAT_TEXTS
 from jarvis_tui.texts.i18n import plural_s
 from jarvis_tui.ui.actions import BY_ID, help_commands, help_keys

@@ -23,8 +23,8 @@ from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
+from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import ChatSession, StoreError
-from jarvis_tui.core.textsafe import terminal_safe
 from jarvis_tui.texts.chat_texts import CHAT_TEXTS, missing_key_problem
 from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import full_gc, posted

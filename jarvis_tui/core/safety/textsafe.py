@@ -92,7 +92,8 @@ class SafeStream:
 # nothing themselves but change what is around them: U+202E reverses the text after it, so a
 # terminal that applies bidi shows "rm -rf ~" as "~ fr- mr" and a border after it moves; U+200B
 # makes two names that look the same differ; tag characters (U+E0020-E007F) are text a model
-# reads and a user never sees. tests/core/test_textsafe_visible.py checks this against unicodedata.
+# reads and a user never sees. tests/core/safety/test_textsafe_visible.py checks this against
+# unicodedata.
 _INVISIBLE = re.compile(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
     "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"

@@ -22,8 +22,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from jarvis_tui.core import passwords
-from jarvis_tui.core.known_secrets import Scrubber
+from jarvis_tui.core.safety import passwords
+from jarvis_tui.core.safety.known_secrets import Scrubber
 
 REDACTED = "[redacted]"
 

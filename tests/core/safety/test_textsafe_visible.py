@@ -1,5 +1,6 @@
-"""`visible` (core/textsafe.py): what a model or a tool server wrote, with every character that
-shows nothing written out, so a name cannot read reversed or hide a part (issue 25, item 17)."""
+"""`visible` (core/safety/textsafe.py): what a model or a tool server wrote, with every
+character that shows nothing written out, so a name cannot read reversed or hide a part
+(issue 25, item 17)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ import json
 import sys
 import unicodedata
 
-from jarvis_tui.core.textsafe import invisible_count, tag_spelling, visible, without_invisible
+from jarvis_tui.core.safety.textsafe import (
+    invisible_count,
+    tag_spelling,
+    visible,
+    without_invisible,
+)
 
 
 def test_every_character_that_shows_nothing_is_written_out():

@@ -1,4 +1,4 @@
-"""Tool arguments read by the one rule (core/tool_args.py): JSON Python will not read (nesting
+"""Tool arguments read by the one rule (core/calls/tool_args.py): JSON Python will not read (nesting
 100,000 deep, a number of 5,000 digits) is a ValueError saying why, never a RecursionError or
 json's advice about sys.set_int_max_str_digits, for every reader that shows or resends a call."""
 
@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from jarvis_tui.core.calls.tool_args import Unreadable, arguments_or_none, loads, read_arguments
 from jarvis_tui.core.messages import call_commands
 from jarvis_tui.core.providers.anthropic import to_anthropic
 from jarvis_tui.core.providers.ollama import to_ollama_messages
-from jarvis_tui.core.tool_args import Unreadable, arguments_or_none, loads, read_arguments
 
 DEEP = '{"query": ' + "[" * 100_000 + "]" * 100_000 + "}"
 DIGITS = '{"limit": ' + "9" * 5000 + "}"

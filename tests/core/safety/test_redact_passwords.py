@@ -1,6 +1,6 @@
-"""Passwords in plain words and on command lines (core/passwords.py, in redact.py's one table):
-what issue 39 found passing the memory guard and `export --redact`, in both languages, and the
-prose about passwords that holds none and must stay as it is."""
+"""Passwords in plain words and on command lines (core/safety/passwords.py, in redact.py's one
+table): what issue 39 found passing the memory guard and `export --redact`, in both languages,
+and the prose about passwords that holds none and must stay as it is."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_tui.core.memory.guard import refusal
-from jarvis_tui.core.redact import REDACTED, redact, secret_in
+from jarvis_tui.core.safety.redact import REDACTED, redact, secret_in
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,11 +1,11 @@
-"""`export --redact`'s rules (core/redact.py): every credential format issue 25 found missed, in
-the text around it as a user pastes it, and the ordinary text that must stay as it is."""
+"""`export --redact`'s rules (core/safety/redact.py): every credential format issue 25 found
+missed, in the text around it as a user pastes it, and the ordinary text that must stay as it is."""
 
 from __future__ import annotations
 
 import pytest
 
-from jarvis_tui.core.redact import REDACTED, redact
+from jarvis_tui.core.safety.redact import REDACTED, redact
 from tests.secret_formats import CASES
 
 
