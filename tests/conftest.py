@@ -31,7 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark `slow` the tests tests/slow_tests.txt lists (bench/test_loop.py measures them), so
+    """Mark `slow` the tests tests/slow_tests.txt lists (bench/dev/test_loop.py measures them), so
     the developers' loop can leave them to README's command. Run over the whole suite, a listed
     test that no longer exists is an error: the list would otherwise rot by renames."""
     listed = {line.strip() for line in SLOW_LIST.read_text(encoding="utf-8").splitlines()
@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if whole and (gone := sorted(listed - found)):
         raise pytest.UsageError(
             f"tests/slow_tests.txt names {len(gone)} test(s) that no longer exist, e.g. "
-            f"{gone[0]}: run `python bench/test_loop.py --write` to list the slow ones again")
+            f"{gone[0]}: run `python bench/dev/test_loop.py --write` to list the slow ones again")
 
 
 @pytest.fixture

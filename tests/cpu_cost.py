@@ -1,7 +1,7 @@
 """A pytest plugin (`-p tests.cpu_cost`) that writes what each test cost: CPU in the test's own
 process (the fake servers' threads included), CPU of the processes it started and waited for, and
 wall time, one JSON line per test into $JARVIS_TEST_COST_DIR (a file per xdist worker).
-bench/test_loop.py reads them to say where the suite's time goes and which tests are slow."""
+bench/dev/test_loop.py reads them to say where the suite's time goes and which tests are slow."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Every fault a provider can throw at a conversation, each run through the real engine against a
 fake server on a loopback socket, and what became of it: survived, messages lost, retries, time.
 
-Shared by tests/faults/test_fault_matrix.py (which asserts every row) and bench/faults.py (which
-prints them). A row survives when the round ends the way the fault allows (a reply, or for
+Shared by tests/faults/test_fault_matrix.py (which asserts every row) and bench/faults/faults.py
+(which prints them). A row survives when the round ends the way the fault allows (a reply, or for
 faults that cannot be recovered a clear error) with no exception, and nothing the user or the
 model wrote is missing from the store.
 """

@@ -217,7 +217,7 @@ def tools_weight(tools: int, tokens: int, budget: int, language: str = "en") -> 
 def tools_warnings(model: str, tools: int, tokens: int, budget: int,
                    language: str = "en") -> list[str]:
     """What to tell the user once tools are offered: their definitions crowding the budget, and
-    that the bundled local model does not use them well (bench/tools_local.py)."""
+    that the bundled local model does not use them well (bench/local/tools_local.py)."""
     lines = [tools_weight(tools, tokens, budget, language)]
     if tools and model == LOCAL_MODEL_NAME:
         lines.append(TEXTS.get(language, TEXTS["en"])["tools_local"].format(model=model))

@@ -2,7 +2,7 @@
 
 A full collection walks every object the app holds, and Textual's render caches grow that to a
 few hundred thousand while a long reply renders: each one stopped the event loop for 100-250 ms,
-every second or so of a long reply, and a key typed then waited for it (bench/ui.py). While any
+every second or so of a long reply, and a key typed then waited for it (bench/ui/ui.py). While any
 hold is taken, full collections wait (the young generations are still collected as usual). The
 one that was put off takes 0.3-0.6 s, so it does not run the moment the last hold goes (the user
 is often typing the next message as a reply ends): it waits until no key has come for IDLE_S,

@@ -5,7 +5,7 @@ secrets printed.
 
 A case builds a Trial, runs commands through it, states what must hold (`expect`), and returns
 `trial.outcome(...)`. Shared by tests/faults/test_fault_matrix.py (asserting every row) and
-bench/faults.py (printing them).
+bench/faults/faults.py (printing them).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The full-screen app holding one huge reply (issue 25, item 19), for the fault matrix's row
-(tests/faults/memory.py) and bench/huge_reply.py.
+(tests/faults/memory.py) and bench/faults/huge_reply.py.
 
 `jarvis-tui` as the user starts it (cli.main: its arguments, config and session store), with the
 app under Textual's Pilot instead of a terminal, in a process of its own so its memory is its

@@ -3,8 +3,8 @@ streamed from the hostile server and opened from a stored session.
 
 One such reply held 2.5 GB, and 1.2 GB after Ctrl+N. The rows hold what the user sees: the reply
 shown cut with a line saying so, a bounded number of widgets, the whole text stored and read in
-the full-text view (V). The memory figures are printed beside, not asserted (bench/huge_reply.py
-compares them with the app showing the reply whole).
+the full-text view (V). The memory figures are printed beside, not asserted
+(bench/faults/huge_reply.py compares them with the app showing the reply whole).
 """
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ PLAIN_FAILS = {c.name for c in CASES if c.name.startswith("context overflow (")}
 @pytest.mark.parametrize("case", [c for c in CASES if c.run_plain],
                          ids=[c.name for c in CASES if c.run_plain])
 async def test_plain_client(case):
-    """The figures bench/faults.py prints for the plain client: it fails where it has no answer
-    and nowhere else (a baseline that failed everywhere would be a strawman), losing nothing."""
+    """The figures bench/faults/faults.py prints for the plain client: it fails where it has no
+    answer and nowhere else (a baseline that failed everywhere would be a strawman), losing
+    nothing."""
     outcome = await case.run_plain(Sleeps(cap=0.05))
     assert outcome.lost == 0, outcome
     assert outcome.survived == (case.name not in PLAIN_FAILS), outcome

@@ -1,6 +1,6 @@
 """What keeps typing quick while a long reply streams: the Markdown document takes the streamed
 text in batches (one relayout per batch, not per chunk), and full garbage collections wait
-until the reply is drawn. Behaviour pinned here; the timings are bench/ui.py's."""
+until the reply is drawn. Behaviour pinned here; the timings are bench/ui/ui.py's."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 and the messages scrolled out above it are folded away (widgets/folding.py), so each batch's
 relayout visits a handful of widgets. Pinned here: the screen looks exactly as it would with the
 real widgets, nothing is lost, and everything comes back when the reply ends or the width
-changes. The timings are bench/ui.py's."""
+changes. The timings are bench/ui/ui.py's."""
 
 from __future__ import annotations
 

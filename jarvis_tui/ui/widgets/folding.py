@@ -2,7 +2,7 @@
 
 Each batch of streamed text relays out the screen, and Textual's layout visits every mounted
 widget on every pass: a page of stored Markdown replies above the reply is ~150 widgets, which
-doubles the cost of each pass (bench/ui.py, 5,000-message session) while the user is typing. The
+doubles the cost of each pass (bench/ui/ui.py, 5,000-message session) while the user is typing. The
 views wholly above the viewport are hidden and one blank `Folded` block of the same height stands
 in for them, so the scroll position, the scrollbar and paging see the same geometry. They stay
 folded after the reply (unfolding costs a relayout of them all, ~130 ms); everything unfolds when

@@ -55,7 +55,7 @@ MARK_COLOURS = {CUT: "warning", LEFT_OUT: "error", RECALLED: "success"}
 
 
 # Each batch of text handed to the Markdown widget costs a relayout of the screen (one to three
-# passes of 10-40 ms on a 2-core VM, bench/ui.py), and a key typed meanwhile waits for it. Chunks
+# passes of 10-40 ms on a 2-core VM, bench/ui/ui.py), and a key typed meanwhile waits for it. Chunks
 # arrive up to a few hundred times a second; the document takes what came in at most this often
 # (the first chunk at once).
 STREAM_FLUSH_S = 0.2

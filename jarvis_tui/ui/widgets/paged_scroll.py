@@ -26,7 +26,7 @@ from jarvis_tui.ui.widgets.tool_block import ToolInfo, find_call, stored_outcome
 
 # Mounting a view of a Markdown reply costs ~25-35 ms on a 2-core VM, and every frame of a scroll
 # costs more the more views are mounted (~50 ms with 50, ~150 ms with 200). So a page is about
-# a screenful or two (opening a session mounts one: bench/ui.py, 1.3 s with 30, under 1 s with
+# a screenful or two (opening a session mounts one: bench/ui/ui.py, 1.3 s with 30, under 1 s with
 # 15), and a few pages stay mounted: going back over them needs no loading.
 PAGE = 15
 MAX_VIEWS = 120

@@ -2,7 +2,7 @@
 
 Each batch of streamed text relays out the screen, and Textual's layout visits every displayed
 widget on every pass: a 2,000-token reply with lists and fences is ~200 widgets, so late in the
-reply a pass takes 30-60 ms on a 2-core VM, and a key typed meanwhile waits for it (bench/ui.py).
+reply a pass takes 30-60 ms on a 2-core VM, and a key typed meanwhile waits for it (bench/ui/ui.py).
 Only the last block of a streaming Markdown document can still change (`Markdown.append`
 re-parses from its start), so before each batch the blocks above it are drawn into lines, shown
 by one `SettledImage`, and hidden: the layout then visits a handful of widgets however long the

@@ -1,0 +1,298 @@
+"""Held-out facts and questions for bench/fidelity/fidelity_work.py, written without reading the
+code under test.
+
+Written on 2026-12-02 by a helper session that read only the benchmark's specification and
+never opened jarvis_tui/, tests/ or the rest of bench/. The facts are meant to score recall
+honestly: nothing here was tuned against the retrieval code, so a system that passes the
+hand-written set but fails this one is overfitting to it.
+
+Each entry is one thing a developer says once in chat early in a working session. `value` is
+the exact substring that must reach the model's request; `questions[0]` asks for it later in the
+statement's language and `questions[1]` in the other language, both paraphrased so that the
+value and the statement's distinctive words are absent.
+"""
+
+from __future__ import annotations
+
+FRESH = [
+    # --- English statements -------------------------------------------------------------------
+    {"kind": "path", "language": "en",
+     "statement": "FYI the billing reconciler writes its CSV exports under "
+                  "/var/lib/recon/exports/daily, so finance pulls them from there.",
+     "value": "/var/lib/recon/exports/daily",
+     "questions": ["Remind me which directory the invoice-matching job dumps its sheets into?",
+                   "对账那个服务导出的文件是放在哪个目录下面的来着？"]},
+    {"kind": "path", "language": "en",
+     "statement": "The TLS cert for the partner API lives at /etc/ssl/private/partner-gw.pem on "
+                  "both edge nodes, and it expires in the spring.",
+     "value": "/etc/ssl/private/partner-gw.pem",
+     "questions": ["On the edge machines, where's the certificate file for the external "
+                   "integrations endpoint?",
+                   "给合作方用的那个接口，证书文件在边缘节点上的路径是什么？"]},
+    {"kind": "path", "language": "en",
+     "statement": "I moved the feature-flag definitions into services/checkout/flags/rollout.yaml "
+                  "so they get versioned with the code.",
+     "value": "services/checkout/flags/rollout.yaml",
+     "questions": ["Which file did I put the toggle config for the payment flow in?",
+                   "之前我把功能开关的定义挪到哪个文件里了？"]},
+    {"kind": "url", "language": "en",
+     "statement": "The staging Grafana board for the recommendations service is at "
+                  "https://grafana.staging.lumenhq.io/d/recs-latency, bookmark it for launch week.",
+     "value": "https://grafana.staging.lumenhq.io/d/recs-latency",
+     "questions": ["What's the link to the pre-prod dashboard for the suggestion engine's timings?",
+                   "推荐服务在测试环境的那个监控面板，链接是什么来着？"]},
+    {"kind": "url", "language": "en",
+     "statement": "Our shipping vendor's status page is https://status.parcelwise.com/incidents, "
+                  "check it before you blame our integration.",
+     "value": "https://status.parcelwise.com/incidents",
+     "questions": ["Before I file a bug about labels not printing, where can I see if the "
+                   "carrier's side is down?",
+                   "物流供应商那边发故障公告的页面网址是多少？"]},
+    {"kind": "number", "language": "en",
+     "statement": "After the index rebuild, p99 on the orders endpoint dropped to 184 ms from "
+                  "roughly 600.",
+     "value": "184 ms",
+     "questions": ["What was the tail response time for the order API once we redid the indexes?",
+                   "重建索引之后，订单接口的 P99 延迟降到多少了？"]},
+    {"kind": "number", "language": "en",
+     "statement": "Finance approved a cloud budget of $42,500 per quarter for the ML team; "
+                  "anything above that needs a VP sign-off.",
+     "value": "$42,500",
+     "questions": ["How much can the machine-learning group spend on hosting every three months?",
+                   "财务批给机器学习团队的云预算每季度是多少钱来着？"]},
+    {"kind": "number", "language": "en",
+     "statement": "The Docker image for the report renderer ballooned to 1.7 GB because someone "
+                  "baked in the full TeX Live.",
+     "value": "1.7 GB",
+     "questions": ["How big did the PDF generator's container get after the LaTeX stuff went in?",
+                   "报表渲染那个镜像现在有多大？"]},
+    {"kind": "port", "language": "en",
+     "statement": "The metrics sidecar next to the ingest workers exposes Prometheus on 9464, "
+                  "not the usual 9090.",
+     "value": "9464",
+     "questions": ["Which port should the scraper hit for the collector workers' stats container?",
+                   "采集 worker 旁边那个指标 sidecar 监听的是哪个端口？"]},
+    {"kind": "port", "language": "en",
+     "statement": "We run the internal Redis for rate limiting on 6390 so it doesn't clash with "
+                  "the cache instance.",
+     "value": "6390",
+     "questions": ["The throttling store, what port did we say that one listens on?",
+                   "限流用的那个 Redis 是跑在哪个端口上的？"]},
+    {"kind": "time", "language": "en",
+     "statement": "The freeze for the 3.0 release starts May 14 at 18:00 CET; after that only "
+                  "hotfixes go in.",
+     "value": "May 14 at 18:00 CET",
+     "questions": ["When exactly does the code lockdown before the next major version begin?",
+                   "3.0 发版前的代码冻结是几号几点开始？"]},
+    {"kind": "time", "language": "en",
+     "statement": "My flight to the Berlin on-site lands at 07:45 on Monday, so I'll join "
+                  "standup late.",
+     "value": "07:45",
+     "questions": ["What time does my plane get into Germany for the customer visit?",
+                   "我去柏林现场那趟航班几点落地来着？"]},
+    {"kind": "time", "language": "en",
+     "statement": "The SOC 2 evidence package is due to the auditors by 2027-01-15, Priya is "
+                  "collecting the screenshots.",
+     "value": "2027-01-15",
+     "questions": ["What's the deadline for handing the compliance material to the audit firm?",
+                   "审计要的那些合规材料最晚哪天之前得交？"]},
+    {"kind": "command", "language": "en",
+     "statement": "To regenerate the gRPC stubs you have to run make proto-gen "
+                  "PROTO_ROOT=./api/v2 from the repo root, plain make won't do it.",
+     "value": "make proto-gen PROTO_ROOT=./api/v2",
+     "questions": ["How do I rebuild the generated protobuf client code again?",
+                   "重新生成 gRPC 代码要执行的那条命令是什么？"]},
+    {"kind": "command", "language": "en",
+     "statement": "When the queue backs up, drain it with celery -A tasks purge -Q thumbnails -f "
+                  "and then bounce the workers.",
+     "value": "celery -A tasks purge -Q thumbnails -f",
+     "questions": ["What was the line to flush the image-preview job backlog when it piles up?",
+                   "缩略图队列堵住的时候，清空它用的是哪条命令？"]},
+    {"kind": "error", "language": "en",
+     "statement": 'The migration on prod failed with ERROR: could not obtain lock on relation '
+                  '"payments_ledger" and we had to roll back.',
+     "value": 'could not obtain lock on relation "payments_ledger"',
+     "questions": ["What exactly did Postgres complain about when the schema change blew up in "
+                   "production?",
+                   "生产上那次数据库迁移失败，报的错误信息原文是什么？"]},
+    {"kind": "error", "language": "en",
+     "statement": "The Android build started dying with Execution failed for task "
+                  "':app:mergeReleaseResources' right after the AGP upgrade.",
+     "value": "Execution failed for task ':app:mergeReleaseResources'",
+     "questions": ["Remind me of the exact failure from the mobile release build after we bumped "
+                   "the Gradle plugin?",
+                   "安卓打包升级插件之后报的那个错是什么来着？"]},
+    {"kind": "name", "language": "en",
+     "statement": "The payments gateway is owned by Tomasz Wieczorek's team, so page him for "
+                  "anything about refunds.",
+     "value": "Tomasz Wieczorek",
+     "questions": ["Who should I escalate to when money-back processing breaks?",
+                   "支付网关归谁负责来着？出了退款问题该找谁？"]},
+    {"kind": "name", "language": "en",
+     "statement": "Our account manager at the CDN vendor is Ingrid Halvorsen, she's the one who "
+                  "can raise our bandwidth cap.",
+     "value": "Ingrid Halvorsen",
+     "questions": ["Who's our contact at the content delivery provider for getting the traffic "
+                   "limit increased?",
+                   "CDN 那家供应商的客户经理叫什么名字？"]},
+    {"kind": "decision", "language": "en",
+     "statement": "We settled on Temporal for the order workflows instead of writing our own "
+                  "saga framework.",
+     "value": "Temporal",
+     "questions": ["What did we pick as the orchestration engine for the purchase processes?",
+                   "订单流程最后决定用哪个工作流引擎了？"]},
+    {"kind": "decision", "language": "en",
+     "statement": "For the new internal docs site we're going with Docusaurus, Confluence was "
+                  "too painful to edit.",
+     "value": "Docusaurus",
+     "questions": ["Which tool did we choose to build the new engineering handbook website?",
+                   "新的内部文档站最后选了什么框架？"]},
+    {"kind": "decision", "language": "en",
+     "statement": "We agreed to move the CI runners off Jenkins and onto Buildkite by the end "
+                  "of the quarter.",
+     "value": "Buildkite",
+     "questions": ["Which platform are our pipeline agents being migrated to?",
+                   "我们之前说持续集成要迁到哪个平台上？"]},
+    {"kind": "phone", "language": "en",
+     "statement": "The carrier's NOC for our SIP trunk is +44 20 7946 0321, they want the circuit "
+                  "ID when you call.",
+     "value": "+44 20 7946 0321",
+     "questions": ["When the voice lines drop, what's the number for the telephony provider's "
+                   "support desk?",
+                   "SIP 中继那家运营商的网络运维中心电话是多少来着？"]},
+    {"kind": "code", "language": "en",
+     "statement": "The outage postmortem is tracked in OPS-7719, please link your timeline notes "
+                  "there.",
+     "value": "OPS-7719",
+     "questions": ["Which ticket holds the incident review I should attach my notes to?",
+                   "那次故障复盘对应的工单号是多少？"]},
+    # --- Chinese statements -------------------------------------------------------------------
+    {"kind": "path", "language": "zh",
+     "statement": "对了，支付回调的日志我改成写到 /data/logs/pay-callback/ 下面了，按天切割。",
+     "value": "/data/logs/pay-callback/",
+     "questions": ["付款结果通知那块的日志现在存在哪个目录？",
+                   "Where are the payment webhook logs being written now?"]},
+    {"kind": "path", "language": "zh",
+     "statement": "模型权重我们统一放在 /mnt/models/llm/qwen2-7b-int4 这个目录，"
+                  "别再拷到自己家目录了。",
+     "value": "/mnt/models/llm/qwen2-7b-int4",
+     "questions": ["那个量化过的大模型文件存放在哪个路径来着？",
+                   "Where did we say the quantized LLM weights are kept?"]},
+    {"kind": "url", "language": "zh",
+     "statement": "新的内部 npm 镜像地址是 https://npm.corp.hexaline.cn/repository/npm-group/，"
+                  "记得改一下 .npmrc。",
+     "value": "https://npm.corp.hexaline.cn/repository/npm-group/",
+     "questions": ["前端装依赖要用的那个公司私有源，网址是啥来着？",
+                   "What's the URL of our private package registry for the frontend?"]},
+    {"kind": "url", "language": "zh",
+     "statement": "告警已经接到飞书群了，机器人地址是 "
+                  "https://open.feishu.cn/open-apis/bot/v2/hook/7c3e91a2，别外传。",
+     "value": "https://open.feishu.cn/open-apis/bot/v2/hook/7c3e91a2",
+     "questions": ["监控报警推到群里用的那个推送链接是多少？",
+                   "Remind me of the chat-bot endpoint our alerts get posted to?"]},
+    {"kind": "url", "language": "zh",
+     "statement": "客户那边的验收环境是 https://uat.jinhe-logistics.com/portal，账号我晚点私发你。",
+     "value": "https://uat.jinhe-logistics.com/portal",
+     "questions": ["甲方测试用的那套系统，入口地址是哪个？",
+                   "What's the address of the client's acceptance-testing environment?"]},
+    {"kind": "number", "language": "zh",
+     "statement": "压测结果出来了，网关单机能扛到 12,800 QPS，再往上 CPU 就打满了。",
+     "value": "12,800 QPS",
+     "questions": ["之前测出来的那个网关一台机器的吞吐上限是多少？",
+                   "What throughput did a single gateway node top out at in the load test?"]},
+    {"kind": "number", "language": "zh",
+     "statement": "这次去深圳客户现场，差旅预算批了 ¥23,600，住宿不能超标。",
+     "value": "¥23,600",
+     "questions": ["去南方那个客户那边出差，批给我们的钱是多少来着？",
+                   "How much travel money did we get approved for the Shenzhen trip?"]},
+    {"kind": "port", "language": "zh",
+     "statement": "测试环境的 Elasticsearch 我挪到 19200 上了，免得跟老集群抢。",
+     "value": "19200",
+     "questions": ["测试环境那个搜索引擎现在监听的是哪个端口？",
+                   "Which port is the staging search cluster on now?"]},
+    {"kind": "port", "language": "zh",
+     "statement": "灰度环境的 Nacos 配置中心跑在 18848，跟正式环境的分开。",
+     "value": "18848",
+     "questions": ["金丝雀发布那套环境的配置服务，端口号是多少？",
+                   "What port is the config center for the canary environment running on?"]},
+    {"kind": "port", "language": "zh",
+     "statement": "内网 MinIO 的管理控制台我开在 9301，S3 接口还是默认的 9000。",
+     "value": "9301",
+     "questions": ["对象存储的网页管理后台是哪个端口来着？",
+                   "Which port is the object storage admin web UI on?"]},
+    {"kind": "time", "language": "zh",
+     "statement": "数据库主从切换演练定在12月19日 22:30，运维那边已经同意了。",
+     "value": "12月19日 22:30",
+     "questions": ["那个主备切换的演习是哪天几点来着？",
+                   "When is the database failover drill scheduled?"]},
+    {"kind": "time", "language": "zh",
+     "statement": "App Store 提审的截止时间是2027年1月8日，过了就赶不上春节活动了。",
+     "value": "2027年1月8日",
+     "questions": ["苹果商店送审最晚哪天要交上去？",
+                   "What's the last day to submit the iPhone app for review before the "
+                   "holiday campaign?"]},
+    {"kind": "command", "language": "zh",
+     "statement": "流量高峰前记得先扩容，执行 kubectl -n edge scale deploy/ingress-nginx "
+                  "--replicas=6 就行。",
+     "value": "kubectl -n edge scale deploy/ingress-nginx --replicas=6",
+     "questions": ["高峰来之前要加实例，那条扩副本的命令是怎么写的？",
+                   "What's the command to scale up the ingress before the traffic peak?"]},
+    {"kind": "command", "language": "zh",
+     "statement": "清理构建缓存用 docker builder prune --filter until=72h -f，别用 system prune，"
+                  "会把卷删掉。",
+     "value": "docker builder prune --filter until=72h -f",
+     "questions": ["构建机磁盘满了，清镜像编译残留用哪条命令来着？",
+                   "Which command did I say clears old build cache without wiping volumes?"]},
+    {"kind": "command", "language": "zh",
+     "statement": "回滚数据库迁移用 alembic downgrade -1，千万别手动改 alembic_version 表。",
+     "value": "alembic downgrade -1",
+     "questions": ["表结构变更要撤回一步的话，执行什么？",
+                   "How do I undo the last schema migration again?"]},
+    {"kind": "error", "language": "zh",
+     "statement": "昨晚定时任务挂了，报的是 java.lang.OutOfMemoryError: Metaspace，"
+                  "我先把内存调大了。",
+     "value": "java.lang.OutOfMemoryError: Metaspace",
+     "questions": ["夜里那个批处理崩掉的时候，报错原文是什么？",
+                   "What was the exact error when the scheduled job crashed last night?"]},
+    {"kind": "error", "language": "zh",
+     "statement": "前端构建报 Module not found: Error: Can't resolve 'crypto'，"
+                  "应该是 webpack 5 不再自带 polyfill 了。",
+     "value": "Module not found: Error: Can't resolve 'crypto'",
+     "questions": ["前端打包失败那次，提示的错误是什么来着？",
+                   "Remind me of the exact message the web bundle build failed with?"]},
+    {"kind": "name", "language": "zh",
+     "statement": "短信通道那家供应商的对接人是王立峰，有问题直接找他。",
+     "value": "王立峰",
+     "questions": ["发验证码那家服务商，我们的联系人是谁？",
+                   "Who's our contact person at the SMS provider?"]},
+    {"kind": "name", "language": "zh",
+     "statement": "这周的值班是陈思远，周末出了事先打给他。",
+     "value": "陈思远",
+     "questions": ["本周轮到谁 on-call 来着？",
+                   "Who's on call this week?"]},
+    {"kind": "name", "language": "zh",
+     "statement": "用户中心服务现在归赵敏的团队管，需求都提给她。",
+     "value": "赵敏",
+     "questions": ["账号体系那块现在是谁带的组在负责？",
+                   "Which person's team owns the user-account service now?"]},
+    {"kind": "decision", "language": "zh",
+     "statement": "消息队列最后定了用 Pulsar，不上 Kafka 了，主要是多租户方便。",
+     "value": "Pulsar",
+     "questions": ["我们讨论的那个 MQ 最后选的哪个？",
+                   "Which message broker did we end up choosing?"]},
+    {"kind": "decision", "language": "zh",
+     "statement": "埋点数据我们决定写进 ClickHouse，Hive 那套太慢了。",
+     "value": "ClickHouse",
+     "questions": ["用户行为日志最后决定存到什么库里？",
+                   "What datastore did we choose for the analytics tracking events?"]},
+    {"kind": "phone", "language": "zh",
+     "statement": "去上海机房的话，门禁值班电话是 021-6087 3352，要提前一天报备。",
+     "value": "021-6087 3352",
+     "questions": ["进那个数据中心之前要打的登记电话是多少？",
+                   "What's the number to call to get access at the Shanghai data center?"]},
+    {"kind": "code", "language": "zh",
+     "statement": "我订的是 MU5137，早上八点起飞，到了虹桥直接去客户那。",
+     "value": "MU5137",
+     "questions": ["我那趟去上海的航班号是多少来着？",
+                   "Before I book the car, what was my flight number to Shanghai?"]},
+]
