@@ -329,12 +329,12 @@ class ChatSession:
         code the round builds it with (request_plan.py). The memory is read again first, as a
         round does; nothing else changes."""
         self.engine.refresh_memory()
-        return next_request(self.engine, pending_text)
+        return next_request(self.engine.basis(), pending_text)
 
     def request_states(self) -> dict[int, str]:
         """Each message of the branch shown -> what the next request does with it
         (core/next_request.py's states), from the same plan."""
-        return request_states(self.engine)
+        return request_states(self.engine.basis())
 
     def search(self, query: str) -> list[list[Message]]:
         from jarvis_tui.core.recall.turns import search_turns

@@ -2,20 +2,19 @@
 
 Held by the engine and handed what a compaction needs: the store and session it writes to, the
 history it folds, what was sent in place of messages (SentTexts, the tool outputs), the guard
-that keeps automatic compaction from looping, and a view of the request the engine builds (its
-budget, counts, prompt and tool definitions), read live since settings and the summary change
-between compactions. The session lock stays with the engine: a round holds it too, and a
-compaction inside a round runs under the round's hold.
+that keeps automatic compaction from looping, and what the request is made of (request_basis.py:
+its budget, counts, prompt and tool definitions), taken anew at each compaction since settings
+and the summary change between them; the summary it stores goes back through `keep_summary`.
+The session lock stays with the engine: a round holds it too, and a compaction inside a
+round runs under the round's hold.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
 from jarvis_tui.core.compaction.summarizer import (
     PREFIX_COUNT_MARGIN,
@@ -29,80 +28,36 @@ from jarvis_tui.core.compaction.summarizer import (
     plan_compaction,
 )
 from jarvis_tui.core.details.ledger import ledger_for, left_out
-from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
+from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.memory.guard import refusal
 from jarvis_tui.core.memory.suggest import durable, typed_by_user
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.recall.alike import new_ones
-from jarvis_tui.core.settings.config import Settings, known_secrets
+from jarvis_tui.core.settings.config import known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_tool import SUMMARY_NOTE, definition_overflow
-from jarvis_tui.core.tools.specs import ToolSpec
-from jarvis_tui.core.window.fit import fit_window, system_text
+from jarvis_tui.core.window.fit import fit_window
 from jarvis_tui.core.window.history import History
-from jarvis_tui.core.window.tokens import TokenCounter
-
-
-class RequestView(Protocol):
-    """What the engine works out about its next request, which a compaction weighs and whose
-    front a summary request may reuse. The summary is written back here: the engine's rounds
-    read it."""
-
-    settings: Settings
-    provider: Provider
-    summary: Summary | None
-
-    @property
-    def context_window(self) -> int: ...
-
-    @property
-    def counter(self) -> TokenCounter: ...
-
-    @property
-    def budget(self) -> Budget: ...
-
-    @property
-    def summary_max_tokens(self) -> int: ...
-
-    @property
-    def details_max_tokens(self) -> int: ...
-
-    def usage(self, pending: str = "") -> BudgetUsage: ...
-
-    def configured_prompt(self) -> str: ...
-
-    def system_prompt(self) -> str: ...
-
-    def summary_note(self) -> str: ...
-
-    def tool_specs(self) -> list[ToolSpec]: ...
-
-    def definitions(self) -> list[dict]: ...
-
-    def definitions_tokens(self) -> int: ...
-
-    def may_search_history(self) -> bool: ...
-
-    def by_meaning(self) -> Meaning | None: ...
 
 
 class Compactions:
     """Plans, summarises and stores compactions of one session; proposals wait here for the
     user's word (commit or discard) only as values the caller keeps."""
 
-    def __init__(self, view: RequestView, store: Store, conversation_id: int, history: History,
-                 sent: SentTexts, tool_outputs: ToolOutputShaper, guard: CompactionGuard, *,
+    def __init__(self, basis: Callable[[], RequestBasis], store: Store, conversation_id: int,
+                 history: History, sent: SentTexts, tool_outputs: ToolOutputShaper,
+                 guard: CompactionGuard, *, keep_summary: Callable[[Summary], None],
                  backoff: Callable[[int, float | None], float],
                  sleep: Callable[[float], Awaitable[object]]) -> None:
-        self._view = view
+        self._basis = basis
+        self._keep_summary = keep_summary
         self._store = store
         self._conversation_id = conversation_id
         self._history = history
@@ -116,7 +71,7 @@ class Compactions:
                   preview: bool = False) -> AsyncIterator[ev.Event]:
         """One compaction, under the caller's hold of the session and the compaction lock
         (Engine.compact takes them): what it yields is what Engine.compact says."""
-        view = self._view
+        view = self._basis()
         if not self._guard.allows(reason):
             return  # at most once a turn, held after a useless one, paused after failures
         keep = view.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
@@ -156,7 +111,7 @@ class Compactions:
         local = LOCAL_MODEL_NAME in (view.settings.model, model)
         summarizer = Summarizer(
             view.provider, model=model, max_tokens=view.summary_max_tokens,
-            window=view.context_window, counter=view.counter,
+            window=view.window, counter=view.counter,
             retries=min(view.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
             style="plain" if local else "standard")
         previous = view.summary.content if view.summary else None
@@ -168,7 +123,7 @@ class Compactions:
                 # failure is the summariser's, and asking again another way would not help.
                 with contextlib.suppress(ContextOverflow, CalledATool):
                     text = await summarizer.summarize_prefix(prefix.wire, focus,
-                                                             view.definitions(),
+                                                             view.definitions,
                                                              max_tokens=prefix.room)
             if text is None:
                 prefix = None
@@ -211,27 +166,28 @@ class Compactions:
                        before: int) -> list[ev.Event]:
         """Store `text` as the summary of `proposal.evict`, and count what that freed from
         `before`. The caller holds the session and checked the proposal still applies."""
-        view = self._view
+        view = self._basis()
         edited = text.strip() != proposal.text.strip()
         kind = "edited" if edited else "manual" if proposal.reason == "manual" else "auto"
         # The live objects: a session read again since the proposal holds new ones, and these
         # are the ones the store marks covered.
         by_id = {m.id: m for m in self._history.all}
         evict = [by_id.get(m.id, m) for m in proposal.evict]
-        view.summary = self._store.add_summary(
+        summary = self._store.add_summary(
             self._conversation_id, text, evict, kind=kind, focus=proposal.focus,
             model=proposal.model)
+        self._keep_summary(summary)
         self._history.changed()
         self._sent.compacted(self._history.active)
-        after = view.usage().used
+        after = self._basis().usage().used  # the front the new summary makes
         with contextlib.suppress(StoreError):  # the summary is kept; only its bill is not
-            self._add_summary_usage(proposal, view.summary.id, max(0, before - after))
+            self._add_summary_usage(proposal, summary.id, max(0, before - after))
         # Before Finished, which callers (and `ask`) take as the compaction's last word.
         events: list[ev.Event] = []
         if view.settings.memory_suggestions and (found := self._suggest(evict)):
             events.append(ev.MemorySuggested(found))
         events.append(ev.CompactionFinished(
-            view.summary.id, len(evict), before, after, proposal.reason,
+            summary.id, len(evict), before, after, proposal.reason,
             cost_prompt_tokens=proposal.prompt_tokens,
             cost_completion_tokens=proposal.completion_tokens, calls=proposal.calls,
             cached_prefix=proposal.cached_prefix,
@@ -248,13 +204,13 @@ class Compactions:
         nor one the guard would refuse (a sentence that holds a key), nor, while
         recall_by_meaning is on, one saying what the memory holds in other words. How many were
         new."""
-        secrets = known_secrets(self._view.settings)
+        secrets = known_secrets(self._basis().settings)
         found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
                  for kind, text in durable([typed_by_user(m)]) if refusal(text, secrets) is None]
         if not found:
             return 0
         try:
-            if (meaning := self._view.by_meaning()) is not None:
+            if (meaning := self._basis().meaning) is not None:
                 # Nor one that says what the memory holds, or an earlier one of these, in other
                 # words or the other language (the store's check is the same text only).
                 have = [e.text for e in self._store.memories(("active", "suggested",
@@ -275,26 +231,24 @@ class Compactions:
     def tokens_after(self, proposal: CompactionProposal, text: str) -> int:
         """What the request would need once `proposal` is stored with `text` (an estimate:
         the gauge's count of the rest, plus the summary as the system message carries it)."""
-        view = self._view
-        prompt = view.system_prompt()
+        view = self._basis()
         # Stored, it brings search_history along: the note under its header, the definition.
-        note = SUMMARY_NOTE if view.may_search_history() else ""
-        summary = view.counter.text(system_text(prompt, text, note)) - view.counter.text(prompt)
+        summary = view.summary_tokens(text, SUMMARY_NOTE if view.searches_history else "")
         return proposal.rest + (summary + self._search_definition_adds() if text.strip() else 0)
 
     def _search_definition_adds(self) -> int:
         """Tokens over the system reserve search_history's definition adds to the request once
         a first summary is stored (0 when it is offered already, or will not be)."""
-        view = self._view
-        if view.summary is not None or not view.may_search_history():
+        view = self._basis()
+        if view.summary is not None or not view.searches_history:
             return 0
-        return definition_overflow(view.counter, view.configured_prompt(),
-                                   view.budget.system_reserve, view.tool_specs())
+        return definition_overflow(view.counter, view.prompt, view.budget.system_reserve,
+                                   list(view.specs))
 
     def commit(self, proposal: CompactionProposal, text: str) -> list[ev.Event]:
         """Store a proposal the user accepted, with `text`, unless the session moved on since
         it was made. The caller holds the session and the compaction lock."""
-        view = self._view
+        view = self._basis()
         why = stale(proposal, self._conversation_id,
                     view.summary.id if view.summary else None, self._history.all)
         if why is not None:
@@ -319,7 +273,7 @@ class Compactions:
         window: the provider's prompt cache (llama.cpp's KV cache) already holds it, so the
         summary request costs the instruction only, and the cache stays warm. None: use the
         small summary prompt."""
-        view = self._view
+        view = self._basis()
         s = view.settings
         if s.summary_model not in ("", s.model) or not evict:
             return None
@@ -327,20 +281,20 @@ class Compactions:
         ids = {m.id for m in evict}
         last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
         summary = view.summary.content if view.summary else None
-        fitted = fit_window(active[:last + 1], budget=view.context_window * 4,
-                            counter=view.counter, system_prompt=view.system_prompt(),
+        fitted = fit_window(active[:last + 1], budget=view.window * 4,
+                            counter=view.counter, system_prompt=view.system_prompt,
                             summary=summary, sent_as=self._sent.texts,
-                            summary_note=view.summary_note())
+                            summary_note=view.note)
         wire = fitted.wire
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
             return None  # a message left out, or no reply to end on: not the chat front
         system = view.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
         front = (system + fitted.history_tokens + view.counter.text(PREFIX_INSTRUCTION)
-                 + PROMPT_SLACK + view.definitions_tokens())
+                 + PROMPT_SLACK + view.definitions_tokens)
         # A front that fills the window (a paste cut to the whole budget) leaves the summary
         # less than its cap: a shorter summary, once, costs less than the small prompt reading
         # that front again from its first token.
-        room = min(view.context_window - int(front * (1 + PREFIX_COUNT_MARGIN)),
+        room = min(view.window - int(front * (1 + PREFIX_COUNT_MARGIN)),
                    view.summary_max_tokens)
         if room < view.summary_max_tokens * PREFIX_SUMMARY_SHARE:
             return None

@@ -32,8 +32,8 @@ from jarvis_tui.core.engine.budgeting import budget_for, details_room, summary_c
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.compactions import Compactions
 from jarvis_tui.core.engine.recovery import Failed, Recovery, Verdict
-from jarvis_tui.core.engine.recovery import Terms as RecoveryTerms
 from jarvis_tui.core.engine.reply_log import ReplyLog
+from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.engine.request_plan import Plan, plan_request
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries, backoff
@@ -76,9 +76,8 @@ from jarvis_tui.core.tools.results import (
 from jarvis_tui.core.tools.specs import Approve, ToolBox, ToolSpec
 from jarvis_tui.core.window.anchor import Anchor
 from jarvis_tui.core.window.calibration import Calibration
-from jarvis_tui.core.window.fit import system_text
 from jarvis_tui.core.window.history import History
-from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
+from jarvis_tui.core.window.tokens import TokenCounter
 
 # Messages embedded before a request at most: about 2 s on one core for an older store's
 # backlog, a batch a send; after the reply, the few messages the round stored.
@@ -158,18 +157,17 @@ class Engine(Branches):
         self.tool_outputs = ToolOutputShaper(settings, self._history, self.calibration,
                                              self.sent, meta)
         self.tool_outputs.restore_stubs()
-        self.compactions = Compactions(self, store, conv.id, self._history, self.sent,
-                                       self.tool_outputs, self.guard, backoff=self._backoff,
+        self.compactions = Compactions(self.basis, store, conv.id, self._history, self.sent,
+                                       self.tool_outputs, self.guard,
+                                       keep_summary=self._keep_summary, backoff=self._backoff,
                                        sleep=sleep)
         self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
-        self.requests = Requests(self, store, conv.id, self.limit, self.calibration,
+        self.requests = Requests(self.basis, store, conv.id, self.limit, self.calibration,
                                  self.replies, self.tool_outputs, compact=self.compact,
                                  withdraw=self._withdraw)
-        self.recovery = Recovery(
-            self.requests, self.refused_tools,
-            RecoveryTerms(room=lambda: self.budget.tokens, factor=lambda: self.counter.factor,
-                          max_retries=lambda: self.settings.max_retries),
-            backoff=self._backoff, sleep=sleep, search_refused=self._search_refused)
+        self.recovery = Recovery(self.requests, self.refused_tools, self.basis,
+                                 backoff=self._backoff, sleep=sleep,
+                                 search_refused=self._search_refused)
         # The user's memory as the requests carry it, and what it was read at: the memory's
         # stamp and the section's budget (refresh_memory).
         self._memory = EMPTY
@@ -256,31 +254,28 @@ class Engine(Branches):
         the caller must not change the list."""
         return self._history.active
 
+    def basis(self) -> RequestBasis:
+        """What the next request is made of, as it stands now (request_basis.py): what the
+        plan, the gauge, a compaction and a request's sending read."""
+        specs = tuple(self.tool_specs())
+        return RequestBasis(
+            settings=self.settings, provider=self.provider, window=self.context_window,
+            window_source=self.window_source, budget=self.budget, calibration=self.calibration,
+            prompt=self.configured_prompt(), memory=self.memory_sent(), summary=self.summary,
+            note=self.summary_note(), history=self._history, sent=self.sent,
+            tool_outputs=self.tool_outputs, specs=specs,
+            definitions_tokens=self.definitions_tokens(),
+            searches_history=self.may_search_history(), meaning=self.by_meaning(),
+            recall=self._recall)
+
     def usage(self, pending: str = "") -> BudgetUsage:
         """What the next request would need without windowing: what the gauge shows."""
-        c = self.counter
-        summary = self.summary.content if self.summary else None
-        prompt = self.system_prompt()  # memory included: it is in the same system message
-        memory = self.memory_sent().tokens
-        prompt_tokens = c.text(prompt)
-        sys_tokens = max(0, prompt_tokens - memory)
-        sys_text = system_text(prompt, summary, self.summary_note())
-        summary_tokens = c.text(sys_text) - prompt_tokens if summary else 0
-        sys_tokens += self.definitions_tokens()  # sent with every request, like the prompt
-        anchored = self.calibration.history_tokens(sys_text, self.history())
-        tools, tools_saved = self.tool_outputs.tally()
-        history = (max(0, anchored - sys_tokens - summary_tokens - memory)
-                   if anchored is not None else self._history.tokens(c) - tools_saved)
-        pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
-        if pending and anchored is not None:
-            pending_tokens += round(self.framing or 0.0)  # framed like the others
-        recalled = self._recall(pending).tokens if pending else 0
-        return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
-                                 pending=pending_tokens, source=c.source,
-                                 window_source=self.window_source, recalled=recalled,
-                                 tools=min(tools, history), memory=memory)
+        return self.basis().usage(pending)
 
-    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None, *,
+    def _keep_summary(self, summary: Summary) -> None:
+        self.summary = summary
+
+    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None,
                 free: int | None = None) -> Recalled:
         """This session's folded turns `text` is about, then, if it points beyond the session,
         other sessions' turns: one budget, this session's first. `free`: the room the request
@@ -395,8 +390,7 @@ class Engine(Branches):
         then the user's memory (one system message: strict chat templates refuse a second).
         Every path that builds or weighs a request (the round's fit, the gauge, a compaction's
         prefix) reads it here, so all of them see the same front."""
-        prompt, memory = self.configured_prompt(), self._memory.text
-        return f"{prompt}\n\n{memory}" if prompt and memory else prompt or memory
+        return self.basis().system_prompt
 
     # ---- memory ----------------------------------------------------------------------------
 
@@ -740,7 +734,7 @@ class Engine(Branches):
         state = _RoundState()
         while True:
             # The same plan the "Next request" screen reads (request_plan.py).
-            plan = plan_request(self, user, shrink=state.tried.shrink, gap=state.tried.gap,
+            plan = plan_request(self.basis(), user, shrink=state.tried.shrink, gap=state.tried.gap,
                                 offer_tools=state.steps < self.settings.tool_max_steps)
             for event in self._announced(plan, state):
                 yield event

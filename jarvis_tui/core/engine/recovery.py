@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries
 from jarvis_tui.core.messages import Message
@@ -57,28 +58,21 @@ class Failed:
     tried: RoundRetries
 
 
-@dataclass(frozen=True)
-class Terms:
-    """What the steps read as they run, not before: a refusal for size may teach the window
-    (and so the room) while it is recovered."""
-
-    room: Callable[[], int]  # tokens the window leaves the messages: the "trimmed" notice
-    factor: Callable[[], float]  # the counter's calibration: the next attempt's fitting
-    max_retries: Callable[[], int]
-
-
 class Recovery:
     """The steps, with what they act through: the round's requests, the tools left out, how
     long to wait before a retry and the waiting itself, and what to keep when search_history
     is refused (so a later run does not offer it to that model again)."""
 
-    def __init__(self, requests: Requests, refused_tools: RefusedTools, terms: Terms, *,
+    def __init__(self, requests: Requests, refused_tools: RefusedTools,
+                 basis: Callable[[], RequestBasis], *,
                  backoff: Callable[[int, float | None], float],
                  sleep: Callable[[float], Awaitable[object]],
                  search_refused: Callable[[], None]) -> None:
         self._requests = requests
         self._refused_tools = refused_tools
-        self._terms = terms
+        # Taken as each step runs, not before: a refusal for size may teach the window (and
+        # so the room) while it is recovered.
+        self._basis = basis
         self._backoff = backoff
         self._sleep = sleep
         self._search_refused = search_refused
@@ -113,9 +107,9 @@ class Recovery:
             relieved = relieved or isinstance(
                 event, ev.CompactionFinished | ev.ToolOutputsPruned)
             yield event
-        tried.narrow(err, failed.fitted, self._terms.factor())
+        tried.narrow(err, failed.fitted, self._basis().counter.factor)
         if not relieved:  # the size the next attempt is fitted to, smaller each time
-            yield ev.Trimmed(int(self._terms.room() * tried.shrink))
+            yield ev.Trimmed(int(self._basis().budget.tokens * tried.shrink))
         verdict.again = True
 
     async def refused(self, err: RequestError, failed: Failed,
@@ -138,7 +132,7 @@ class Recovery:
     async def faulted(self, err: RetryableError, failed: Failed,
                       verdict: Verdict) -> AsyncIterator[ev.Event]:
         tried = failed.tried
-        too_many = tried.faulted(err, self._terms.max_retries())
+        too_many = tried.faulted(err, self._basis().settings.max_retries)
         if failed.attempt.parts or too_many:
             why = (err.message if not failed.attempt.parts
                    else f"the reply was cut off: {err.message}")

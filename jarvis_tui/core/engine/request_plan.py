@@ -9,13 +9,11 @@ So the inspector reads the very code that builds the request, not a copy that co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.details.ledger import HEADER as LEDGER_HEADER
-from jarvis_tui.core.engine.sent_texts import SentTexts
-from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
-from jarvis_tui.core.memory.section import MemorySection
+from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.next_request import (
     CUT,
@@ -37,40 +35,11 @@ from jarvis_tui.core.next_request import (
     RequestPart,
 )
 from jarvis_tui.core.recall.turns import Recalled
-from jarvis_tui.core.store.records import Summary
 from jarvis_tui.core.tools.outputs import is_stub
 from jarvis_tui.core.tools.results import definitions_text, tool_definitions
 from jarvis_tui.core.tools.specs import ToolSpec
 from jarvis_tui.core.window.fit import FittedWindow, fit_window, with_recalled
-from jarvis_tui.core.window.history import History
-from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
-
-
-class Engine(Protocol):
-    """What the plan reads of the engine (a Protocol: the engine imports this module). The
-    engine's own collaborators, as Compactions and Requests use them."""
-
-    summary: Summary | None
-    sent: SentTexts
-    tool_outputs: ToolOutputShaper
-    _history: History
-
-    @property
-    def budget(self) -> Budget: ...
-    @property
-    def counter(self) -> TokenCounter: ...
-    @property
-    def messages(self) -> list[Message]: ...
-    def usage(self, pending: str = "") -> BudgetUsage: ...
-    def _recall(self, text: str, shrink: float = 1.0, user: Message | None = None, *,
-                free: int | None = None) -> Recalled: ...
-    def tool_specs(self) -> list[ToolSpec]: ...
-    def history(self) -> list[Message]: ...
-    def system_prompt(self) -> str: ...
-    def configured_prompt(self) -> str: ...
-    def memory_sent(self) -> MemorySection: ...
-    def summary_note(self) -> str: ...
-    def definitions_tokens(self) -> int: ...
+from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD
 
 
 @dataclass
@@ -85,53 +54,53 @@ class Plan:
     cut_now: bool = False  # a tool output was cut for the first time (kept: keep=True)
 
 
-def plan_request(engine: Engine, user: Message, *, shrink: float = 1.0, gap: int = 0,
+def plan_request(basis: RequestBasis, user: Message, *, shrink: float = 1.0, gap: int = 0,
                  offer_tools: bool = True, keep: bool = True) -> Plan:
     """The request answering `user`. `keep`: the round's own call; the decisions that must
-    hold for later requests (recalled turns carried by `user`, tool outputs cut) are kept, so
-    later requests send the same bytes. Otherwise `user` may be the text being typed (not
-    stored; empty: nothing typed, the request as it stands), and nothing of the engine
-    changes."""
-    budget = engine.budget
-    usage = engine.usage()  # a pass over the history: once per attempt, not twice
+    hold for later requests (recalled turns carried by `user`, tool outputs cut) are kept in
+    the basis's `sent` and `tool_outputs`, so later requests send the same bytes. Otherwise
+    `user` may be the text being typed (not stored; empty: nothing typed, the request as it
+    stands), and nothing changes."""
+    budget = basis.budget
+    usage = basis.usage()  # a pass over the history: once per attempt, not twice
     room = int(budget.tokens * shrink) - usage.system_overflow - usage.memory
     # Again on each attempt: an overflow's compaction may have covered more turns.
     # Nothing typed: nothing to recall for (and no search of the index per redraw of marks).
     free = int(budget.tokens * shrink) - usage.used
-    recalled = (engine._recall(user.content, shrink, user, free=max(0, free))
+    recalled = (basis.recall(user.content, shrink, user, max(0, free))
                 if keep or user.content else Recalled())
     ids = tuple(m.id for turn in recalled.turns for m in turn if m.id is not None)
-    offered = engine.tool_specs() if offer_tools else []
+    offered = list(basis.specs) if offer_tools else []
     defs = tool_definitions(offered)
-    history = engine.history()
+    history = active = basis.history.active
     if keep:
-        engine.sent.carry(user, recalled.block, ids)
-        sent_as = engine.sent.texts
-        cut_now = engine.tool_outputs.shape(budget)
+        basis.sent.carry(user, recalled.block, ids)
+        sent_as = basis.sent.texts
+        cut_now = basis.tool_outputs.shape(budget)
     else:
-        sent_as = {**engine.sent.texts, **engine.tool_outputs.cuts(budget)[1]}
+        sent_as = {**basis.sent.texts, **basis.tool_outputs.cuts(budget)[1]}
         if user.id is None and user.content:  # being typed: sent as the round will send it
             history = [*history, Message("user", with_recalled(recalled.block, user.content))]
         elif recalled.block:
             sent_as[user.id] = with_recalled(recalled.block, user.content)
         cut_now = False
-    summary = engine.summary.content if engine.summary else None
-    fitted = fit_window(history, budget=max(room, 64), counter=engine.counter.surcharged(gap),
-                        system_prompt=engine.system_prompt(), summary=summary,
-                        pinned=engine._history.pinned if history is engine.history() else None,
-                        sent_as=sent_as, summary_note=engine.summary_note())
+    summary = basis.summary.content if basis.summary else None
+    fitted = fit_window(history, budget=max(room, 64), counter=basis.counter.surcharged(gap),
+                        system_prompt=basis.system_prompt, summary=summary,
+                        pinned=basis.history.pinned if history is active else None,
+                        sent_as=sent_as, summary_note=basis.note)
     return Plan(fitted, offered, defs, recalled, ids, usage, budget, cut_now)
 
 
-def next_request(engine: Engine, pending: str = "") -> NextRequest:
+def next_request(basis: RequestBasis, pending: str = "") -> NextRequest:
     """The request the next round would send now, were `pending` sent: its parts, with their
     tokens, and each message's state. A round past the threshold compacts first
     (`compacts_first`): the preview cannot know that summary before it is written."""
     user = Message("user", pending)
-    plan = plan_request(engine, user, keep=False)
-    counter = engine.counter
+    plan = plan_request(basis, user, keep=False)
+    counter = basis.counter
     fitted = plan.fitted
-    parts = _system_parts(engine, fitted, counter.text)
+    parts = _system_parts(basis, fitted, counter.text)
     block = plan.recalled.block
     sent = {id(m) for m in fitted.sent}
     for msg, wire in zip(fitted.sent, fitted.wire[len(fitted.wire) - len(fitted.sent):],
@@ -150,28 +119,28 @@ def next_request(engine: Engine, pending: str = "") -> NextRequest:
                                  _state(msg, fitted, sent, set())))
     if plan.defs:
         tools_text = definitions_text(plan.defs)
-        parts.append(RequestPart(TOOLS, tools_text, engine.definitions_tokens()))
+        parts.append(RequestPart(TOOLS, tools_text, basis.definitions_tokens))
     # As the round weighs it: with the new message in the history (the plan's usage is
     # taken before it is added).
-    over = engine.usage(pending).over_threshold if pending else plan.usage.over_threshold
-    return NextRequest(parts, fitted.wire, plan.defs, _states(engine, plan, sent),
+    over = basis.usage(pending).over_threshold if pending else plan.usage.over_threshold
+    return NextRequest(parts, fitted.wire, plan.defs, _states(basis, plan, sent),
                        budget=plan.budget.tokens, compacts_first=over)
 
 
-def request_states(engine: Engine) -> dict[int, str]:
+def request_states(basis: RequestBasis) -> dict[int, str]:
     """Each stored message of the branch shown -> its state in the next request (the marks in
     the conversation): the plan without counting its parts."""
-    plan = plan_request(engine, Message("user", ""), keep=False)
-    return _states(engine, plan, {id(m) for m in plan.fitted.sent})
+    plan = plan_request(basis, Message("user", ""), keep=False)
+    return _states(basis, plan, {id(m) for m in plan.fitted.sent})
 
 
-def _states(engine: Engine, plan: Plan, sent: set[int]) -> dict[int, str]:
-    recalled = set(plan.recalled_ids) | engine.sent.carried_by_others(None)
+def _states(basis: RequestBasis, plan: Plan, sent: set[int]) -> dict[int, str]:
+    recalled = set(plan.recalled_ids) | basis.sent.carried_by_others(None)
     return {m.id: _state(m, plan.fitted, sent, recalled)
-            for m in engine.messages if m.id is not None}
+            for m in basis.history.all if m.id is not None}
 
 
-def _system_parts(engine: Engine, fitted: FittedWindow, count: Any) -> list[RequestPart]:
+def _system_parts(basis: RequestBasis, fitted: FittedWindow, count: Any) -> list[RequestPart]:
     """The system message cut into what it is made of: the configured prompt, the memory,
     the summary (with its header) and the details ledger; joined by blank lines they are the
     message, byte for byte."""
@@ -179,7 +148,7 @@ def _system_parts(engine: Engine, fitted: FittedWindow, count: Any) -> list[Requ
         return []
     text: str = fitted.wire[0]["content"]
     pieces: list[tuple[str, str]] = []
-    for kind, piece in ((SYSTEM, engine.configured_prompt()), (MEMORY, engine.memory_sent().text)):
+    for kind, piece in ((SYSTEM, basis.prompt), (MEMORY, basis.memory.text)):
         if not pieces and not text.startswith(piece):
             # The message opens with it: with a summary below, the message is stripped.
             piece = piece.lstrip()

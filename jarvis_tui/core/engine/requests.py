@@ -6,8 +6,9 @@ Held by the engine, which fits the request and decides what a round does next; t
 only the provider, the store, the window limit, the calibration, the reply being written and
 the tool outputs, and never the round's loop. The engine's settings, provider and budget
 change between requests (the settings screen, a new connection, a learned limit), so they are
-read live through RequestTerms. What a recovery or a failure asks of the session (a compaction
-under its hold, taking back an unanswered question) is handed in as the engine's own calls.
+read from a basis taken at each use (request_basis.py). What a recovery or a failure asks of
+the session (a compaction under its hold, taking back an unanswered question) is handed in as
+the engine's own calls.
 """
 
 from __future__ import annotations
@@ -16,19 +17,18 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget
 from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine.reply_log import ReplyLog
+from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.engine.retry_policy import OVERFLOW_CALIBRATION_STEP
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.engine.window_limit import SERVERS_WORD, WindowLimit
 from jarvis_tui.core.messages import PARTIAL, Message
-from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage, Provider
+from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall, ChatUsage
 from jarvis_tui.core.providers.errors import ContextOverflow, ProviderError, StreamCut
-from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
 from jarvis_tui.core.store.store import Store
@@ -45,16 +45,6 @@ TRUNCATION_POSSIBLE_FROM = 0.5
 # A reply this far past max_tokens comes from a server that ignores the limit: it is stopped.
 RUNAWAY_FACTOR = 2
 RUNAWAY_SLACK = 256
-
-
-class RequestTerms(Protocol):
-    """What the engine holds that may change between two requests: read at each use."""
-
-    settings: Settings
-    provider: Provider
-
-    @property
-    def budget(self) -> Budget: ...
 
 
 @dataclass
@@ -75,12 +65,12 @@ class Requests:
     the latest request that reported any (`last_usage`, the gauge's "last turn"), and of the
     request in flight, kept with its reply once the reply is stored."""
 
-    def __init__(self, terms: RequestTerms, store: Store, conversation_id: int,
+    def __init__(self, basis: Callable[[], RequestBasis], store: Store, conversation_id: int,
                  limit: WindowLimit, calibration: Calibration, replies: ReplyLog,
                  tool_outputs: ToolOutputShaper, *,
                  compact: Callable[..., AsyncIterator[ev.Event]],
                  withdraw: Callable[[Message], None]) -> None:
-        self._terms = terms
+        self._basis = basis
         self._store = store
         self._conversation_id = conversation_id
         self._limit = limit
@@ -96,7 +86,7 @@ class Requests:
     async def stream(self, fitted: FittedWindow, budget: Budget, attempt: Attempt,
                      defs: list[dict] | None = None) -> AsyncIterator[ev.Event]:
         """Stream one request; what it brings back goes into `attempt`."""
-        terms, counter = self._terms, self._calibration.counter
+        terms, counter = self._basis(), self._calibration.counter
         # Without tools the call is the one every provider has always had.
         more = {"tools": defs} if defs else {}
         if defs:  # the server counts the definitions as prompt
@@ -152,8 +142,8 @@ class Requests:
                      + budget.response_reserve)
         if not may_be_over(self._limit.source in SERVERS_WORD, estimated, window):
             return
-        hidden = await overflow_behind(self._terms.provider, fitted.wire,
-                                       model=self._terms.settings.model,
+        hidden = await overflow_behind(self._basis().provider, fitted.wire,
+                                       model=self._basis().settings.model,
                                        context_window=window, tools=defs)
         if hidden is not None:
             raise hidden
@@ -166,13 +156,13 @@ class Requests:
             return  # the server did not count this request
         with contextlib.suppress(StoreError):
             self._store.add_usage(
-                self._conversation_id, kind="chat", model=self._terms.settings.model,
+                self._conversation_id, kind="chat", model=self._basis().settings.model,
                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                 cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
                 message_id=reply.id, wait=STREAM_SAVE_WAIT_S)
 
     def _silently_cut(self, sent: int, read: int) -> bool:
-        return (self._terms.provider.truncates_silently and 0 < read
+        return (self._basis().provider.truncates_silently and 0 < read
                 and read < sent * TRUNCATED_BELOW
                 and sent >= self._limit.size * TRUNCATION_POSSIBLE_FROM)
 
@@ -203,7 +193,7 @@ class Requests:
             # Refused without a number (old llama.cpp): the window is at most what was sent
             # with the reply's room. A bound, not a guess: each refusal brings it down.
             sent = int(fitted.estimated_raw * factor)
-            bound = sent + self._terms.budget.response_reserve - 1
+            bound = sent + self._basis().budget.response_reserve - 1
             if bound < self._limit.size:
                 yield self._limit.learn(bound)
         pruned = self._tool_outputs.prune() or self._tool_outputs.prune(deeper=True)
@@ -215,7 +205,7 @@ class Requests:
                 yield event
 
     def _compact_for_overflow(self) -> AsyncIterator[ev.Event]:
-        keep = min(self._terms.settings.keep_recent_turns, 1)
+        keep = min(self._basis().settings.keep_recent_turns, 1)
         return self._compact(reason="overflow", keep_recent_turns=keep)
 
     def fail(self, user: Message, parts: list[str], why: str, *,

@@ -44,10 +44,10 @@ def dump(value: object) -> str:
 
 async def sent_as_reported(engine, fake, text: str) -> NextRequest:
     """Report the next request for `text`, send `text`, and check the server got exactly it."""
-    report = next_request(engine, text)
+    report = next_request(engine.basis(), text)
     assert not report.compacts_first
     # Reporting changes nothing the round decides: asked twice, the same request.
-    assert dump(next_request(engine, text).wire) == dump(report.wire)
+    assert dump(next_request(engine.basis(), text).wire) == dump(report.wire)
     events = await send(engine, text)
     assert isinstance(final(events), ev.Finished), final(events)
     body = chat_bodies(fake)[-1]
@@ -79,7 +79,7 @@ async def test_the_report_is_the_request_the_server_receives(fake_server, tmp_pa
     assert 0 < report.tokens < report.budget
     assert set(report.states.values()) == {VERBATIM}
     # With nothing typed: the request as it stands, ending with the last reply.
-    idle = next_request(engine)
+    idle = next_request(engine.basis())
     assert idle.wire[-1]["content"] == engine.messages[-1].content
     assert len(idle.states) == len(engine.messages) == 8
 
@@ -90,7 +90,7 @@ async def test_a_paste_larger_than_the_window_is_reported_cut(fake_server, tmp_p
     events = await send(engine, paste)
     assert any(isinstance(e, ev.WindowFitted) and e.truncated_messages for e in events)
     # Past the threshold now: the next round compacts first, and the report says so.
-    report = next_request(engine, "What failed?")
+    report = next_request(engine.basis(), "What failed?")
     assert report.compacts_first
     assert state_of(engine, report, paste) == CUT
     part = next(p for p in report.parts if p.message_id == engine.messages[0].id)
@@ -101,7 +101,7 @@ async def test_a_paste_larger_than_the_window_is_reported_cut(fake_server, tmp_p
 
 async def test_a_compaction_folds_and_recall_brings_back(fake_server, tmp_path):
     engine = await fact_compacted_away(fake_server, tmp_path)
-    report = next_request(engine, "Short check before we go on.")
+    report = next_request(engine.basis(), "Short check before we go on.")
     assert state_of(engine, report, FACT) == FOLDED
     summary = next(p for p in report.parts if p.kind == SUMMARY)
     assert engine.summary is not None and summary.text.endswith(engine.summary.content)
@@ -116,7 +116,7 @@ async def test_a_compaction_folds_and_recall_brings_back(fake_server, tmp_path):
     assert asked.text.endswith(question) and RECALL_HEADER not in asked.text
     assert report.parts.index(recall) == report.parts.index(asked) - 1
     # Sent: the question carries its recalled turns from now on, and the report says so.
-    later = next_request(engine, "Thanks.")
+    later = next_request(engine.basis(), "Thanks.")
     assert state_of(engine, later, FACT) == RECALLED
 
 
@@ -203,7 +203,7 @@ async def test_turns_recalled_from_another_session(fake_server, tmp_path):
     assert OTHER_SESSIONS_HEADER in recall.text and "kestrel-07" in recall.text
     assert report.states == {}  # a new session: nothing stored before the question
     # Stored, the question carries the block from now on, and is still itself, whole.
-    later = next_request(engine, "Thanks.")
+    later = next_request(engine.basis(), "Thanks.")
     assert state_of(engine, later, question) == VERBATIM
     carried = next(p for p in later.parts if p.text.endswith(question))
     assert OTHER_SESSIONS_HEADER in carried.text
