@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.ui.ui_startup import measure_startup, report_startup  # noqa: E402
+from bench.ui.ui_startup import import_profile, measure_startup, report_imports, report_startup  # noqa: E402
 from tests.fakeserver import (  # noqa: E402
     ENCODING,
     FakeProvider,
@@ -466,7 +466,7 @@ async def child_stream(spec: dict) -> dict:
         view, chat = state["view"], state["chat"]
         if view is None or state["done"] is not None or chat.sending is not None:
             return
-        if getattr(view, "_stream", None) is not None:
+        if view.markdown_stream_open:
             return
         source, busy, _ = document(view)
         if not busy and source.strip() == expected.strip():
@@ -525,12 +525,13 @@ STREAM_ROWS = {
 
 def measure_stream(quick: bool, dbs: SessionDBs, profile: str | None = None
                    ) -> dict[str, dict]:
-    tokens = 1000 if quick else 2000
+    tokens = 200 if quick else 2000
     # An app that falls behind is given this long after the stream's end, then its figures are
     # reported as "more than".
     limit = tokens / RATE + (20.0 if quick else 30.0)
     out = {}
-    for mode in STREAM_ROWS:
+    # --quick leaves out the stored 5,000-message session (building it takes longest)
+    for mode in [m for m in STREAM_ROWS if not (quick and m == "ours_long")]:
         fake = RateProvider(RATE).start()
         fake.reply_fn = lambda body, t=tokens: long_reply(t)
         spec = {"kind": "stream", "mode": mode, "base_url": fake.base_url, "tokens": tokens,
@@ -560,6 +561,8 @@ def report_stream(results: dict[str, dict]) -> None:
           "key posted -> first frame showing it)")
     print(f"{'':36}{'keys':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}{'frames/s':>10}")
     for mode, label in STREAM_ROWS.items():
+        if mode not in results:  # --quick
+            continue
         r = results[mode]
         if "error" in r:
             print(f"{label:36}  error: {r['error']}")
@@ -577,6 +580,8 @@ def report_stream(results: dict[str, dict]) -> None:
     print(f"{'':36}{'stream s':>10}{'render s':>10}{'ratio':>8}{'blocks':>8}"
           f"{'gauge ms mean/max':>19}")
     for mode, label in STREAM_ROWS.items():
+        if mode not in results:  # --quick
+            continue
         r = results[mode]
         if "error" in r:
             print(f"{label:36}  error: {r['error']}")
@@ -624,7 +629,7 @@ async def child_open(spec: dict) -> dict:
     from textual.widgets import Markdown
 
     from jarvis_tui.core.store.store import Store
-    from jarvis_tui.ui.screens.chat.screen import ChatScreen  # noqa: F401  (imported before timing)
+    from jarvis_tui.ui.screens.chat.screen import ChatScreen  # imported before timing
     from jarvis_tui.ui.widgets.message_view import MessageView
     from jarvis_tui.ui.widgets.prompt_input import PromptInput
     from tests.ui.app_helpers import make_app
@@ -644,9 +649,8 @@ async def child_open(spec: dict) -> dict:
         def on_frame(now: float) -> None:
             if state["usable"] is not None:
                 return
-            chat = app._chat
-            if chat is None or app.screen is not chat or not isinstance(app.focused,
-                                                                          PromptInput):
+            chat = app.screen
+            if not isinstance(chat, ChatScreen) or not isinstance(app.focused, PromptInput):
                 return
             if not chat.session.messages or chat.query(MessageView):
                 state["usable"] = now
@@ -686,6 +690,8 @@ def measure_open(quick: bool, dbs: SessionDBs, profile: str | None = None
                  ) -> dict[tuple[str, int], dict]:
     limit = 20.0 if quick else 60.0  # the baseline's 5,000 views take minutes: cut off there
     rows = [("ours", 0), ("ours", 500), ("ours", 5000), ("baseline", 500), ("baseline", 5000)]
+    if quick:  # the baseline mounts every message: 100 of them take seconds, not 500's 15
+        rows = [(mode, 100 if n == 500 else n) for mode, n in rows if n != 5000]
     out = {}
     for mode, n in rows:
         spec = {"kind": "open", "mode": mode, "db": str(dbs.get(n)), "limit_s": limit}
@@ -741,11 +747,15 @@ def child_main(spec: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="a shorter reply (1,000 tokens), fewer startup runs")
+                        help="to see it runs: a 200-token reply, one startup run, no 5,000-"
+                             "message session")
     parser.add_argument("--only", default="stream,startup,open",
                         help="comma-separated: stream, startup, open")
     parser.add_argument("--profile", metavar="DIR",
                         help="run the app children under cProfile; write their stats to DIR")
+    parser.add_argument("--imports", action="store_true",
+                        help="with startup: the 10 costliest imports of the app's start "
+                             "(python -X importtime)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -764,6 +774,8 @@ def main() -> None:
             report_stream(measure_stream(args.quick, dbs, args.profile))
         if "startup" in only:
             report_startup(measure_startup(args.quick))
+            if args.imports:
+                report_imports(import_profile())
         if "open" in only:
             report_open(measure_open(args.quick, dbs, args.profile))
     print(f"\n(bench took {NOW() - started:.0f} s)")

@@ -100,7 +100,7 @@ def pty_run(argv: list[str], env: dict[str, str], marker: bytes | None,
 
 
 def measure_startup(quick: bool) -> dict[str, Any]:
-    runs = 3 if quick else 5
+    runs = 1 if quick else 5
     fake = FakeProvider().start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -155,3 +155,35 @@ def report_startup(results: dict[str, Any]) -> None:
         print(f"{name:40}{len(r['times']):>6}{min(r['times']):>8.2f}"
               f"{statistics.median(r['times']):>8.2f}{'yes' if r['clean'] else 'KILLED':>9}")
     print(f"{'target (jarvis-tui)':40}{'':>6}{'':>8}{'<= 0.60':>8}")
+
+
+# What `jarvis-tui` imports before the app runs: the command line, then the UI (cli.py imports it
+# only for the full-screen app).
+STARTUP_IMPORTS = "import jarvis_tui.cli, jarvis_tui.ui.actions, jarvis_tui.ui.app"
+IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+def import_profile(top: int = 10) -> dict[str, Any]:
+    """`python -X importtime` over the start's imports, in a fresh process (bytecode compiled
+    by a first run): the `top` modules by their own time, and each package's share."""
+    argv = [sys.executable, "-X", "importtime", "-c", STARTUP_IMPORTS]
+    subprocess.run(argv, capture_output=True, check=True)
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    rows = [(int(own), int(cumulative), len(indent) // 2, name)
+            for own, cumulative, indent, name in IMPORT_LINE.findall(done.stderr)]
+    packages: dict[str, int] = {}
+    for own, _, _, name in rows:
+        packages[name.split(".")[0]] = packages.get(name.split(".")[0], 0) + own
+    return {"total_us": sum(own for own, *_ in rows), "modules": len(rows),
+            "top": sorted(rows, reverse=True)[:top],
+            "packages": sorted(packages.items(), key=lambda kv: -kv[1])[:top]}
+
+
+def report_imports(profile: dict[str, Any]) -> None:
+    print(f"\nImports of the start ({STARTUP_IMPORTS}; python -X importtime): "
+          f"{profile['modules']} modules, {profile['total_us'] / 1e6:.2f} s")
+    print(f"{'costliest, by their own time':52}{'own ms':>8}{'with theirs ms':>16}")
+    for own, cumulative, _, name in profile["top"]:
+        print(f"  {name:50}{own / 1e3:>8.1f}{cumulative / 1e3:>16.1f}")
+    print("by package (own times): " + ", ".join(
+        f"{name} {us / 1e3:.0f} ms" for name, us in profile["packages"]))

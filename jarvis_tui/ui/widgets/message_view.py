@@ -261,6 +261,12 @@ class MessageView(Vertical):
 
     # -- streaming ------------------------------------------------------------------------
 
+    @property
+    def markdown_stream_open(self) -> bool:
+        """Whether the reply still streams into a Markdown widget: bench/ui/ui.py reads it to
+        know the reply was drawn whole, so the bench does not lean on the attribute behind it."""
+        return self._stream is not None
+
     def start_stream(self) -> None:
         self.streaming = True
         self._stream = Markdown.get_stream(self.query_one(Markdown))
