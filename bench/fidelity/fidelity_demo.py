@@ -36,13 +36,14 @@ SUMMARY_TIMEOUT = 600.0  # seconds for one summary on two cores
 
 
 async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]],
-                       configs: tuple[str, ...]) -> dict[str, object]:
+                       configs: tuple[str, ...], n_ctx: int = N_CTX,
+                       max_tokens: int | None = None) -> dict[str, object]:
     """`run(config, sessions, summarise, model)` for each config (ours and the baseline), with
     the bundled model as the summariser. The configs are given, not imported: fidelity.py
-    imports this module."""
+    imports this module. `max_tokens` caps every summary below what the engine asks."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(llama_cpp_command(local_model_path(), N_CTX, "127.0.0.1", port),
+        server = LocalServer(llama_cpp_command(local_model_path(), n_ctx, "127.0.0.1", port),
                              port=port, log_path=Path(tmp) / "llama.log")
         await server.start()
         client = httpx.Client(base_url=server.base_url, timeout=SUMMARY_TIMEOUT)
@@ -52,7 +53,8 @@ async def demo_results(run: Callable[..., Awaitable[tuple[object, int]]],
             started = time.perf_counter()
             answer = client.post("/chat/completions", json={
                 "model": LOCAL_MODEL_NAME, "messages": body["messages"],
-                "max_tokens": body.get("max_tokens") or 512, **LOCAL_SUMMARY_SAMPLING})
+                "max_tokens": max_tokens or body.get("max_tokens") or 512,
+                **LOCAL_SUMMARY_SAMPLING})
             seconds.append(time.perf_counter() - started)
             answer.raise_for_status()
             return answer.json()["choices"][0]["message"]["content"] or ""

@@ -298,7 +298,8 @@ async def main() -> None:
           f"{TURN_TIMEOUT_S:g} s a turn at most")
     total = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for sc in SCENARIOS:
+        # --quick: the first scenario alone, to see it runs
+        for sc in SCENARIOS[:1] if "--quick" in sys.argv[1:] else SCENARIOS:
             r = await run(sc, Path(tmp))
             report(sc, r)
             total += r.multi_compaction_loops + r.request_loops + r.hangs

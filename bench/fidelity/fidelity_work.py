@@ -42,6 +42,7 @@ from random import Random
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.fidelity import fidelity_work_report  # noqa: E402
 from bench.fidelity.fidelity import BASELINE, KEEP, OURS, SYSTEM, Planted, serve  # noqa: E402
 from bench.fidelity.fidelity import where as where_in_request  # noqa: E402
 from bench.fidelity.fidelity_work_data import FACTS, paste, paste_tokens, problems, working_turn  # noqa: E402
@@ -49,6 +50,7 @@ from bench.fidelity.fidelity_work_report import Outcome, report  # noqa: E402
 from bench.shared.tools_clients import Recorder  # noqa: E402
 from jarvis_tui.core import events as ev  # noqa: E402
 from jarvis_tui.core.details.ledger import HEADER, entry, section, split  # noqa: E402
+from jarvis_tui.core.engine.budgeting import budget_for, details_room  # noqa: E402
 from jarvis_tui.core.engine.engine import Engine  # noqa: E402
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
 from jarvis_tui.core.recall.turns import RECALL_HEADER  # noqa: E402
@@ -69,6 +71,18 @@ FACTS_PER_TURN = 2
 TURN_TIMEOUT = 300.0  # seconds: a turn that takes longer counts as failed, never a hang
 GIT_TOOLS = ("git_log", "git_show", "git_diff")
 CONFIGS = (OURS, BASELINE)
+LEDGER_ROOM: int | None = None  # --ledger-room: the room held at this many tokens
+
+
+def with_ledger_room(s: Settings, window: int, tokens: int) -> Settings:
+    """`s` with the ledger's room (budgeting.details_room) at `tokens` at this window, below the
+    floor or above it: the cap holds it down, the share lifts it. Settings, not code: the sweep
+    in bench/README.md ("After issue 26") was made by editing the floor."""
+    budget = budget_for(s, window).tokens
+    s = replace(s, details_max_tokens=tokens, details_share=min(0.25, (tokens + 0.5) / budget))
+    if details_room(s, budget_for(s, window)) != tokens:
+        sys.exit(f"--ledger-room {tokens}: at {window:,} the room is at most {budget // 4:,}")
+    return s
 
 
 def settings(base_url: str, config: str, window: int) -> Settings:
@@ -78,6 +92,8 @@ def settings(base_url: str, config: str, window: int) -> Settings:
         if "history_search_tool" in {f.name for f in fields(Settings)}:
             off["history_search_tool"] = False
         s = replace(s, **off)
+    elif LEDGER_ROOM is not None:
+        s = with_ledger_room(s, window, LEDGER_ROOM)
     return s
 
 
@@ -341,9 +357,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--window", type=int, action="append", help="a window (repeatable)")
     parser.add_argument("--set", choices=("tuning", "fresh"), help="one question set only")
-    parser.add_argument("--quick", action="store_true", help="4,096 only, English only")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: 4,096, English, the tuning set, one compaction")
     parser.add_argument("--sessions", type=int, default=1, help="sessions per language")
+    parser.add_argument("--ledger-room", type=int, metavar="TOKENS",
+                        help="hold jarvis-tui's ledger room at this many tokens (the default: "
+                             "a share of the budget with a floor)")
     args = parser.parse_args()
+    global LEDGER_ROOM, CHECKPOINTS
+    LEDGER_ROOM = args.ledger_room
+    if args.quick:
+        CHECKPOINTS = fidelity_work_report.CHECKPOINTS = (1,)
+        args.set = args.set or "tuning"
     windows = tuple(args.window or ((4096,) if args.quick else WINDOWS))
     languages = ("en",) if args.quick else ("en", "zh")
     asyncio.run(main_async(windows, args.set, languages, args.sessions))
