@@ -89,11 +89,11 @@ def measure(store: Store, cid: int) -> tuple[History, float, float, float, float
     return history, open_ms, walk_ms, marks_ms, best_of(switch) / 2
 
 
-def main() -> None:
+def main(quick: bool) -> None:
     print(f"{'turns':>6} {'layout':>8} {'stored':>7} {'shown':>6} {'open ms':>8} "
           f"{'of which walk':>14} {'marks ms':>9} {'switch ms':>10}")
     with tempfile.TemporaryDirectory() as tmp:
-        for turns in (500, 5_000):
+        for turns in (100,) if quick else (500, 5_000):
             for branchy in (False, True):
                 with Store(Path(tmp) / f"{turns}-{branchy}.db") as store:
                     cid = fill(store, turns, branchy=branchy)
@@ -105,4 +105,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main("--quick" in sys.argv[1:])  # --quick: 100 turns, to see it runs

@@ -189,17 +189,24 @@ def main() -> None:
     parser.add_argument("--no-huge", action="store_true",
                         help="leave out the two pastes larger than the window (they are cut to "
                              "be sent, so they are fresh for every client)")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: 12 turns at 4,096 (--local: one at 1,024, "
+                             "an 8-token reply)")
     parser.add_argument("--local", action="store_true",
                         help="the real embedded model instead (bench/local/cache_local.py)")
     args = parser.parse_args()
     if args.local:
         from bench.local.cache_local import run_local
 
-        asyncio.run(run_local(turns=args.turns or 16, window=args.window or 4096))
+        if args.quick:
+            asyncio.run(run_local(turns=args.turns or 1, window=args.window or 1024,
+                                  reply_tokens=8))
+        else:
+            asyncio.run(run_local(turns=args.turns or 16, window=args.window or 4096))
         return
     if args.no_huge:
         cache_clients.HUGE_AT = ()
-    chosen = SCENARIOS
+    chosen = ((4096, 12),) if args.quick else SCENARIOS
     if args.window or args.turns:
         defaults = dict(SCENARIOS)
         window = args.window or 16384

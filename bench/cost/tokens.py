@@ -384,7 +384,11 @@ def main() -> int:
     )
     parser.add_argument("--mb", type=float, default=4.0, help="size of the throughput text")
     parser.add_argument("--turns", type=int, default=200, help="turns of the cache session")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: --mb 0.1 --turns 20")
     args = parser.parse_args()
+    if args.quick:
+        args.mb, args.turns = 0.1, 20
     try:
         import tiktoken
 

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SLOW_LIST = ROOT / "tests" / "slow_tests.txt"
 SLOW_CPU = 1.5  # seconds of CPU, the test's process and its children together
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+QUICK_TESTS = "tests/cli/test_provider_plugins.py"  # three tests: --quick shows the loop runs
 HEADER = """\
 # Tests over {cpu} s of CPU (their own and their child processes') on the project's 2-core VM,
 # as bench/dev/test_loop.py measured them; conftest.py marks them `slow`, and the developers' loop
@@ -86,20 +87,28 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="store the slow list first")
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1),
                         help="the loop's xdist workers (default: twice the cores)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"to see it runs: both measurements over {QUICK_TESTS} alone")
     args = parser.parse_args()
+    if args.quick and args.write:
+        parser.error("--write needs the whole suite: a quick run would list too few")
+    # --quick: no workers either (starting them is most of a run this small)
+    only = [QUICK_TESTS] if args.quick else []
+    full_n, loop_n = ([], []) if args.quick else (["-n", "2"], ["-n", str(args.workers)])
     with tempfile.TemporaryDirectory() as where:
         env = {**os.environ, "JARVIS_TEST_COST_DIR": where}
-        full_s, full_said = timed([*PYTEST, "-n", "2", "-m", "not e2e", "-p", "tests.cpu_cost"],
-                                  env)
+        full_s, full_said = timed([*PYTEST, *full_n, "-m", "not e2e", "-p", "tests.cpu_cost",
+                                   *only], env)
         slow = report(costs(Path(where)))
     if args.write:
         SLOW_LIST.write_text(HEADER.format(cpu=SLOW_CPU) + "".join(f"{t}\n" for t in slow),
                              encoding="utf-8")
         print(f"wrote {len(slow)} tests to {SLOW_LIST.relative_to(ROOT)}")
-    loop_s, loop_said = timed([*PYTEST, "-n", str(args.workers), "-m", "not e2e and not slow"],
-                              dict(os.environ))
-    print(f"\nbaseline, every test but e2e, -n 2: {full_s:6.0f} s  ({full_said})")
-    print(f"the developers' loop, -n {args.workers}:      {loop_s:6.0f} s  ({loop_said})")
+    loop_s, loop_said = timed([*PYTEST, *loop_n, "-m", "not e2e and not slow",
+                               *only], dict(os.environ))
+    full_w, loop_w = " ".join(full_n) or "no workers", " ".join(loop_n) or "no workers"
+    print(f"\nbaseline, every test but e2e, {full_w}: {full_s:6.0f} s  ({full_said})")
+    print(f"the developers' loop, {loop_w}:      {loop_s:6.0f} s  ({loop_said})")
     return 0
 
 

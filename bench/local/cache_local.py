@@ -39,7 +39,8 @@ class TurnLog:
     seconds: float
 
 
-async def _serve(name: str, window: int, turns: int, tmp: Path) -> tuple[Run, list[TurnLog]]:
+async def _serve(name: str, window: int, turns: int, tmp: Path,
+                 reply_tokens: int) -> tuple[Run, list[TurnLog]]:
     port = free_port()
     log = tmp / f"{name.split()[0]}.log"
     server = LocalServer(llama_cpp_command(local_model_path(), window, "127.0.0.1", port),
@@ -56,10 +57,10 @@ async def _serve(name: str, window: int, turns: int, tmp: Path) -> tuple[Run, li
             # The reserves `jarvis-tui --local` would take for this window, reply capped.
             run = await engine(server.base_url, work, mark, db=tmp / "s.db",
                                model=LOCAL_MODEL_NAME, context_window=window,
-                               response_reserve=REPLY_TOKENS, system_reserve=window // 16)
+                               response_reserve=reply_tokens, system_reserve=window // 16)
         else:
             run = await plain(server.base_url, work, mark, keep_last=None,
-                              max_tokens=REPLY_TOKENS, name=name, model=LOCAL_MODEL_NAME)
+                              max_tokens=reply_tokens, name=name, model=LOCAL_MODEL_NAME)
         mark()
     finally:
         server.stop()
@@ -73,13 +74,13 @@ async def _serve(name: str, window: int, turns: int, tmp: Path) -> tuple[Run, li
     return run, turn_logs
 
 
-async def run_local(turns: int, window: int) -> None:
+async def run_local(turns: int, window: int, reply_tokens: int = REPLY_TOKENS) -> None:
     print(f"the bundled model (llama-cpp-python server, {LOCAL_MODEL_NAME}), context {window:,}, "
-          f"{turns} turns, replies capped at {REPLY_TOKENS} tokens; a fresh server per client")
+          f"{turns} turns, replies capped at {reply_tokens} tokens; a fresh server per client")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("jarvis-tui engine", "append-only"):
-            results[name] = await _serve(name, window, turns, Path(tmp))
+            results[name] = await _serve(name, window, turns, Path(tmp), reply_tokens)
     print(f"\n{'turn':>4} | {'jarvis eval':>11} {'reused':>6} {'calls':>5} {'s':>6} | "
           f"{'append eval':>11} {'reused':>6} {'s':>6}")
     (run, logs), (base_run, base_logs) = results["jarvis-tui engine"], results["append-only"]

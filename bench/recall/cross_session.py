@@ -42,6 +42,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -267,9 +268,18 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=WINDOW,
                         help="context window (default 16384; the recall budget is 15%% of it "
                              "and the pastes of the working sessions scale with it)")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: four facts, one short filler session, a small "
+                             "huge session, five ordinary messages a language")
     args = parser.parse_args()
     WINDOW = args.window
     held_out = SETS[args.set]
+    if args.quick:
+        global FILLER_SESSIONS, FILLER_TURNS, HUGE
+        FILLER_SESSIONS, FILLER_TURNS, HUGE = 1, 4, 300
+        held_out = SimpleNamespace(FACTS=[f for lang in ("en", "zh") for f in [
+            x for x in held_out.FACTS if x["language"] == lang][:2]], ORDINARY={
+            k: v[:5] for k, v in held_out.ORDINARY.items()})
     rng = random.Random(args.seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -267,7 +267,7 @@ async def main_async(args: argparse.Namespace) -> None:
         conv = load(path)
         questions = conv.questions
         if args.quick:  # spread over the conversation, every category
-            questions = random.Random(40).sample(questions, 20)
+            questions = random.Random(40).sample(questions, min(20, len(questions)))
         print(f"{conv.name}: {len(conv.sessions)} sessions, {len(conv.turns)} turns, "
               f"{len(questions)} questions; evidence ids naming no turn, left out: "
               f"{conv.dropped_ids}", flush=True)

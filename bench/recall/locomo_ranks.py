@@ -151,9 +151,12 @@ def main() -> None:
     parser.add_argument("--misses", type=int, default=0, metavar="N",
                         help="print N questions whose evidence the hybrid ranker puts past the "
                              "default share at 16,384, with each evidence turn's place")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: the first conversation, its first 20 questions")
     args = parser.parse_args()
     names = [n for n in args.conversations.split(",") if n]
     paths = sorted(p for p in args.dir.glob("conv-*.json") if not names or p.stem in names)
+    paths = paths[:1] if args.quick else paths
     if not paths:
         sys.exit(f"locomo_ranks: no conversations (conv-*.json) in {args.dir}")
     started = time.perf_counter()
@@ -164,6 +167,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             conv = load(path)
+            if args.quick:
+                conv.questions = conv.questions[:20]
             totals.append(run(conv, Path(tmp), counter, out, missed))
             print(f"{conv.name}: {len(conv.questions)} questions, {totals[-1]:,} tokens")
     report(out, int(np.mean(totals)))

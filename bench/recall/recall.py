@@ -382,6 +382,8 @@ def engine_figures(store: Store, conv_id: int, msgs: list[Message],
 
 def main() -> None:
     turns = TURNS  # --turns N: a longer session, to see how the latencies grow with it
+    if "--quick" in sys.argv:  # to see it runs: the latencies need the 2,000
+        turns = 300
     if "--turns" in sys.argv:
         turns = int(sys.argv[sys.argv.index("--turns") + 1])
     rng = random.Random(7)
