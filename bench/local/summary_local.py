@@ -58,7 +58,12 @@ from jarvis_tui.core.compaction.summarizer import (
 from jarvis_tui.core.details.ledger import ledger_for
 from jarvis_tui.core.engine.budgeting import DETAILS_FLOOR
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LocalServer, free_port
+from jarvis_tui.core.providers.local_server import (
+    LOCAL_MODEL_NAME,
+    LocalServer,
+    free_port,
+    local_model_path,
+)
 from jarvis_tui.core.window.tokens import TokenCounter
 
 SYSTEM_PROMPT = "You are Jarvis, a helpful assistant. Answer in the user's language."  # default
@@ -305,11 +310,11 @@ def check_data() -> None:
 
 
 async def ask(client: httpx.AsyncClient, messages: list[dict], seed: int,
-              max_tokens: int = MAX_TOKENS) -> tuple[str, float, dict]:
+              max_tokens: int | None = None) -> tuple[str, float, dict]:
     started = time.perf_counter()
     response = await client.post("/chat/completions", json={
         "messages": messages, "temperature": TEMPERATURE, "seed": seed,
-        "max_tokens": max_tokens})
+        "max_tokens": max_tokens or MAX_TOKENS})
     response.raise_for_status()
     body = response.json()
     return ((body["choices"][0]["message"]["content"] or "").strip(),
@@ -373,7 +378,7 @@ def table(replies: list[Reply], candidates: list[Candidate]) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    where = parser.add_mutually_exclusive_group(required=True)
+    where = parser.add_mutually_exclusive_group()
     where.add_argument("--base-url", help="a running llama-cpp-python server, …/v1")
     where.add_argument("--model", type=Path, help="a GGUF to serve for the run")
     parser.add_argument("--only", help="candidates, comma-separated")
@@ -384,11 +389,22 @@ async def main() -> None:
     parser.add_argument("--out", type=Path, help="write every reply and its score as JSON")
     parser.add_argument("--resume", action="store_true",
                         help="keep the replies already in --out, ask only for the others")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: the bundled model unless --model or --base-url, "
+                             "one candidate, session and seed, 24-token summaries")
     args = parser.parse_args()
+    if args.quick:
+        global MAX_TOKENS
+        MAX_TOKENS = 24
+        args.only, args.sessions, args.seeds = args.only or "small", args.sessions, "7"
+        args.model = args.model or (None if args.base_url else local_model_path())
+    if args.model is None and args.base_url is None:
+        parser.error("one of the arguments --base-url --model is required")
     check_data()
     candidates = [c for c in CANDIDATES
                   if not args.only or c.name in args.only.split(",")]
     sessions = [s for s in SESSIONS if not args.sessions or s.name in args.sessions.split(",")]
+    sessions = sessions[:1] if args.quick else sessions
     if not candidates or not sessions:
         raise SystemExit("no candidate or no session by those names")
     seeds = [int(x) for x in args.seeds.split(",")]

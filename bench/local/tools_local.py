@@ -53,6 +53,7 @@ from jarvis_tui.core.providers.local_server import (  # noqa: E402
     LOCAL_TOOL_SENTENCE,
     LocalServer,
     free_port,
+    local_model_path,
     with_tool_sentence,
 )
 from jarvis_tui.core.providers.openai import OpenAIProvider  # noqa: E402
@@ -71,6 +72,7 @@ SUMMARY = ("The user is preparing the 1.4 release of their project. They set up 
            "server and we discussed how to deploy to it; they asked for release-note wording.")
 MCP_TOOLS = ("get_current_time", "convert_time", "git_status", "git_log")
 REPO = "{repo}"  # the questions' repository, filled in with the bench's own
+QUICK = False  # --quick: one server and tool offered, no full round after a right call
 # How each variant makes the system prompt: "with" as the engine does for the local model.
 VARIANTS: dict[str, Callable[[str], str]] = {"without the sentence": lambda prompt: prompt,
                                              "with the sentence": with_tool_sentence}
@@ -242,7 +244,7 @@ async def ask_need(need: Need, system: str, provider: OpenAIProvider, hub: McpHu
               "wanted": need.tool}
     print(f"  {'right' if good else 'miss ':6}{reply.seconds:5.1f}s  {text[:48]:48}  "
           f"{record['did'][:110]}")
-    if good and all(c.name in MCP_TOOLS for c in reply.calls):
+    if good and all(c.name in MCP_TOOLS for c in reply.calls) and not QUICK:
         record["round"], record["round_as_words"] = await full_round(
             provider, hub, specs, messages, reply, tools)
     return record
@@ -275,10 +277,10 @@ def halves(records: list[dict], key: str) -> str:
     return f"en {sum(en)}/{len(en)}, zh {sum(zh)}/{len(zh)}"
 
 
-def report(records: list[dict]) -> None:
+def report(records: list[dict], variants: dict[str, Callable[[str], str]]) -> None:
     print(f"\n{'':22}{'right calls':>20}{'false calls':>20}{'wrong calls':>20}"
           f"  {'call-shaped text':>16}")
-    for name in VARIANTS:
+    for name in variants:
         need = [r for r in records if r["variant"] == name and r["kind"] == "need"]
         plain = [r for r in records if r["variant"] == name and r["kind"] == "plain"]
         shaped = sum(r["call_shaped"] for r in need + plain)
@@ -287,7 +289,7 @@ def report(records: list[dict]) -> None:
               f"{share([r['wrong_call'] for r in need]):>20}  {shaped:>16}")
         print(f"{'':22}{halves(need, 'right'):>20}{halves(plain, 'false'):>20}"
               f"{halves(need, 'wrong_call'):>20}")
-    for name in VARIANTS:
+    for name in variants:
         for key, how in (("round", "as the engine sends it"),
                          ("round_as_words", "result as words, no tools (not the app's way)")):
             outcomes = [r[key] for r in records if r["variant"] == name and key in r]
@@ -305,16 +307,22 @@ async def tool_specs(repo_path: Path) -> tuple[McpHub, list[ToolSpec]]:
                         args=("-m", "mcp_server_time", "--local-timezone", "Europe/Berlin")),
         McpServerConfig("git", "stdio", command=sys.executable, allow=("*",),
                         args=("-m", "mcp_server_git", "--repository", str(repo_path)))]
+    if QUICK:  # the first question's server and tool alone: the shortest prompt
+        servers = servers[:1]
     hub = McpHub(servers, start_timeout=120.0)
     for status in await hub.start():
         if status.state != "ready":
             await hub.aclose()
             sys.exit(f"{status.name} did not start: {status.error}")
+    if QUICK:
+        return hub, [s for s in hub.specs() if s.name == NEED[0].tool]
     return hub, [s for s in hub.specs() if s.name in MCP_TOOLS] + [HISTORY_SPEC]
 
 
 async def main_async(args: argparse.Namespace) -> None:
     started = time.perf_counter()
+    # --quick: the engine's variant alone, one question that needs a tool
+    variants = {"with the sentence": VARIANTS["with the sentence"]} if args.quick else VARIANTS
     with tempfile.TemporaryDirectory() as tmp:
         path = str(make_git_repo(Path(tmp) / "jarvis", commits=6))
         server = None
@@ -344,11 +352,12 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"{args.passes} pass(es)")
             records = read_log(args.log)
             done = {(r["variant"], r["pass"], r["kind"], r["i"]) for r in records}
-            for name, make_prompt in VARIANTS.items():
+            for name, make_prompt in variants.items():
                 system = system_text(make_prompt(prompt), SUMMARY, SUMMARY_NOTE)
                 print(f"\n== {name}")
                 for n in range(args.passes):
-                    for kind, count in (("need", len(NEED)), ("plain", len(PLAIN))):
+                    for kind, count in (("need", 1),) if args.quick else (
+                            ("need", len(NEED)), ("plain", len(PLAIN))):
                         for i in range(count):
                             if (name, n, kind, i) in done:
                                 continue
@@ -366,7 +375,7 @@ async def main_async(args: argparse.Namespace) -> None:
             await hub.aclose()
             if server is not None:
                 server.stop()
-    report([r for r in records if r["pass"] < args.passes])
+    report([r for r in records if r["pass"] < args.passes], variants)
     print(f"\nthe sentence: {LOCAL_TOOL_SENTENCE!r}")
     print(f"wall time {time.perf_counter() - started:.0f} s")
 
@@ -386,7 +395,15 @@ def main() -> None:
                         "none for chat: the server's default)")
     parser.add_argument("--log", type=Path, help="a JSON-lines file of the answers: those already "
                         "in it are not asked again (a run that was stopped goes on)")
+    parser.add_argument("--quick", action="store_true",
+                        help="to see it runs: the bundled model unless --model or --base-url, "
+                             "one question needing a tool and that tool alone, the engine's "
+                             "variant, 48-token replies, no full round")
     args = parser.parse_args()
+    if args.quick:
+        global REPLY_TOKENS, QUICK
+        REPLY_TOKENS, QUICK = 48, True
+        args.model = args.model or (None if args.base_url else local_model_path())
     if (args.model is None) == (args.base_url is None):
         parser.error("give --model or --base-url")
     asyncio.run(main_async(args))
