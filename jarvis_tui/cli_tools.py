@@ -54,7 +54,7 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
                 f"that name (tools: {known})")
         engine.tools = hub
         engine.tool_policy.allowed.update(resolved.rules)
-        for line in tools_warnings(settings.model, len(specs), engine.definitions_tokens(),
+        for line in tools_warnings(settings.model, len(specs), engine.front.definitions_tokens(),
                                    engine.budget.tokens, pick_language(settings.language)):
             say(line)
         yield hub

@@ -88,7 +88,7 @@ async def session(base_url: str, db: Path, name: str, tool: bool, questions: lis
             raise SystemExit(f"{name}: the compaction did not happen: {folded}")
         if not any(m.covered and m.content == FACT for m in engine.messages):
             raise SystemExit(f"{name}: the fact was not folded into the summary")
-        tally.offered = any(d["name"] == HISTORY_TOOL for d in engine.definitions())
+        tally.offered = any(d["name"] == HISTORY_TOOL for d in engine.front.definitions())
         for text in questions:
             events = await _round(engine, text, tally)
             tally.questions += 1

@@ -255,7 +255,7 @@ async def engine(base_url: str, turns: list[Turn], on_turn: Callable[[], None], 
                     elif isinstance(event, ev.Recalled):
                         run.recalls += 1
                 run.answered.append(ok)
-                run.memory_tokens.append(eng.memory_sent().tokens)
+                run.memory_tokens.append(eng.front.memory_sent().tokens)
             stored = store.messages(eng.conversation.id)
     users = [m.content for m in stored if m.role == "user"]
     intact = sum(a == t.text for a, t in zip(users, turns, strict=False))  # a lost one is fewer

@@ -87,7 +87,7 @@ class ChatSession:
         engine = self.engine
         return ToolsOffered(engine.settings.model,
                             len(engine.tools.specs()) if engine.tools else 0,
-                            engine.definitions_tokens(), engine.budget.tokens)
+                            engine.front.definitions_tokens(), engine.budget.tokens)
 
     def set_tools(self, tools: ToolBox | None, approve: Approve | None) -> None:
         """What runs the model's tool calls (the MCP hub) and who allows each call; kept for
@@ -328,7 +328,7 @@ class ChatSession:
         """The request the next round would send, were `pending_text` sent now: built by the
         code the round builds it with (request_plan.py). The memory is read again first, as a
         round does; nothing else changes."""
-        self.engine.refresh_memory()
+        self.engine.front.refresh_memory()
         return next_request(self.engine.basis(), pending_text)
 
     def request_states(self) -> dict[int, str]:
@@ -340,7 +340,7 @@ class ChatSession:
         from jarvis_tui.core.recall.turns import search_turns
 
         return search_turns(self.store, self.id, self.messages, query,
-                            meaning=self.engine.by_meaning())
+                            meaning=self.engine.front.by_meaning())
 
     def search_all(self, query: str) -> list[tuple[list[Message], str]]:
         """Turns of every session that match `query`, best first, each with where it is from:
@@ -349,11 +349,11 @@ class ChatSession:
         user turned that off); this session's are its own messages, which can be pinned."""
         from jarvis_tui.core.recall.sessions import scrubbed, search_sessions
 
-        scrub = self.engine.beyond_scrub()
+        scrub = self.engine.front.beyond_scrub()
         return [(found.turn, "") if found.session.id == self.id
                 else (scrubbed(found.turn, scrub), f"{found.label} · #{found.session.id}")
                 for found in search_sessions(self.store, query,
-                                             meaning=self.engine.by_meaning())]
+                                             meaning=self.engine.front.by_meaning())]
 
     def export(self, path: Path) -> int:
         """Write the whole session (summaries and covered messages too) as JSON when the path
@@ -382,8 +382,8 @@ class ChatSession:
         entry = remember(self.store, text, self._secrets(), conversation_id=self.id,
                          message_id=message.id if message is not None else None,
                          origin="remember" if message is None else "message",
-                         alike=self.engine.alike())
-        self.engine.refresh_memory()
+                         alike=self.engine.front.alike())
+        self.engine.front.refresh_memory()
         return entry
 
     def memory_sources(self) -> dict[int, MemorySource]:
@@ -394,7 +394,7 @@ class ChatSession:
     def edit_memory(self, entry_id: int, text: str) -> MemoryEntry:
         """Raises MemoryRefused, as remember does, or StoreError (no such entry)."""
         entry = self.store.update_memory(entry_id, text=check(text, self._secrets()))
-        self.engine.refresh_memory()
+        self.engine.front.refresh_memory()
         return entry
 
     def memory_note(self, text: str, language: str) -> str | None:
@@ -405,12 +405,12 @@ class ChatSession:
     def pin_memory(self, entry_id: int, pinned: bool) -> MemoryEntry:
         """A pinned entry is sent before newer ones, so the budget leaves it out last."""
         entry = self.store.update_memory(entry_id, pinned=pinned)
-        self.engine.refresh_memory()
+        self.engine.front.refresh_memory()
         return entry
 
     def delete_memory(self, entry_id: int) -> None:
         self.store.delete_memory(entry_id)
-        self.engine.refresh_memory()
+        self.engine.front.refresh_memory()
 
     def accept_suggestion(self, entry_id: int) -> MemoryEntry:
         """The user's yes: the suggestion enters the memory. Raises MemoryRefused (its text is
@@ -422,7 +422,7 @@ class ChatSession:
         text = check(entry.text, self._secrets())  # one stored by an older version: cleaned too
         if entry.state != "active" or text != entry.text:
             entry = self.store.update_memory(entry_id, text=text, state="active")
-            self.engine.refresh_memory()
+            self.engine.front.refresh_memory()
         return entry
 
     def dismiss_suggestion(self, entry_id: int) -> None:
@@ -440,12 +440,12 @@ class ChatSession:
         """What the next request carries of the memory: the entries sent, those left out for
         its budget (ids, in the order they rank), and its tokens. Read again first if the
         memory changed, here or in another jarvis-tui."""
-        self.engine.refresh_memory()
-        return self.engine.memory_sent()
+        self.engine.front.refresh_memory()
+        return self.engine.front.memory_sent()
 
     def memory_budget(self) -> int:
         """The memory section's room in the next request, in tokens (0: memory off)."""
-        return self.engine.memory_budget()
+        return self.engine.front.memory_budget()
 
     def _secrets(self) -> list[str]:
         return known_secrets(self.settings)

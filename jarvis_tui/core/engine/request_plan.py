@@ -51,6 +51,7 @@ class Plan:
     recalled_ids: tuple[int, ...]  # the stored ids of the turns recall brought back
     usage: BudgetUsage  # what the gauge counts, before windowing
     budget: Budget
+    basis: RequestBasis  # what it was made of
     cut_now: bool = False  # a tool output was cut for the first time (kept: keep=True)
 
 
@@ -89,7 +90,7 @@ def plan_request(basis: RequestBasis, user: Message, *, shrink: float = 1.0, gap
                         system_prompt=basis.system_prompt, summary=summary,
                         pinned=basis.history.pinned if history is active else None,
                         sent_as=sent_as, summary_note=basis.note)
-    return Plan(fitted, offered, defs, recalled, ids, usage, budget, cut_now)
+    return Plan(fitted, offered, defs, recalled, ids, usage, budget, basis, cut_now)
 
 
 def next_request(basis: RequestBasis, pending: str = "") -> NextRequest:

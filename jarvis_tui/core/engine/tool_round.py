@@ -9,15 +9,23 @@ before the next round). The model then reads the error and can try another way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.engine.session_sync import stored
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.store.records import StoreError
+from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
+from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.results import (
     CANCELLED,
+    INTERRUPTED,
     tool_result_message,
+    unanswered,
 )
 from jarvis_tui.core.tools.rules import Rule, allow_flag, key_of, matches
 from jarvis_tui.core.tools.specs import (
@@ -29,6 +37,7 @@ from jarvis_tui.core.tools.specs import (
     ToolResult,
     ToolSpec,
 )
+from jarvis_tui.core.window.history import History
 
 
 @dataclass
@@ -126,3 +135,29 @@ async def _run_bounded(box: ToolBox, call: ToolCall, spec: ToolSpec,
         raise
     except Exception as err:  # a box that broke its promise not to raise
         return ToolResult(str(err) or type(err).__name__, True)
+
+
+class ToolResults:
+    """Where a session's tool results go: stored with it, and on the branch shown at once."""
+
+    def __init__(self, store: Store, conversation_id: int, history: History) -> None:
+        self._store = store
+        self._conversation_id = conversation_id
+        self._history = history
+
+    def save(self, message: Message) -> Message:
+        self._store.add_message(self._conversation_id, message, wait=STREAM_SAVE_WAIT_S)
+        self._history.append(message)
+        return message
+
+    async def store(self, message: Message) -> Message:
+        """Saved as a reply is: while another program holds the database's write lock, the
+        round waits for it."""
+        return await stored(functools.partial(self.save, message))
+
+    def answer_interrupted(self) -> None:
+        """Calls a killed process left without results get one saying so: a call without its
+        result can never be sent, and it would take its question with it."""
+        for _, call in unanswered(self._history.all):
+            with contextlib.suppress(StoreError):
+                self.save(tool_result_message(call, INTERRUPTED, error=True))

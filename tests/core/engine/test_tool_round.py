@@ -486,12 +486,12 @@ def test_tool_definitions_that_crowd_the_budget_are_warned_of(make_fake_server, 
 
     fake = make_fake_server()
     few = make_engine(fake, tmp_path, tools=Box(a=str, b=str))
-    assert tools_weight(2, few.definitions_tokens(), few.budget.tokens) is None
+    assert tools_weight(2, few.front.definitions_tokens(), few.budget.tokens) is None
     many = Box(**{f"tool_number_{i}_with_a_long_name": str for i in range(60)})
     engine = make_engine(fake, tmp_path, tools=many, context_window=2048)
     # Counted like the system prompt: the gauge's "system over reserve" grows with them.
-    assert engine.usage().system > engine.definitions_tokens() > engine.budget.tokens / 3
-    line = tools_weight(60, engine.definitions_tokens(), engine.budget.tokens, "zh")
+    assert engine.usage().system > engine.front.definitions_tokens() > engine.budget.tokens / 3
+    line = tools_weight(60, engine.front.definitions_tokens(), engine.budget.tokens, "zh")
     assert line is not None and "60 个工具" in line
 
 

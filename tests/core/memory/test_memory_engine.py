@@ -79,9 +79,9 @@ async def test_the_front_is_byte_identical_while_memory_does_not_change(fake_ser
     assert len({system_of(b) for b in bodies}) == 1 and HEADER in system_of(bodies[0])
     for before, after in zip(usages, usages[1:], strict=False):  # the server's cache held
         assert after.cached_tokens is not None and after.cached_tokens >= before.prompt_tokens - 8
-    assert engine.refresh_memory() is False  # nothing changed: nothing is read again
+    assert engine.front.refresh_memory() is False  # nothing changed: nothing is read again
     store.add_memory("One more.")
-    assert engine.refresh_memory() is True
+    assert engine.front.refresh_memory() is True
 
 
 async def test_memory_budget_zero_sends_no_memory(fake_server, tmp_path):
@@ -91,7 +91,7 @@ async def test_memory_budget_zero_sends_no_memory(fake_server, tmp_path):
     engine = make_engine(fake_server, tmp_path, store=store, memory_budget=0)
     await send(engine, "hello")
     assert system_of(chat_bodies(fake_server)[-1]) == PROMPT
-    sent = engine.memory_sent()
+    sent = engine.front.memory_sent()
     assert (sent.text, sent.sent, sent.left_out, sent.tokens) == ("", (), (b.id, a.id), 0)
     assert engine.usage().memory == 0
 
@@ -101,8 +101,8 @@ async def test_the_section_keeps_within_a_tenth_of_the_budget(fake_server, tmp_p
     ids = [store.add_memory(f"Entry {n}: the service on port 80{n:02d} belongs to team {n}.").id
            for n in range(60)]
     engine = make_engine(fake_server, tmp_path, store=store)  # 4,096: a budget of 3,328
-    assert engine.memory_budget() == 332  # the setting (512) is more than a tenth of it
-    sent = engine.memory_sent()
+    assert engine.front.memory_budget() == 332  # the setting (512) is more than a tenth of it
+    sent = engine.front.memory_sent()
     assert 0 < sent.tokens <= 332 and sent.left_out
     assert sent.sent + sent.left_out == tuple(reversed(ids))  # newest first, in order
     await send(engine, "hello")
@@ -118,8 +118,8 @@ async def test_the_gauge_counts_the_memory_as_its_own_category(fake_server, tmp_
     engine = make_engine(fake_server, tmp_path, store=store)
     off = make_engine(fake_server, tmp_path / "off", memory_budget=0)
     with_memory, without = engine.usage("draft"), off.usage("draft")
-    tokens = engine.memory_sent().tokens
-    assert with_memory.memory == tokens == engine.counter.text(engine.memory_sent().text) > 0
+    tokens = engine.front.memory_sent().tokens
+    assert with_memory.memory == tokens == engine.counter.text(engine.front.memory_sent().text) > 0
     assert with_memory.used - without.used == tokens  # in `used`, not in the system reserve
     assert with_memory.system == without.system
     events = await send(engine, "hello")
@@ -132,7 +132,7 @@ async def test_a_message_cut_to_fit_leaves_room_for_the_memory(fake_server, tmp_
     for n in range(40):
         store.add_memory(f"Entry {n}: the service on port 80{n:02d} belongs to team {n}.")
     engine = make_engine(fake_server, tmp_path, store=store)
-    memory = engine.memory_sent().tokens
+    memory = engine.front.memory_sent().tokens
     assert memory > 200
     events = await send(engine, "word " * 20_000)  # past the whole budget: cut in the middle
     user = chat_bodies(fake_server)[-1]["messages"][-1]
@@ -223,7 +223,7 @@ async def test_a_compaction_goes_down_far_enough_to_leave_the_memory_its_room(fa
     summarising_replies(fake_server)
     engine = make_engine(fake_server, tmp_path, store=crowded_store(tmp_path),
                          keep_recent_turns=2)
-    assert engine.memory_sent().tokens > 300
+    assert engine.front.memory_sent().tokens > 300
     for n in range(4):
         await send(engine, f"Turn {n}: " + "the migration plan needs more detail " * 20)
     [e async for e in engine.compact(reason="manual")]

@@ -97,7 +97,7 @@ async def test_without_the_model_recall_goes_on_by_words_and_says_so_once(
     _damaged_copy(tmp_path, monkeypatch)
     lossy(fake_server)
     engine = make_engine(fake_server, tmp_path, **SMALL)
-    engine.meaning = Meaning(engine.store, BundledEmbedder())  # not the process's loaded one
+    engine.front.meaning = Meaning(engine.store, BundledEmbedder())  # not the process's loaded one
     fact = "For the record: the launch budget is 4,200 euros, approved by Anna on Monday."
     await send(engine, fact)
     await compact_times(engine, 2)
@@ -167,6 +167,6 @@ async def test_only_the_words_evidence_may_push_the_newest_turns_out(fake_server
     await compact_times(engine, 2)
     words = "Remind me: how much was the launch budget Anna approved?"
     meaning = "What kind of car does Evan drive?"
-    assert fact in engine._recall(words).block and CAR in engine._recall(meaning).block
-    assert fact in engine._recall(words, free=0).block
-    assert CAR not in engine._recall(meaning, free=0).block
+    assert fact in engine.front.recall(words).block and CAR in engine.front.recall(meaning).block
+    assert fact in engine.front.recall(words, free=0).block
+    assert CAR not in engine.front.recall(meaning, free=0).block

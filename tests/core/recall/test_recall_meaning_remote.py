@@ -79,7 +79,7 @@ async def test_a_busy_endpoint_pauses_recall_by_meaning_then_it_comes_back(
     assert "HTTP 503" in paused[0] and "overloaded" in paused[0]
     await send(engine, "Evan got a new Prius last week, what car did he get?")
     assert CAR in sent_block(fake_server)
-    assert engine.meaning.ready and not engine.store.take_notices()
+    assert engine.front.meaning.ready and not engine.store.take_notices()
     assert engine.store.vector_count("remote:embed-small") > 0
 
     fake_server.embeddings_down = meaning_module.INTERRUPTIONS
@@ -87,5 +87,5 @@ async def test_a_busy_endpoint_pauses_recall_by_meaning_then_it_comes_back(
         await send(engine, f"and one more thing, number {i}?")
     off = [n for n in engine.store.take_notices() if n.startswith("recall by meaning is off")]
     assert len(off) == 1 and f"{meaning_module.INTERRUPTIONS} times in a row" in off[0]
-    assert not engine.meaning.ready
+    assert not engine.front.meaning.ready
     await engine.provider.aclose()

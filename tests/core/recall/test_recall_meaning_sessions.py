@@ -46,7 +46,7 @@ def stored(tmp_path):
 async def test_a_plain_question_in_a_new_session_finds_the_session_that_answers_it(
         fake_server, stored, question, wanted):
     engine = make_engine(fake_server, stored)
-    engine.meaning.index(None)  # as the worker leaves a store it has had time on
+    engine.front.meaning.index(None)  # as the worker leaves a store it has had time on
     assert engine.usage(pending=question).recalled > 0  # the gauge shows it before sending
     events = await send(engine, question)
     block = sent_block(fake_server)
@@ -95,7 +95,7 @@ async def test_a_story_told_over_turns_comes_back_with_the_turn_beside_it(
     with Store(tmp_path / "sessions.db") as store:
         session(store, "catching up", [*WORK, small_talk, *story, *WORK])
     engine = make_engine(fake_server, tmp_path)
-    engine.meaning.index(None)
+    engine.front.meaning.index(None)
     await send(engine, "Which martial art did I take up, and who teaches me?")
     block = sent_block(fake_server)
     assert all(text in block for text in story)

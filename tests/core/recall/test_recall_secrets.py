@@ -86,12 +86,12 @@ async def test_turned_off_the_turn_comes_as_it_was_said(fake_server, stored):
 
 async def test_the_models_search_of_all_sessions_hides_them(fake_server, stored):
     engine = make_engine(fake_server, stored, api_key=GIVEN)
-    found = engine._other_sessions("kestrel-07 deploy key", 3)
+    found = engine.front._other_sessions("kestrel-07 deploy key", 3)
     text = "\n".join(m.content for turn, _ in found for m in turn)
     assert "kestrel-07" in text and KEY not in text and GIVEN not in text
     assert REDACTED in text
     off = make_engine(fake_server, stored, recall_redact_secrets=False)
-    assert KEY in "\n".join(m.content for turn, _ in off._other_sessions("kestrel-07", 3)
+    assert KEY in "\n".join(m.content for turn, _ in off.front._other_sessions("kestrel-07", 3)
                             for m in turn)
     await engine.provider.aclose()
     await off.provider.aclose()

@@ -101,9 +101,9 @@ async def test_offered_only_once_turns_are_folded_and_unchanged_between_turns(
     assert definition["parameters"]["required"] == ["query"]
     assert "folded into the summary" in definition["description"]
     # Counted in the gauge as every tool definition is.
-    defs = engine.definitions()
-    assert engine.definitions_tokens() == engine.counter.text(definitions_text(defs)) > 0
-    assert engine.usage().system >= engine.definitions_tokens()
+    defs = engine.front.definitions()
+    assert engine.front.definitions_tokens() == engine.counter.text(definitions_text(defs)) > 0
+    assert engine.usage().system >= engine.front.definitions_tokens()
     # Between compactions the front of the request stays the same (the prefix cache).
     summaries = len(engine.store.summaries(engine.conversation.id))
     await send(engine, "And one more ordinary question.")
@@ -189,7 +189,7 @@ async def test_turned_off_it_is_never_offered(fake_server, tmp_path):
     bodies = chat_bodies(fake_server.chat_requests)
     assert SUMMARY_HEADER in system_of(bodies[-1])
     assert all("tools" not in b and SUMMARY_NOTE not in system_of(b) for b in bodies)
-    assert stored_results(engine) == [] and engine.definitions_tokens() == 0
+    assert stored_results(engine) == [] and engine.front.definitions_tokens() == 0
     await engine.provider.aclose()
 
 
@@ -203,7 +203,7 @@ async def test_the_bundled_local_model_is_never_offered_it(fake_server, tmp_path
     bodies = chat_bodies(fake_server.chat_requests)
     assert SUMMARY_HEADER in system_of(bodies[-1])  # compacted, and still no tool
     assert all("tools" not in b and SUMMARY_NOTE not in system_of(b) for b in bodies)
-    assert engine.definitions_tokens() == 0
+    assert engine.front.definitions_tokens() == 0
     await engine.provider.aclose()
 
 
@@ -254,7 +254,8 @@ async def test_the_compaction_editor_s_estimate_counts_it_in(fake_server, tmp_pa
     guess = engine.tokens_after(proposal, proposal.text)
     events = [e async for e in engine.commit_compaction(proposal, proposal.text)]
     assert kinds(events) == ["CompactionFinished"]
-    assert engine.usage().system_overflow > 0 and engine.definitions()[-1]["name"] == HISTORY_TOOL
+    assert engine.usage().system_overflow > 0
+    assert engine.front.definitions()[-1]["name"] == HISTORY_TOOL
     assert events[0].tokens_after == engine.usage().used == guess
     await engine.provider.aclose()
 
@@ -345,5 +346,5 @@ async def test_a_model_without_tools_goes_on_without_it(make_fake_ollama, tmp_pa
                    make_provider(engine.settings), engine.conversation.id, sleep=Sleeps())
     assert isinstance((await send(again, "One more question."))[-1], ev.Finished)
     assert [r.status for r in fake.chat_requests].count(400) == 1
-    assert "tools" not in fake.chat_requests[-1].body and again.definitions_tokens() == 0
+    assert "tools" not in fake.chat_requests[-1].body and again.front.definitions_tokens() == 0
     await again.provider.aclose()
