@@ -192,7 +192,7 @@ def false_recall(path: Path, rng: random.Random,
                        system_reserve=512)
     e = Engine(settings, Store(path), OpenAIProvider(fake_url, ""), None)
     # Every stored message embedded, as the engine's worker leaves a store it has had time on.
-    while e.meaning.index(None, limit=4096):
+    while e.front.meaning.index(None, limit=4096):
         pass
     out: dict[str, list[int]] = {}
     took: dict[bool, list[float]] = {True: [], False: []}  # pointed beyond -> gauge seconds
