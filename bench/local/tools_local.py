@@ -47,6 +47,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.providers.base import ChatDelta, ChatToolCall  # noqa: E402
 from jarvis_tui.core.providers.local_server import (  # noqa: E402
     LOCAL_MODEL_NAME,
@@ -62,7 +63,7 @@ from jarvis_tui.core.settings.mcp import McpServerConfig  # noqa: E402
 from jarvis_tui.core.tools.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noqa: E402
 from jarvis_tui.core.tools.mcp_client import McpHub  # noqa: E402
 from jarvis_tui.core.tools.results import tool_definitions, tool_result_message  # noqa: E402
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec  # noqa: E402
+from jarvis_tui.core.tools.specs import ToolSpec  # noqa: E402
 from jarvis_tui.core.window.fit import system_text  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402
 

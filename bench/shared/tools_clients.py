@@ -18,6 +18,7 @@ import httpx
 
 from bench.shared.cache_clients import EN, ZH, chat_reply, summary_reply
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.toolcalls import openai_tools
@@ -25,7 +26,7 @@ from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.results import tool_definitions
 from jarvis_tui.core.tools.rules import ANY
-from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox
 
 SYSTEM = "You are Jarvis, a helpful assistant. Use the git tools to answer about the repository."
 COMMITS = 60  # revision n of module.py has 8n functions: outputs from ~1k to ~19k tokens

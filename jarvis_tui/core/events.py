@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jarvis_tui.core.budget import BudgetUsage
-from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import BudgetUsage
-from jarvis_tui.core.compaction.proposal import CompactionProposal
 from jarvis_tui.core.compaction.size import SummarySize, summary_size
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.engine.request_plan import next_request, request_states

@@ -9,9 +9,9 @@ import re
 
 from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.tools.history_tool import is_history_search, shown_query
-from jarvis_tui.core.tools.specs import ToolCall
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 

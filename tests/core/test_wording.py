@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.engine.tool_round import ToolPolicy, run_calls
 from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.tools.mcp_client import McpHub
 from jarvis_tui.core.tools.rules import ANY
-from jarvis_tui.core.tools.specs import ToolCall
 from jarvis_tui.texts.notices import describe
 from tests.engine_helpers import make_engine, send
 from tests.fakeserver import overflow_answer

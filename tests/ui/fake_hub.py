@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox
 
 GIT_LOG = ToolSpec("git_log", "Shows the commit logs.", {"type": "object"}, "git", "git_log")
 

@@ -8,7 +8,7 @@ import asyncio
 
 from textual import events
 
-from jarvis_tui.core.tools.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen
 from tests.faults.consent_driver import SENTENCE

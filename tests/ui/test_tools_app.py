@@ -18,11 +18,12 @@ import pytest
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.mcp_client import McpHub
-from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolSpec
+from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE
 from jarvis_tui.ui import posted
 from jarvis_tui.ui.screens.chat.screen import ChatScreen
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen

@@ -8,7 +8,7 @@ import asyncio
 import json
 import unicodedata
 
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.ui.screens.mcp_servers import McpServersScreen
 from jarvis_tui.ui.screens.tool_approval import ToolApprovalScreen, ask_approval
 from tests.ui.app_helpers import make_app, screen_text, wait_for

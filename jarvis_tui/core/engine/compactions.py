@@ -15,7 +15,6 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
 from jarvis_tui.core.compaction.summarizer import (
     PREFIX_COUNT_MARGIN,
     PREFIX_INSTRUCTION,
@@ -27,6 +26,7 @@ from jarvis_tui.core.compaction.summarizer import (
     SummaryPrefix,
     plan_compaction,
 )
+from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.details.ledger import ledger_for, left_out
 from jarvis_tui.core.engine.compaction_guard import CompactionGuard
 from jarvis_tui.core.engine.request_basis import RequestBasis

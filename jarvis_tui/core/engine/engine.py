@@ -21,7 +21,7 @@ from contextlib import aclosing
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget, BudgetUsage
-from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import Tally, tally
 from jarvis_tui.core.engine.branches import (
     COVERED_REGENERATE,

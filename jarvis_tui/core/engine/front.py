@@ -14,6 +14,7 @@ import functools
 from dataclasses import replace
 
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.details.ledger import split
 from jarvis_tui.core.embed.meaning import Meaning, chosen
 from jarvis_tui.core.engine.budgeting import budget_for
@@ -44,7 +45,7 @@ from jarvis_tui.core.tools.history_tool import (
 )
 from jarvis_tui.core.tools.refused import RefusedTools
 from jarvis_tui.core.tools.results import definitions_text, tool_definitions
-from jarvis_tui.core.tools.specs import ToolBox, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox
 from jarvis_tui.core.window.calibration import Calibration
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import TokenCounter

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.engine.requests import Attempt, Requests
 from jarvis_tui.core.engine.retry_policy import RoundRetries
@@ -33,7 +34,6 @@ from jarvis_tui.core.providers.errors import (
 )
 from jarvis_tui.core.tools.history_tool import HISTORY_SPEC, refused_alone
 from jarvis_tui.core.tools.refused import RefusedTools
-from jarvis_tui.core.tools.specs import ToolSpec
 from jarvis_tui.core.window.fit import FittedWindow
 
 

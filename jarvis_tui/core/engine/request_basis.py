@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.engine.budgeting import details_room, summary_cap
 from jarvis_tui.core.engine.sent_texts import SentTexts
@@ -26,7 +27,6 @@ from jarvis_tui.core.recall.turns import Recalled
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import Summary
 from jarvis_tui.core.tools.results import tool_definitions
-from jarvis_tui.core.tools.specs import ToolSpec
 from jarvis_tui.core.window.calibration import Calibration
 from jarvis_tui.core.window.fit import system_text
 from jarvis_tui.core.window.history import History

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.details.ledger import HEADER as LEDGER_HEADER
 from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.messages import FAILED, Message
@@ -37,7 +38,6 @@ from jarvis_tui.core.next_request import (
 from jarvis_tui.core.recall.turns import Recalled
 from jarvis_tui.core.tools.outputs import is_stub
 from jarvis_tui.core.tools.results import definitions_text, tool_definitions
-from jarvis_tui.core.tools.specs import ToolSpec
 from jarvis_tui.core.window.fit import FittedWindow, fit_window, with_recalled
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import Budget
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.engine.empty_reply import may_be_over, overflow_behind
 from jarvis_tui.core.engine.reply_log import ReplyLog
 from jarvis_tui.core.engine.request_basis import RequestBasis
@@ -33,7 +34,6 @@ from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.store.session_meta import STREAM_SAVE_WAIT_S
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.results import definitions_text
-from jarvis_tui.core.tools.specs import ToolCall
 from jarvis_tui.core.window.calibration import Calibration
 from jarvis_tui.core.window.fit import FittedWindow
 

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.engine.session_sync import stored
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.records import StoreError
@@ -28,15 +29,7 @@ from jarvis_tui.core.tools.results import (
     unanswered,
 )
 from jarvis_tui.core.tools.rules import Rule, allow_flag, key_of, matches
-from jarvis_tui.core.tools.specs import (
-    ALWAYS,
-    ONCE,
-    Approve,
-    ToolBox,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-)
+from jarvis_tui.core.tools.specs import ALWAYS, ONCE, Approve, ToolBox
 from jarvis_tui.core.window.history import History
 
 

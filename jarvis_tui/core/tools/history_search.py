@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult
 from jarvis_tui.core.messages import Message, describe_calls
-from jarvis_tui.core.tools.specs import ToolCall, ToolResult
 from jarvis_tui.core.window.fit import truncate_middle
 from jarvis_tui.core.window.tokens import TokenCounter
 

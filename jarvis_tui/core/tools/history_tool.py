@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.providers.errors import ProviderError, RequestError, ToolsRefused
 from jarvis_tui.core.tools.history_search import (
     DEFAULT_LIMIT,
@@ -22,7 +23,7 @@ from jarvis_tui.core.tools.history_search import (
     HistorySearch,
 )
 from jarvis_tui.core.tools.results import definitions_text, tool_definitions
-from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox
 from jarvis_tui.core.window.tokens import TokenCounter
 
 # Session meta: the models whose server refused the tool, so a later run (every `ask` is one)

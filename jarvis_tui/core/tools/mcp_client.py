@@ -33,13 +33,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.safety.known_secrets import HIDDEN, Scrubber
 from jarvis_tui.core.safety.redact import redact
 from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.tools.mcp_content import clean, result_text
 from jarvis_tui.core.tools.mcp_listing import CheckedListing, validation_line
-from jarvis_tui.core.tools.specs import ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ToolBox
 
 # The SDK reports transport trouble with logger.exception; with no handler anywhere, Python's
 # last-resort handler would print it on stderr, over the TUI. What matters reaches the user

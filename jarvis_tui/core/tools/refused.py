@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.providers.errors import ToolsRefused
-from jarvis_tui.core.tools.specs import ToolSpec
 
 
 class RefusedTools:

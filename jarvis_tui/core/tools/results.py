@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.messages import COMPLETE, Message
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 
 ERROR_PREFIX = "Error: "
 INTERRUPTED = ("the tool call was interrupted before it finished (jarvis-tui stopped); "

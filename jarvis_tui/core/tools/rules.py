@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jarvis_tui.core.tools.specs import ToolSpec
+from jarvis_tui.core.calls.specs import ToolSpec
 
 ANY = "*"
 Rule = tuple[str, str]  # (server, tool); ANY in either place

@@ -26,8 +26,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.safety.textsafe import visible
-from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolCall, ToolSpec
+from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.screens.dialog import dialog_css

@@ -22,12 +22,12 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Collapsible, Static
 
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.calls.tool_args import arguments_or_none
 from jarvis_tui.core.messages import FAILED, PARTIAL, Message
 from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.core.tools.history_tool import is_history_search
 from jarvis_tui.core.tools.results import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
-from jarvis_tui.core.tools.specs import ToolCall
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.texts.notices import searched_line
 from jarvis_tui.ui.languages import ui_language

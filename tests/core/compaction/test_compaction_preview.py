@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from jarvis_tui.core.compaction.proposal import CompactionProposal, stale
+from jarvis_tui.core.compaction_proposal import CompactionProposal, stale
 from jarvis_tui.core.details.ledger import HEADER
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.messages import Message

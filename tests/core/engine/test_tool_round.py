@@ -10,19 +10,12 @@ import json
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.messages import is_orphan, split_groups
 from jarvis_tui.core.store.export import to_markdown
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.outputs import CUT_MARKER
-from jarvis_tui.core.tools.specs import (
-    ALWAYS,
-    DENY,
-    ONCE,
-    ToolBox,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-)
+from jarvis_tui.core.tools.specs import ALWAYS, DENY, ONCE, ToolBox
 from tests.engine_helpers import kinds, make_engine, send
 
 OBJECT = {"type": "object", "properties": {"path": {"type": "string"}}}

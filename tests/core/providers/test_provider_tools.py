@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.providers.anthropic import AnthropicProvider
 from jarvis_tui.core.providers.base import (
     ChatDelta,
@@ -23,7 +24,6 @@ from jarvis_tui.core.providers.base import (
 from jarvis_tui.core.providers.errors import ContextOverflow, RequestError
 from jarvis_tui.core.providers.ollama import OllamaProvider
 from jarvis_tui.core.providers.openai import OpenAIProvider
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from tests import fake_tools as ft
 from tests.fake_anthropic import error_body
 

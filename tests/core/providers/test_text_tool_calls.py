@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.providers.base import ChatDelta, ChatDone, ChatToolCall
@@ -20,7 +21,7 @@ from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, LOCAL_TOOL_
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.providers.text_calls import could_be_calls, read_calls
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.tools.specs import ONCE, ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ONCE, ToolBox
 from tests.engine_helpers import BASE, Sleeps, send
 from tests.fakeserver import count_tokens
 

@@ -10,13 +10,14 @@ import time
 from dataclasses import replace
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.engine.engine import Engine
 from jarvis_tui.core.providers import make_provider
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 from jarvis_tui.core.tools.history_tool import SUMMARY_NOTE
 from jarvis_tui.core.tools.results import definitions_text
-from jarvis_tui.core.tools.specs import ONCE, ToolBox, ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.tools.specs import ONCE, ToolBox
 from jarvis_tui.core.window.fit import SUMMARY_HEADER
 from tests.cli.test_cli import flags, run
 from tests.engine_helpers import BASE, Sleeps, is_summary_request, kinds, make_engine, send

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from jarvis_tui.core.calls.specs import ToolCall
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.recall.sessions import search_sessions
 from jarvis_tui.core.recall.turns import search_covered
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.history_search import HISTORY_TOOL, HistorySearch
-from jarvis_tui.core.tools.specs import ToolCall
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import TokenCounter
 from tests.excluded_turns import KEPT, QUERY, leaked, store_session

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.settings.mcp import McpServerConfig
 from jarvis_tui.core.tools.mcp_client import McpHub, ServerStatus
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from tests.mcp_servers import ROOT, faulty_args, make_git_repo, start_http_faulty, stop_process
 from tests.mcp_servers.faulty import CRASH_CODE, MARKUP, START_EXIT_WHY, huge_text
 
@@ -317,7 +317,7 @@ CLEAN_EXIT = textwrap.dedent("""
     import asyncio, sys
     from jarvis_tui.core.tools.mcp_client import McpHub
     from jarvis_tui.core.settings.mcp import McpServerConfig
-    from jarvis_tui.core.tools.specs import ToolCall
+    from jarvis_tui.core.calls.specs import ToolCall
 
     async def main():
         hub = McpHub([McpServerConfig("f", "stdio", command=sys.executable,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.providers.errors import ToolsRefused
 from jarvis_tui.core.tools.refused import RefusedTools, culprit
-from jarvis_tui.core.tools.specs import ToolSpec
 
 GOOD = ToolSpec("echo", "", {"type": "object", "properties": {"text": {"type": "string"}}},
                 "a", "echo")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from jarvis_tui.core.calls.specs import ToolSpec
 from jarvis_tui.core.engine.tool_round import ToolPolicy
 from jarvis_tui.core.tools.rules import AmbiguousName, allow_flag, matches, resolve
-from jarvis_tui.core.tools.specs import ToolSpec
 
 A_READ = ToolSpec("a_read", "", {}, "a", "read")
 B_READ = ToolSpec("b_read", "", {}, "b", "read")

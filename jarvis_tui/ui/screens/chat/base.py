@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.screen import Screen
 from textual.widgets import Static
 
-from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import ChatSession, StoreError

@@ -9,7 +9,7 @@ import functools
 from textual import on, work
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.compaction.proposal import CompactionProposal
+from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.events import compaction_cost_of
 from jarvis_tui.texts.chat_texts import CHAT_TEXTS

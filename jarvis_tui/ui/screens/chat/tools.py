@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual import on
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.tools.specs import ToolCall, ToolSpec
 from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import posted
