@@ -1,6 +1,7 @@
-"""README's config block, written from the schema: every setting with its default and comment,
-then each table setting's example. `python -m jarvis_tui.core.settings.doc [README.md]` rewrites
-the block in place; a test fails while README and the schema disagree.
+"""README's config block, written from the schema: every setting with its default, comment and
+environment variable, then each table setting's example.
+`python -m jarvis_tui.core.settings.doc [README.md]` rewrites the block in place; a test fails
+while README and the schema disagree.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def config_block() -> str:
     """The TOML between README's ```toml and ```: a file that reads back as the defaults."""
     lines = []
     for setting in SCHEMA:
-        lines += _lines(setting.name, tomlkit.item(setting.default).as_string(), setting.comment)
+        lines += _lines(setting.name, tomlkit.item(setting.default).as_string(),
+                        f"{setting.comment} [{setting.env}]")
     text = "\n".join(lines) + "\n"
     for table in TABLE_KEYS.values():
         text += "\n" + table.example
@@ -54,7 +56,7 @@ def with_block(readme: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "README.md"
+    path = Path(argv[0]) if argv else Path(__file__).resolve().parents[3] / "README.md"
     text = path.read_text(encoding="utf-8")
     new = with_block(text)
     if new != text:

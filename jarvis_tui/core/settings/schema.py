@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jarvis_tui.core.providers.registry import DEFAULT, GENERIC_KEY_ENV, PROVIDERS
+from jarvis_tui.core.providers.registry import DEFAULT, PROVIDERS
 
 LANGUAGES = ("auto", "en", "zh")
 
@@ -100,10 +100,15 @@ class Setting:
     check: Callable[[Any], bool]
     expected: Words  # after "expected"; the Chinese is needed when the screen shows the field
     comment: str  # its comment in README's config block
-    env: str = ""
+    env: str = ""  # its environment variable: JARVIS_ and the name in capitals unless given
     flag: Flag | None = None
     shown: Shown | None = None
     secret: bool = False  # never in a repr
+
+    def __post_init__(self) -> None:
+        # Every setting can be given in the environment, by one rule a user can guess.
+        if not self.env:
+            object.__setattr__(self, "env", "JARVIS_" + self.name.upper())
 
 
 SECONDS = Words("a number of seconds > 0")
@@ -111,29 +116,27 @@ SECONDS = Words("a number of seconds > 0")
 SCHEMA: tuple[Setting, ...] = (
     Setting("provider", str, DEFAULT.name, Choices(tuple(PROVIDERS)),
             Words(Choices(tuple(PROVIDERS)).expected), " | ".join(PROVIDERS),
-            env="JARVIS_PROVIDER",
             flag=Flag("wire protocol: " + ", ".join(p.help for p in PROVIDERS.values()))),
     Setting("base_url", str, DEFAULT.base_url, a_url,
             Words("a URL starting with http:// or https://", "以 http:// 或 https:// 开头的网址"),
-            "default: the provider's own", env="JARVIS_BASE_URL", flag=Flag("API base URL"),
+            "default: the provider's own", flag=Flag("API base URL"),
             shown=Shown("text", 90, Words("Base URL", "接口地址（Base URL）"),
                         Words("the API address, starting with http:// or https://",
                               "API 地址，以 http:// 或 https:// 开头"))),
     Setting("model", str, DEFAULT.model, not_blank,
             Words("a non-empty model name", "非空的模型名称"),
-            "default: the provider's own", env="JARVIS_MODEL", flag=Flag("model name"),
+            "default: the provider's own", flag=Flag("model name"),
             shown=Shown("text", 80, Words("Model", "模型"),
                         Words("the model name the server knows", "服务器识别的模型名称"))),
     Setting("summary_model", str, "", anything,
             Words("a model name (empty = same as model)", "模型名称（留空 = 与模型相同）"),
-            '"" = the chat model', env="JARVIS_SUMMARY_MODEL",
+            '"" = the chat model',
             flag=Flag("model used for summaries"),
             shown=Shown("text", 100, Words("Summary model", "摘要模型"),
                         Words("empty = same as model", "留空 = 与模型相同"))),
     Setting("api_key", str, "", anything, Words("a string"),
             "prefer the environment: " + " / ".join(
                 p.key_env for p in PROVIDERS.values() if p.key_env),
-            env=GENERIC_KEY_ENV,
             flag=Flag("API key (prefer " + " / ".join(
                 p.key_env for p in PROVIDERS.values() if p.key_env) + ")"),
             secret=True),
@@ -143,7 +146,6 @@ SCHEMA: tuple[Setting, ...] = (
     Setting("context_window", int, 0, Range(0, 100_000_000),
             Words("a whole number >= 0 (0 = auto)", "大于或等于 0 的整数（0 = 自动）"),
             "0 = ask the server, else a table of known models, else 8192",
-            env="JARVIS_CONTEXT_WINDOW",
             flag=Flag("model context window, 0 = ask the server or the model table", "TOKENS"),
             shown=Shown("number", 10, Words("Context window (tokens)", "上下文窗口（token）"),
                         Words("0 = detect from the server / known model",
@@ -224,13 +226,11 @@ SCHEMA: tuple[Setting, ...] = (
     Setting("recall_by_meaning", bool, True, anything,
             Words("true or false", "true 或 false"),
             "rank earlier turns by meaning as well as by words when bringing them back "
-            "(a small embedding model on this machine); false = by words only",
-            env="JARVIS_RECALL_BY_MEANING"),
+            "(a small embedding model on this machine); false = by words only"),
     Setting("embedding_model", str, "", anything,
             Words("a model name (empty = the bundled model)", "模型名称（留空 = 内置模型）"),
             "the provider's embeddings model for recall by meaning (its /embeddings endpoint, "
-            "as OpenAI serves it); \"\" = the bundled model, on this machine",
-            env="JARVIS_EMBEDDING_MODEL"),
+            "as OpenAI serves it); \"\" = the bundled model, on this machine"),
     # A session held with one provider may be private to it (a local model's): the user can
     # keep each session's turns to its own requests.
     Setting("recall_other_sessions", bool, True, anything,
@@ -244,8 +244,7 @@ SCHEMA: tuple[Setting, ...] = (
             Words("true or false", "true 或 false"),
             "what comes back from other sessions (recall, search_history's all_sessions, "
             "/recall --all, search --all) has its secrets hidden by export --redact's rules and "
-            "the keys jarvis-tui was given; false = as it was said",
-            env="JARVIS_RECALL_REDACT_SECRETS"),
+            "the keys jarvis-tui was given; false = as it was said"),
     # The user's memory goes at the front of every request, within this many tokens and never
     # more than a tenth of the request's budget (a small window keeps room for the talk).
     Setting("memory_budget", int, 512, Range(0, 100_000),
@@ -287,8 +286,7 @@ SCHEMA: tuple[Setting, ...] = (
                   "含 mcpServers 的 JSON 文件路径（\"\" = 不用）"),
             'a Claude-Desktop-style JSON file of MCP servers ("mcpServers"); "" = none; '
             "a relative path is relative to the config file's folder; "
-            "[mcp.servers.NAME] tables win over its servers of the same name",
-            env="JARVIS_MCP_SERVERS_FILE"),
+            "[mcp.servers.NAME] tables win over its servers of the same name"),
     Setting("request_timeout", float, 120.0, Range(0.001, 86_400), SECONDS,
             "seconds without a byte from the server (then asked once more)"),
     Setting("connect_timeout", float, 10.0, Range(0.001, 86_400), SECONDS,

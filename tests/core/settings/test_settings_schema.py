@@ -63,7 +63,8 @@ def test_readme_config_block_names_every_setting_with_its_default_and_comment(
     load_settings(path, env={})  # ...and it reads without a complaint
     lines = block.splitlines()
     for setting in SCHEMA:
-        assert comment_of(lines, setting.name) == setting.comment, setting.name
+        assert comment_of(lines, setting.name) == f"{setting.comment} [{setting.env}]", \
+            setting.name
 
 
 def comment_of(lines: list[str], name: str) -> str:
@@ -92,7 +93,9 @@ def test_readme_names_every_environment_variable() -> None:
     text = README.read_text(encoding="utf-8")
     names = set(with_env())
     names |= {var for spec in PROVIDERS.values() for var in spec.vendor_env()}
-    assert [var for var in sorted(names) if f"`{var}`" not in text] == []
+    # A setting's own variable in brackets after its comment in the config block.
+    assert [var for var in sorted(names) if f"`{var}`" not in text and f"[{var}]" not in text] \
+        == []
 
 
 def test_each_flag_of_the_schema_is_an_option_that_overrides() -> None:
