@@ -15,12 +15,14 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.compaction.summarizer import (
     PREFIX_COUNT_MARGIN,
     PREFIX_INSTRUCTION,
     PREFIX_SUMMARY_SHARE,
     PROMPT_SLACK,
     CalledATool,
+    CompactionPlan,
     Summarizer,
     SummaryError,
     SummaryPrefix,
@@ -70,80 +72,30 @@ class Compactions:
     async def run(self, reason: str, focus: str | None, keep_recent_turns: int | None,
                   preview: bool = False) -> AsyncIterator[ev.Event]:
         """One compaction, under the caller's hold of the session and the compaction lock
-        (Engine.compact takes them): what it yields is what Engine.compact says."""
+        (Engine.compact takes them): what it yields is what Engine.compact says. The steps:
+        what to fold, whether to go on, the summary, what it left out, the proposal."""
         view = self._basis()
         if not self._guard.allows(reason):
             return  # at most once a turn, held after a useless one, paused after failures
-        keep = view.settings.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
-        history = self._history.active
-        plan = plan_compaction(history, keep)
-        # Down to the low-water mark, not just under the threshold: each compaction changes the
-        # front of the request (the provider's cache then re-reads all of it), so the next one
-        # should be many turns away. Recent turns that would not fit under it with the summary
-        # are folded in too, all but the newest, which stays verbatim however large.
         usage = view.usage()  # a pass over the history: once, for the mark and the notice
-        room = (int(view.budget.tokens * view.settings.compact_low_water)
-                - view.summary_max_tokens - view.details_max_tokens - usage.system_overflow
-                - usage.memory)
-        while keep > 1 and sum(view.counter.message(m) for m in plan.keep) > room:
-            keep -= 1
-            plan = plan_compaction(history, keep)
-        if not plan.evict:
-            if reason == "manual":
-                yield ev.CompactionFailed(
-                    f"nothing to compact yet: the last {keep} turns are always kept verbatim",
-                    reason)
-            return
-        if (held := self._guard.starting(reason, plan.evict)) is not None:
-            yield held
-            return
-        folding = sum(view.counter.message(m) for m in plan.evict)
-        hold, told = self._guard.too_small(reason, folding, view.budget.tokens)
-        if hold:
-            if told is not None:
-                yield told
+        plan, keep = self._fold(view, usage, keep_recent_turns)
+        told = self._held_back(view, reason, plan, keep)
+        for event in told or ():
+            yield event
+        if told is not None:
             return
         yield ev.CompactionStarted(reason, len(plan.evict))
-        model = view.settings.summary_model or view.settings.model
-        # The bundled small model follows short instructions in the conversation's language
-        # (bench/summary_local.py), not the long English ones a remote model is sent. A local
-        # chat model means the local server, which answers whatever the summary model's name.
-        local = LOCAL_MODEL_NAME in (view.settings.model, model)
-        summarizer = Summarizer(
-            view.provider, model=model, max_tokens=view.summary_max_tokens,
-            window=view.window, counter=view.counter,
-            retries=min(view.settings.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
-            style="plain" if local else "standard")
+        summarizer = self._summarizer(view)
         previous = view.summary.content if view.summary else None
-        prefix = self._summary_prefix(plan.evict)
         try:
-            text = None
-            if prefix is not None:
-                # Too big for the server after all: the small prompt goes in chunks. Any other
-                # failure is the summariser's, and asking again another way would not help.
-                with contextlib.suppress(ContextOverflow, CalledATool):
-                    text = await summarizer.summarize_prefix(prefix.wire, focus,
-                                                             view.definitions,
-                                                             max_tokens=prefix.room)
-            if text is None:
-                prefix = None
-                text = await summarizer.summarize(previous, self._tool_outputs.as_sent(plan.evict),
-                                                  focus)
+            text, cached_prefix = await self._summarised(summarizer, view, plan.evict, focus)
         except (SummaryError, ProviderError) as err:
             message = err.message if isinstance(err, ProviderError) else str(err)
             yield ev.CompactionFailed(f"could not summarise: {message}", reason)
             if (held := self._guard.failed()) is not None:
                 yield held
             return
-        # One more request may put what the summary left out back into it; not of the demo
-        # model, which does not follow such an instruction. The ledger keeps what is still out.
-        if view.settings.summary_repair and LOCAL_MODEL_NAME not in (view.settings.model,
-                                                                     summarizer.model):
-            if left := left_out(text, previous, plan.evict):
-                text = await summarizer.repair(text, left)
-        # What the summary left out of what it folds in is kept below it, word for word.
-        text = ledger_for(text, previous, plan.evict, self._history.all, view.counter,
-                          view.details_max_tokens)
+        text = await self._completed(text, previous, summarizer, view, plan.evict)
         # What stays, as the gauge counts it once the summary changes the system message (the
         # server's count of the old front no longer applies).
         rest = (usage.system_overflow + usage.memory
@@ -155,12 +107,88 @@ class Compactions:
             model=summarizer.model, prompt_tokens=summarizer.prompt_tokens,
             completion_tokens=summarizer.completion_tokens,
             cached_tokens=summarizer.cached_tokens if summarizer.cached_seen else None,
-            calls=summarizer.calls, cached_prefix=prefix is not None)
+            calls=summarizer.calls, cached_prefix=cached_prefix)
         if preview:
             yield ev.CompactionProposed(proposal)
             return
         for event in self.store_proposal(proposal, text, usage.used):
             yield event
+
+    def _fold(self, view: RequestBasis, usage: BudgetUsage,
+              keep_recent_turns: int | None) -> tuple[CompactionPlan, int]:
+        """What to fold in, and how many recent turns stay verbatim. Down to the low-water
+        mark, not just under the threshold: each compaction changes the front of the request
+        (the provider's cache then re-reads all of it), so the next one should be many turns
+        away. Recent turns that would not fit under it with the summary are folded in too, all
+        but the newest, which stays verbatim however large."""
+        s = view.settings
+        keep = s.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+        history = self._history.active
+        plan = plan_compaction(history, keep)
+        room = (int(view.budget.tokens * s.compact_low_water) - view.summary_max_tokens
+                - view.details_max_tokens - usage.system_overflow - usage.memory)
+        while keep > 1 and sum(view.counter.message(m) for m in plan.keep) > room:
+            keep -= 1
+            plan = plan_compaction(history, keep)
+        return plan, keep
+
+    def _held_back(self, view: RequestBasis, reason: str, plan: CompactionPlan,
+                   keep: int) -> list[ev.Event] | None:
+        """Why this compaction does not go on (what to tell, maybe nothing), or None: it
+        goes on. Nothing to fold, or the guard holds it (a loop, or too little to fold)."""
+        if not plan.evict:
+            if reason != "manual":
+                return []
+            return [ev.CompactionFailed(
+                f"nothing to compact yet: the last {keep} turns are always kept verbatim",
+                reason)]
+        if (held := self._guard.starting(reason, plan.evict)) is not None:
+            return [held]
+        folding = sum(view.counter.message(m) for m in plan.evict)
+        hold, told = self._guard.too_small(reason, folding, view.budget.tokens)
+        if hold:
+            return [told] if told is not None else []
+        return None
+
+    def _summarizer(self, view: RequestBasis) -> Summarizer:
+        s = view.settings
+        model = s.summary_model or s.model
+        # The bundled small model follows short instructions in the conversation's language
+        # (bench/local/summary_local.py), not the long English ones a remote model is sent. A
+        # local chat model means the local server, which answers whatever the summary model's
+        # name.
+        local = LOCAL_MODEL_NAME in (s.model, model)
+        return Summarizer(
+            view.provider, model=model, max_tokens=view.summary_max_tokens,
+            window=view.window, counter=view.counter,
+            retries=min(s.max_retries, 2), backoff=self._backoff, sleep=self._sleep,
+            style="plain" if local else "standard")
+
+    async def _summarised(self, summarizer: Summarizer, view: RequestBasis,
+                          evict: list[Message], focus: str | None) -> tuple[str, bool]:
+        """The summary of `evict`, and whether it reused the chat request's cached front.
+        Raises SummaryError or ProviderError when the summariser could not write one."""
+        if (prefix := self._summary_prefix(evict)) is not None:
+            # Too big for the server after all: the small prompt goes in chunks. Any other
+            # failure is the summariser's, and asking again another way would not help.
+            with contextlib.suppress(ContextOverflow, CalledATool):
+                return await summarizer.summarize_prefix(
+                    prefix.wire, focus, view.definitions, max_tokens=prefix.room), True
+        previous = view.summary.content if view.summary else None
+        return await summarizer.summarize(previous, self._tool_outputs.as_sent(evict),
+                                          focus), False
+
+    async def _completed(self, text: str, previous: str | None, summarizer: Summarizer,
+                         view: RequestBasis, evict: list[Message]) -> str:
+        """The summary with what it left out of `evict`: asked back into it by one more
+        request (not of the demo model, which does not follow such an instruction), and what
+        is still out kept below it, word for word, in the ledger."""
+        if view.settings.summary_repair and LOCAL_MODEL_NAME not in (view.settings.model,
+                                                                     summarizer.model):
+            if left := left_out(text, previous, evict):
+                text = await summarizer.repair(text, left)
+        return ledger_for(text, previous, evict, self._history.all, view.counter,
+                          view.details_max_tokens)
 
     def store_proposal(self, proposal: CompactionProposal, text: str,
                        before: int) -> list[ev.Event]:
