@@ -16,19 +16,21 @@ from dataclasses import dataclass
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.calls.specs import ToolSpec
+from jarvis_tui.core.details.ledger import HEADER as LEDGER_HEADER
 from jarvis_tui.core.embed.meaning import Meaning
 from jarvis_tui.core.engine.budgeting import details_room, summary_cap
 from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.memory.section import MemorySection
 from jarvis_tui.core.messages import Message
+from jarvis_tui.core.next_request import LEDGER, MEMORY, SUMMARY, SYSTEM
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.recall.turns import Recalled
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import Summary
 from jarvis_tui.core.tools.results import tool_definitions
 from jarvis_tui.core.window.calibration import Calibration
-from jarvis_tui.core.window.fit import system_text
+from jarvis_tui.core.window.fit import SUMMARY_HEADER, system_text
 from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 
@@ -79,6 +81,27 @@ class RequestBasis:
     @property
     def details_max_tokens(self) -> int:
         return details_room(self.settings, self.budget)
+
+    def system_parts(self) -> list[tuple[str, str]]:
+        """The system message as it is made, in order: the configured prompt, the memory, the
+        summary under its header, the details ledger (next_request's kinds), each with its
+        text; joined by blank lines they are the message fit_window sends, byte for byte. Told
+        apart here, where they are put together, so no reader has to split the message again
+        (a prompt that quotes the ledger's header would split wrongly)."""
+        pieces = [(SYSTEM, self.prompt), (MEMORY, self.memory.text)]
+        summary = self.summary.content if self.summary else ""
+        if summary:
+            header = f"{SUMMARY_HEADER}\n{self.note}" if self.note else SUMMARY_HEADER
+            head, marker, ledger = summary.partition("\n\n" + LEDGER_HEADER)
+            pieces += [(SUMMARY, f"{header}\n{head}"), (LEDGER, marker.lstrip("\n") + ledger)]
+        pieces = [(kind, text) for kind, text in pieces if text]
+        if summary:  # system_text strips the whole message when a summary is in it
+            while pieces and not pieces[0][1].lstrip():
+                pieces.pop(0)
+            if pieces:
+                pieces[0] = (pieces[0][0], pieces[0][1].lstrip())
+                pieces[-1] = (pieces[-1][0], pieces[-1][1].rstrip())
+        return pieces
 
     def summary_tokens(self, text: str, note: str | None = None) -> int:
         """What a summary of `text` adds to the system message (its header and `note`

@@ -13,22 +13,18 @@ from typing import Any
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.calls.specs import ToolSpec
-from jarvis_tui.core.details.ledger import HEADER as LEDGER_HEADER
 from jarvis_tui.core.engine.request_basis import RequestBasis
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.next_request import (
     CUT,
     EXCLUDED,
     FOLDED,
-    LEDGER,
     LEFT_OUT,
-    MEMORY,
     MESSAGE,
     PINNED,
     RECALL,
     RECALLED,
     STUBBED,
-    SUMMARY,
     SYSTEM,
     TOOLS,
     VERBATIM,
@@ -142,24 +138,11 @@ def _states(basis: RequestBasis, plan: Plan, sent: set[int]) -> dict[int, str]:
 
 
 def _system_parts(basis: RequestBasis, fitted: FittedWindow, count: Any) -> list[RequestPart]:
-    """The system message cut into what it is made of: the configured prompt, the memory,
-    the summary (with its header) and the details ledger; joined by blank lines they are the
-    message, byte for byte."""
+    """The system message's parts as the basis made them, each with its tokens."""
     if not fitted.wire or fitted.wire[0]["role"] != "system":
         return []
-    text: str = fitted.wire[0]["content"]
-    pieces: list[tuple[str, str]] = []
-    for kind, piece in ((SYSTEM, basis.prompt), (MEMORY, basis.memory.text)):
-        if not pieces and not text.startswith(piece):
-            # The message opens with it: with a summary below, the message is stripped.
-            piece = piece.lstrip()
-        if piece and text.startswith(piece):
-            pieces.append((kind, piece))
-            text = text[len(piece):].lstrip("\n")
-    summary, marker, ledger = text.partition("\n\n" + LEDGER_HEADER)
-    pieces += [(SUMMARY, summary), (LEDGER, marker.lstrip("\n") + ledger)]
     return [RequestPart(kind, piece, count(piece) + (MESSAGE_OVERHEAD if kind == SYSTEM else 0))
-            for kind, piece in pieces if piece]
+            for kind, piece in basis.system_parts()]
 
 
 def _state(msg: Message, fitted: FittedWindow, sent: set[int], recalled: set[int]) -> str:
