@@ -8,7 +8,7 @@ a message too big for the whole budget is cut in the middle in the request only.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import attrgetter
@@ -147,10 +147,30 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
     room = budget - summary_tokens
     truncations: dict[int, str] = {}
+    # One walk, newest first: the older groups continue where the current turn stopped.
     spans = group_spans(history)
+    chosen, used = _current_turn(history, spans, room, sizing, truncations)
+    oldest = chosen[-1][0] if chosen else len(history)
+    if pinned is None:  # a C-level scan for pinned flags (compress + attrgetter)
+        flags = map(attrgetter("pinned"), islice(history, oldest))
+        pinned = list(compress(range(oldest), flags))
+    pinned_groups = {group_of(history, i) for i in pinned[:bisect_left(pinned, oldest)]}
+    # Pinned groups first, then the older ones newest first, until one does not fit.
+    used = _take(history, sorted(pinned_groups, reverse=True), chosen, used, room, sizing,
+                 stop=False)
+    used = _take(history, (s for s in spans if s not in pinned_groups), chosen, used, room,
+                 sizing, stop=True)
+    sent = [m for _, group in sorted(chosen, key=lambda c: c[0]) for m in group]
+    return _fitted(history, sent, sys_text, counter, sizing, truncations, used)
 
-    chosen: list[tuple[int, list[Message]]] = []  # (position, messages to send)
-    for a, b in spans:  # the current turn: groups up to the newest user message
+
+def _current_turn(history: list[Message], spans: Iterator[tuple[int, int]], room: int,
+                  sizing: _Sizes, truncations: dict[int, str],
+                  ) -> tuple[list[tuple[int, list[Message]]], int]:
+    """The groups from the newest user message on, newest first as (position, messages), and
+    their tokens: always sent, cut if they must be."""
+    chosen: list[tuple[int, list[Message]]] = []
+    for a, b in spans:
         group = sendable(history[a:b])
         if group:
             chosen.append((a, group))
@@ -158,29 +178,32 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
                 break
     mandatory = [m for _, group in reversed(chosen) for m in group]
     used = _fit_mandatory(mandatory, max(room, 64), sizing, truncations) if mandatory else 0
-    oldest = chosen[-1][0] if chosen else len(history)
+    return chosen, used
 
-    if pinned is None:  # a C-level scan for pinned flags (compress + attrgetter)
-        flags = map(attrgetter("pinned"), islice(history, oldest))
-        pinned = list(compress(range(oldest), flags))
-    pinned_groups = {group_of(history, i) for i in pinned[:bisect_left(pinned, oldest)]}
-    for a, b in sorted(pinned_groups, reverse=True):
+
+def _take(history: list[Message], spans: Iterable[tuple[int, int]],
+          chosen: list[tuple[int, list[Message]]], used: int, room: int,
+          sizing: _Sizes, *, stop: bool) -> int:
+    """Add to `chosen` each group of `spans` that fits in what `room` leaves after `used`;
+    `stop`: at the first that does not (older groups must not jump a gap). The tokens used."""
+    for a, b in spans:
         group = sendable(history[a:b])
-        size = sizing.group(group)
-        if group and used + size <= room:
-            chosen.append((a, group))
-            used += size
-    for a, b in spans:  # continues below the current turn
-        group = sendable(history[a:b])
-        if (a, b) in pinned_groups or not group:
+        if not group:
             continue
         size = sizing.group(group)
         if used + size > room:
-            break
+            if stop:
+                break
+            continue
         chosen.append((a, group))
         used += size
+    return used
 
-    sent = [m for _, group in sorted(chosen, key=lambda c: c[0]) for m in group]
+
+def _fitted(history: list[Message], sent: list[Message], sys_text: str, counter: TokenCounter,
+            sizing: _Sizes, truncations: dict[int, str], used: int) -> FittedWindow:
+    """The request's wire for `sent`, each message as it was cut or sent before, and the
+    uncalibrated estimate calibration compares with the server's count."""
     wire = [{"role": "system", "content": sys_text}] if sys_text else []
     raw = REQUEST_OVERHEAD + (counter.raw_text(sys_text) + MESSAGE_OVERHEAD if sys_text else 0)
     sent_texts: dict[int, str] = {}
