@@ -35,6 +35,14 @@ from jarvis_tui.core.providers.local_server import (
 )
 from jarvis_tui.core.providers.registry import PROVIDERS
 from jarvis_tui.core.safety.textsafe import SafeStream, terminal_safe, visible
+from jarvis_tui.core.session import (
+    ChatSession,
+    Store,
+    StoreError,
+    default_db_path,
+    to_json,
+    to_markdown,
+)
 from jarvis_tui.core.settings.config import (
     PROVIDER_KEYS,
     ConfigError,
@@ -49,10 +57,6 @@ from jarvis_tui.core.settings.config import (
     with_overrides,
 )
 from jarvis_tui.core.settings.schema import Choices, with_flags
-from jarvis_tui.core.store.db import default_db_path
-from jarvis_tui.core.store.export import to_json, to_markdown
-from jarvis_tui.core.store.records import StoreError
-from jarvis_tui.core.store.store import Store
 from jarvis_tui.texts.notices import describe, pick_language, usage_line
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
@@ -547,19 +551,18 @@ async def _ask(settings: Settings, store: Store, conv_id: int, question: Message
                forget_limit: bool = False, usage: bool = False,
                allow: Sequence[str] = (), tools: bool = True) -> int:
     from jarvis_tui.cli_tools import ask_tools
-    from jarvis_tui.core.engine.engine import Engine
 
-    provider = make_provider(settings)
     language = pick_language(settings.language, question.content)
     out = _Output(sys.stdout)
     safe = SafeStream()
     streamed = step_text = False
     counted: list[ev.Usage] = []  # the counts of the attempt under way, when it gave any
     compacted: list[ev.CompactionFinished] = []
+    session = ChatSession(settings, store, make_provider, forget_learned_limit=forget_limit,
+                          conversation_id=conv_id)
     try:
-        engine = Engine(settings, store, provider, conv_id, forget_learned_limit=forget_limit)
-        async with ask_tools(settings, engine, allow, lambda line: _say(visible(line)),
-                             enabled=tools), aclosing(engine.stream_reply(question)) as events:
+        async with ask_tools(settings, session, allow, lambda line: _say(visible(line)),
+                             enabled=tools), aclosing(session.stream_reply(question)) as events:
             async for event in events:
                 if isinstance(event, ev.Delta):
                     out.write(safe.feed(event.text))
@@ -591,7 +594,7 @@ async def _ask(settings: Settings, store: Store, conv_id: int, question: Message
                     _say_what_was_kept(event, printed=streamed and out.open)
                     return out.status(EXIT_FAILED)
     finally:
-        await provider.aclose()
+        await session.aclose()
     return out.status(EXIT_FAILED)
 
 

@@ -30,10 +30,8 @@ from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused, check, invisible_note
 from jarvis_tui.core.memory.remember import Alike, remember
 from jarvis_tui.core.safety.textsafe import visible
+from jarvis_tui.core.session import Store, StoreError, to_json
 from jarvis_tui.core.settings.config import Settings, known_secrets
-from jarvis_tui.core.store.export import to_json
-from jarvis_tui.core.store.records import StoreError
-from jarvis_tui.core.store.store import Store
 from jarvis_tui.texts.notices import pick_language
 
 FORMAT = "jarvis-tui memory"

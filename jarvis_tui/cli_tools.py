@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from jarvis_tui.cli_errors import CliError
-from jarvis_tui.core.engine.engine import Engine
+from jarvis_tui.core.session import ChatSession
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.settings.mcp import from_servers_files
 from jarvis_tui.core.tools.rules import AmbiguousName, allow_flag, resolve
@@ -17,11 +17,11 @@ from jarvis_tui.texts.notices import pick_language, tools_warnings
 
 
 @contextlib.asynccontextmanager
-async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
+async def ask_tools(settings: Settings, session: ChatSession, allow: Sequence[str],
                     say: Callable[[str], None], *, enabled: bool = True
                     ) -> AsyncIterator[ToolBox | None]:
-    """The servers of the config started (each failure one line on stderr), handed to `engine`
-    with `allow`; stopped when the block ends, however it ends."""
+    """The servers of the config started (each failure one line on stderr), handed to
+    `session` with `allow`; stopped when the block ends, however it ends."""
     servers = [s for s in getattr(settings, "mcp", ()) if s.enabled]
     if not enabled or not servers:
         for name in allow:
@@ -52,10 +52,11 @@ async def ask_tools(settings: Settings, engine: Engine, allow: Sequence[str],
             known = ", ".join(sorted(allow_flag(s) for s in specs)) or "none"
             say(f"jarvis-tui: --allow-tool {name}: no running server offers a tool of "
                 f"that name (tools: {known})")
-        engine.tools = hub
-        engine.tool_policy.allowed.update(resolved.rules)
-        for line in tools_warnings(settings.model, len(specs), engine.front.definitions_tokens(),
-                                   engine.budget.tokens, pick_language(settings.language)):
+        # No one to ask: every call not allowed is refused (approve None).
+        session.set_tools(hub, None, resolved.rules)
+        offered = session.tools_offered()
+        for line in tools_warnings(offered.model, offered.tools, offered.tokens, offered.budget,
+                                   pick_language(settings.language)):
             say(line)
         yield hub
     finally:

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.compaction.size import SummarySize, summary_size
 from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.costs import CompactionCost, Price, Tally, compaction_cost
-from jarvis_tui.core.engine.engine import Engine
-from jarvis_tui.core.engine.request_plan import next_request, request_states
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.guard import check, invisible_note
@@ -30,10 +29,13 @@ from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.settings.config import Settings, known_secrets, price_for
-from jarvis_tui.core.store.export import to_json, to_markdown
 
-# The UI reaches the store only through this module (an import-linter contract): these names
-# are what it needs of the store's.
+# The UI and the command line reach the store only through this module (an import-linter
+# contract): these names are what they need of the store's; the command line reads the store
+# as a whole (sessions, search, export, memory import).
+from jarvis_tui.core.store.db import default_db_path as default_db_path
+from jarvis_tui.core.store.export import to_json as to_json
+from jarvis_tui.core.store.export import to_markdown as to_markdown
 from jarvis_tui.core.store.records import MemoryEntry as MemoryEntry
 from jarvis_tui.core.store.records import MemorySource as MemorySource
 from jarvis_tui.core.store.records import SessionInfo as SessionInfo
@@ -41,7 +43,11 @@ from jarvis_tui.core.store.records import StoreError as StoreError
 from jarvis_tui.core.store.records import Summary as Summary
 from jarvis_tui.core.store.records import UsageRow
 from jarvis_tui.core.store.store import Store as Store
+from jarvis_tui.core.tools.rules import Rule
 from jarvis_tui.core.tools.specs import Approve, ToolBox
+
+if TYPE_CHECKING:  # loaded with the first session opened: `sessions`, `export` never need it
+    from jarvis_tui.core.engine.engine import Engine
 
 ProviderFactory = Callable[[Settings], Provider]
 
@@ -63,9 +69,14 @@ class ToolsOffered:
     tokens: int
     budget: int
 
+# ChatSession opens the session the user had open last unless told which.
+LATEST = -1
+
+
 class ChatSession:
     def __init__(self, settings: Settings, store: Store, provider_factory: ProviderFactory, *,
-                 forget_learned_limit: bool = False) -> None:
+                 forget_learned_limit: bool = False, conversation_id: int | None = LATEST
+                 ) -> None:
         self.settings = settings
         self.store = store
         self._factory = provider_factory
@@ -75,12 +86,20 @@ class ChatSession:
         self._forget = forget_learned_limit
         self.tools: ToolBox | None = None
         self.approve: Approve | None = None
-        latest = store.latest_conversation()
-        self.engine = self._engine(latest.id if latest else None)
+        self._allowed: list[Rule] = []
+        if conversation_id == LATEST:
+            latest = store.latest_conversation()
+            conversation_id = latest.id if latest else None
+        self.engine = self._engine(conversation_id)
 
     def _engine(self, conversation_id: int | None) -> Engine:
-        return Engine(self.settings, self.store, self.provider, conversation_id,
-                      forget_learned_limit=self._forget, tools=self.tools, approve=self.approve)
+        from jarvis_tui.core.engine.engine import Engine
+
+        engine = Engine(self.settings, self.store, self.provider, conversation_id,
+                        forget_learned_limit=self._forget, tools=self.tools,
+                        approve=self.approve)
+        engine.tool_policy.allowed.update(self._allowed)
+        return engine
 
     def tools_offered(self) -> ToolsOffered:
         """What the offered tools weigh (texts/notices.py's tools_warnings puts it in words)."""
@@ -89,11 +108,15 @@ class ChatSession:
                             len(engine.tools.specs()) if engine.tools else 0,
                             engine.front.definitions_tokens(), engine.budget.tokens)
 
-    def set_tools(self, tools: ToolBox | None, approve: Approve | None) -> None:
-        """What runs the model's tool calls (the MCP hub) and who allows each call; kept for
-        every session this object opens."""
+    def set_tools(self, tools: ToolBox | None, approve: Approve | None,
+                  allowed: Iterable[Rule] = ()) -> None:
+        """What runs the model's tool calls (the MCP hub), who allows each call, and the
+        rules that let a call run without asking (--allow-tool); kept for every session this
+        object opens."""
         self.tools, self.approve = tools, approve
+        self._allowed = [*self._allowed, *allowed]
         self.engine.tools, self.engine.approve = tools, approve
+        self.engine.tool_policy.allowed.update(self._allowed)
 
     # -- which session -----------------------------------------------------------------------
 
@@ -329,11 +352,15 @@ class ChatSession:
         code the round builds it with (request_plan.py). The memory is read again first, as a
         round does; nothing else changes."""
         self.engine.front.refresh_memory()
+        from jarvis_tui.core.engine.request_plan import next_request
+
         return next_request(self.engine.basis(), pending_text)
 
     def request_states(self) -> dict[int, str]:
         """Each message of the branch shown -> what the next request does with it
         (core/next_request.py's states), from the same plan."""
+        from jarvis_tui.core.engine.request_plan import request_states
+
         return request_states(self.engine.basis())
 
     def search(self, query: str) -> list[list[Message]]:

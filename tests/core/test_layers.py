@@ -1,9 +1,9 @@
 """The layering README describes, as import-linter contracts ([tool.importlinter] in
-pyproject.toml): the core never imports the UI, the UI reaches a session only through
-core.session, each part of the core sits above the ones it uses, only the engine emits
-events, the events import no part (they are the vocabulary every part shares), and the
-store's parts (conversations, messages, search, ...) share only store.db. Run
-here so CI runs them; a broken contract prints the import chain that broke it."""
+pyproject.toml): the core never imports the UI, the UI and the command line reach a session
+only through core.session, each part of the core sits above the ones it uses, only the engine
+emits events, the events import no part (they are the vocabulary every part shares), and the
+store's parts (conversations, messages, search, ...) share only store.db. Run here so CI runs
+them; a broken contract prints the import chain that broke it."""
 
 from __future__ import annotations
 
