@@ -160,7 +160,8 @@ class JarvisApp(App[None]):
         self._persist_theme = False  # the settings screen previews themes; Save decides
         self.push_screen(SettingsScreen(self.settings, self.config_file,
                                         sorted(self.available_themes),
-                                        self.session.pinned_usage()), self._settings_closed)
+                                        self.session.branches.pinned_usage()),
+                         self._settings_closed)
 
     async def _settings_closed(self, settings: Settings | None) -> None:
         self._persist_theme = True

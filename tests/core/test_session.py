@@ -99,7 +99,7 @@ async def test_numbers_are_the_gauges_own_calibrated_counts(fake_server, tmp_pat
     session = open_session(fake_server, tmp_path, store)
     assert session.id == cid
     text = "京都的红叶在十一月最美 and the maples in November"
-    assert session.tokens(text) == session.engine.counter.text(text)
+    assert session.tokens(text) == session._engine.counter.text(text)
     assert session.tokens(text) > estimate(text)  # calibrated, as the gauge counts
     assert session.unstored_reply_tokens("") == 0
     assert session.unstored_reply_tokens(text) == session.tokens(text)
@@ -110,15 +110,15 @@ async def test_pinning_export_search_and_the_reply_to_copy(fake_server, tmp_path
     await answer(session, "the launch budget is 4,200 euros")
     await answer(session, "and the venue is in Lyon")
     first = session.messages[0]
-    changed = session.set_pinned([first], True)
+    changed = session.branches.set_pinned([first], True)
     assert changed == ev.MessagesChanged((first.id,), "pinned")
-    assert session.pinned_usage()[0] == 1
-    assert session.set_pinned([first], False).what == "unpinned"
+    assert session.branches.pinned_usage()[0] == 1
+    assert session.branches.set_pinned([first], False).what == "unpinned"
     turns = session.search("launch budget")
     assert turns and turns[0][0].content == "the launch budget is 4,200 euros"
     reply = session.last_reply()
     assert reply is not None and reply is session.messages[-1]
-    assert session.last_pinnable() is session.messages[-1]
+    assert session.branches.last_pinnable() is session.messages[-1]
     out = tmp_path / "export.json"
     assert session.export(out) == 4
     assert "4,200 euros" in out.read_text(encoding="utf-8")
@@ -129,10 +129,10 @@ async def test_a_compaction_names_the_messages_it_covered(fake_server, tmp_path)
     session = open_session(fake_server, tmp_path, keep_recent_turns=1)
     for i in range(3):
         await answer(session, f"question {i} about the window")
-    events = [e async for e in session.compact("manual")]
+    events = [e async for e in session.compaction.run("manual")]
     done = events[-1]
     assert isinstance(done, ev.CompactionFinished)
-    covered = [m.id for m in session.covered()]
+    covered = [m.id for m in session.compaction.covered()]
     assert list(done.covered_ids) == covered and len(covered) == 4
-    cost = session.last_compaction()
+    cost = session.compaction.last_cost()
     assert cost is not None and cost.model == session.summary_model

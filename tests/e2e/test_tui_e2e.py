@@ -54,12 +54,12 @@ async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_se
             await type_and_send(pilot, text)
             await wait_for(pilot, round_over, "the reply", SLOW_S)
             await pilot.pause()
-            if app.chat.session.engine.summary is not None:
+            if app.chat.session._engine.summary is not None:
                 break
         await wait_for(pilot, lambda: not app.chat.compacting, "the compaction", SLOW_S)
         await pilot.pause()
-        assert app.chat.session.engine.summary is not None, (
-            f"six long turns did not compact a {N_CTX} window: {app.chat.session.engine.usage()}")
+        assert app.chat.session._engine.summary is not None, (
+            f"six long turns did not compact a {N_CTX} window: {app.chat.session._engine.usage()}")
         shown = views(app)
         replies = [v for v in shown if v.message.role == "assistant"]
         assert replies and all(v.message.status == COMPLETE for v in replies)
@@ -90,7 +90,7 @@ async def test_told_8192_while_the_server_has_far_less(tmp_path, llama_server):
         assert refusals(llama_server) > refused_before, (
             "the server never refused: no test. App notices: "
             f"{notices(app)[-4:]}; server log ends: {log_text(llama_server)[-1500:]}")
-        assert app.chat.session.engine.context_window <= N_CTX
+        assert app.chat.session._engine.context_window <= N_CTX
         assert any(f"context window is {N_CTX} tokens" in n for n in notices(app))
         refused_after_learning = refusals(llama_server)
         for text in ("And one more short question: what is a token?", "谢谢！"):

@@ -88,10 +88,10 @@ def submit(app: JarvisApp, text: str) -> None:
 async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
     """Send one message and wait until its round is over (reply or error)."""
     app: JarvisApp = pilot.app  # type: ignore[assignment]
-    before = len(app.chat.session.engine.messages)
+    before = len(app.chat.session._engine.messages)
     await type_and_send(pilot, text)
     await wait_for(pilot, lambda: app.chat.sending is None
-                   and len(app.chat.session.engine.messages) > before,
+                   and len(app.chat.session._engine.messages) > before,
                    f"the reply to {text[:30]!r}", limit_s)
     await pilot.pause()
 

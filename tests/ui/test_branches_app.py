@@ -28,10 +28,10 @@ def sent(fake) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 async def command_and_wait(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
-    before = len(app.chat.session.engine.messages)
+    before = len(app.chat.session._engine.messages)
     await type_and_send(pilot, text)
     await wait_for(pilot, lambda: app.chat.sending is None
-                   and len(app.chat.session.engine.messages) >= before, text)
+                   and len(app.chat.session._engine.messages) >= before, text)
     await pilot.pause()
 
 
@@ -56,7 +56,7 @@ async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp
         shown = [v.message.content for v in views(app)]
         assert shown[-1].startswith("Reply 3") and old.content not in shown
         assert any("Answering the question again" in n for n in notices(app))
-        assert app.chat.session.alternatives(views(app)[-1].message) == (2, 2)
+        assert app.chat.session.branches.alternatives(views(app)[-1].message) == (2, 2)
         # /older brings the first reply back, and the next question follows it.
         await type_and_send(pilot, "/older")
         await pilot.pause()
@@ -69,7 +69,7 @@ async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp
         await type_and_send(pilot, "/older")
         await pilot.pause()
         assert [v.message for v in views(app)] == shown and shown[-3] is old
-        assert app.chat.session.alternatives(old) == (1, 2)
+        assert app.chat.session.branches.alternatives(old) == (1, 2)
     with Store(tmp_path / "sessions.db") as store:
         contents = [m.content for m in store.messages(store.latest_conversation().id)]
     assert old.content in contents and any(c.startswith("Reply 3") for c in contents)
@@ -302,7 +302,7 @@ async def test_a_branch_compacts_on_its_own_turns_and_keeps_the_cache_prefix(fak
                 assert now[:len(before)] == before
         summary = app.chat.session.summary
         assert summary is not None and "HERON" not in summary.content
-        covered = [m.content for m in app.chat.session.covered()]
+        covered = [m.content for m in app.chat.session.compaction.covered()]
         assert "the new direction, codename PELICAN" in covered
         assert old_question.content not in covered
         # The old branch has no summary: switching to it, the panel and the request say so.

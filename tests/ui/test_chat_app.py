@@ -46,7 +46,7 @@ async def test_send_streams_the_reply_and_stores_both(fake_server, tmp_path):
         assert shown[1].message.content == plan
         assert shown[1].query_one(Markdown).source == plan  # the streamed document is whole
         assert not shown[1].streaming and shown[1].message.status == COMPLETE
-        stored = app.session.store.messages(app.chat.cid)
+        stored = app.session._store.messages(app.chat.cid)
         assert [(m.role, m.status) for m in stored] == [("user", COMPLETE),
                                                          ("assistant", COMPLETE)]
         assert app.chat.query_one(TokenGauge).used > 0
@@ -67,7 +67,7 @@ async def test_esc_stops_the_reply_and_keeps_the_partial(fake_server, tmp_path):
         reply = views(app)[-1]
         assert reply.message.status == PARTIAL and reply.has_class("-partial")
         assert 0 < len(reply.message.content) < len("word " * 400)
-        stored = app.session.store.messages(app.chat.cid)
+        stored = app.session._store.messages(app.chat.cid)
         assert [m.status for m in stored] == [COMPLETE, PARTIAL]
         assert any("partial reply is kept" in n for n in notices(app))
         # The app goes on: the next message gets a full reply.
@@ -84,10 +84,10 @@ async def test_compaction_shows_notice_fills_panel_and_dims_covered(fake_server,
     async with app.run_test(size=SIZE) as pilot:
         for i in range(8):
             await send_and_wait(pilot, f"question {i}: " + "tell me about tokens " * 25)
-            if app.chat.session.engine.summary is not None:
+            if app.chat.session._engine.summary is not None:
                 break
         await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
-        assert app.chat.session.engine.summary is not None
+        assert app.chat.session._engine.summary is not None
         assert any(n.startswith("📦 Conversation compacted: earlier turns summarised")
                    for n in notices(app))
         panel = app.chat.query_one(SummaryPanel)
@@ -95,7 +95,7 @@ async def test_compaction_shows_notice_fills_panel_and_dims_covered(fake_server,
         covered = [v for v in views(app) if v.message.covered]
         assert covered and all(v.has_class("-covered") for v in covered)
         # Covered messages stay in the store, marked, not deleted.
-        stored = app.session.store.messages(app.chat.cid)
+        stored = app.session._store.messages(app.chat.cid)
         assert len(stored) >= len(views(app)) and any(m.summary_id for m in stored)
 
 
@@ -107,7 +107,7 @@ async def test_chinese_conversation_gets_the_chinese_notice(fake_server, tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         for i in range(10):
             await send_and_wait(pilot, f"第{i}个问题：请详细解释上下文窗口的管理。" * 12)
-            if app.chat.session.engine.summary is not None:
+            if app.chat.session._engine.summary is not None:
                 break
         await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
         assert any(n.startswith("📦 对话已压缩，早期内容已摘要") for n in notices(app))
@@ -124,13 +124,13 @@ async def test_summary_edit_changes_the_next_request(fake_server, tmp_path):
         assert isinstance(editor, SummaryEditor)
         editor.query_one("TextArea").load_text("The user deploys on port 9999 only.")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.chat.session.engine.summary.kind == "edited", "the edit")
+        await wait_for(pilot, lambda: app.chat.session._engine.summary.kind == "edited", "the edit")
         assert app.chat.query_one(SummaryPanel).summary.content == \
             "The user deploys on port 9999 only."
         await send_and_wait(pilot, "which port?")
         system = fake_server.chat_requests[-1].body["messages"][0]["content"]
         assert SUMMARY_HEADER.strip() in system and "port 9999 only" in system
-        assert app.session.store.latest_summary(app.chat.cid).kind == "edited"
+        assert app.session._store.latest_summary(app.chat.cid).kind == "edited"
 
 
 async def test_settings_change_writes_toml_and_moves_the_gauge(fake_server, tmp_path):

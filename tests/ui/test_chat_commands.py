@@ -41,7 +41,7 @@ async def test_pin_export_and_copy(fake_server, tmp_path):
         await pilot.pause()
         last = views(app)[-1]
         assert last.message.pinned and "📌" in str(last.query_one(".label").content)
-        assert app.session.store.messages(app.chat.cid)[-1].pinned
+        assert app.session._store.messages(app.chat.cid)[-1].pinned
         assert any(n.startswith("📌 Pinned") for n in notices(app))
 
         md, js = tmp_path / "out.md", tmp_path / "out.json"
@@ -56,7 +56,7 @@ async def test_pin_export_and_copy(fake_server, tmp_path):
         assert any(n.startswith("Could not export") for n in notices(app))
 
         await pilot.press("f4")
-        assert app.clipboard == app.chat.session.engine.messages[-1].content
+        assert app.clipboard == app.chat.session._engine.messages[-1].content
 
 
 async def test_unknown_command_keeps_the_text_and_double_slash_sends(fake_server, tmp_path):
@@ -159,7 +159,7 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
     gate = threading.Event()
     async with app.run_test(size=SIZE) as pilot:
         for i in range(10):
-            if app.chat.session.engine.usage().over_threshold:
+            if app.chat.session._engine.usage().over_threshold:
                 break
             fake_server.faults.clear()
             fake_server.faults.extend([None, ("hold", gate)])  # this reply, then a held summary
@@ -184,7 +184,7 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
         assert not is_summary_request(reply.body)
         assert [m["content"] for m in reply.body["messages"] if m["role"] == "user"][-1] \
             == "next question"
-        assert app.chat.session.engine.summary is not None
+        assert app.chat.session._engine.summary is not None
         assert views(app)[-1].message.content.startswith("Reply")
 
 
@@ -313,7 +313,7 @@ async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_s
     async with app.run_test(size=SIZE) as pilot:
         await talk_then_compact(pilot, [FACT_EN, "tell me about windows", "and tokens"])
         await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
-        fact = next(m for m in app.chat.session.engine.messages if m.content == FACT_EN)
+        fact = next(m for m in app.chat.session._engine.messages if m.content == FACT_EN)
         assert fact.covered and not fact.pinned
         await type_and_send(pilot, "/recall")
         await wait_for(pilot, lambda: any("Usage: /recall" in n for n in notices(app)),
@@ -329,7 +329,7 @@ async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_s
         assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", shown)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is app.chat, "the chat screen")
-        assert fact.pinned and app.session.store.messages(app.chat.cid)[0].pinned
+        assert fact.pinned and app.session._store.messages(app.chat.cid)[0].pinned
         assert any(n.startswith("📌 Pinned") for n in notices(app))
         await send_and_wait(pilot, "so what do we do next?")
         sent = [m["content"] for m in fake_server.chat_requests[-1].body["messages"]]

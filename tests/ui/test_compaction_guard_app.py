@@ -41,4 +41,4 @@ async def test_failing_summaries_pause_compaction_with_one_notice(fake_server, t
         working["yes"] = True
         await propose(pilot)
         await accept(pilot)
-        assert not app.chat.session.engine.guard.paused
+        assert not app.chat.session._engine.guard.paused

@@ -57,15 +57,15 @@ async def test_the_proposal_is_shown_first_and_ctrl_s_stores_it(fake_server, tmp
         assert cover.startswith("Accepting folds 6 more messages into the summary: the next "
                                 f"request goes from about {used:,} to about ")
         # Nothing is stored yet: no summary, nothing covered, the gauge and panel as they were.
-        assert session.store.latest_summary(cid) is None
-        assert not any(m.summary_id for m in session.store.messages(cid))
+        assert session._store.latest_summary(cid) is None
+        assert not any(m.summary_id for m in session._store.messages(cid))
         assert app.chat.query_one(SummaryPanel).summary is None
         assert app.chat.query_one(TokenGauge).used == used
         await pilot.press("ctrl+o")  # the messages it would cover, to check it against
         originals = str(editor.query_one("#originals-text", Static).render())
         assert PLANTED[0][0] in originals and "Unrelated: gardening" not in originals
         await accept(pilot)
-        stored = session.store.latest_summary(cid)
+        stored = session._store.latest_summary(cid)
         assert stored.content == text and stored.kind == "manual" and stored.focus
         assert app.chat.query_one(SummaryPanel).summary == stored
         assert any(n.startswith("📦 Conversation compacted") for n in notices(app))
@@ -109,8 +109,8 @@ async def test_esc_discards_it_and_nothing_changes(fake_server, tmp_path, langua
         await pilot.press("escape")
         await wait_for(pilot, lambda: said in notices(app), "the discarded notice")
         assert app.screen is app.chat and app.chat.previewing is None
-        assert session.store.latest_summary(cid) is None and session.summary is None
-        assert not any(m.summary_id for m in session.store.messages(cid))
+        assert session._store.latest_summary(cid) is None and session.summary is None
+        assert not any(m.summary_id for m in session._store.messages(cid))
         assert app.chat.query_one(TokenGauge).used == used
         await send_and_wait(pilot, "and next?")
         sent = last_request(fake_server)
@@ -131,7 +131,7 @@ async def test_a_failed_summary_says_so_once_and_opens_nothing(fake_server, tmp_
         said = notices(app)[before:]
         assert len(said) == 1 and said[0].startswith("📦 Nothing compacted: could not summarise")
         assert app.screen is app.chat and app.chat.previewing is None
-        assert app.chat.session.store.latest_summary(app.chat.cid) is None
+        assert app.chat.session._store.latest_summary(app.chat.cid) is None
 
 
 async def test_a_summary_another_process_stored_meanwhile_wins(fake_server, tmp_path):
@@ -143,7 +143,7 @@ async def test_a_summary_another_process_stored_meanwhile_wins(fake_server, tmp_
         editor = await propose(pilot)
         editor.query_one("#editor", TextArea).load_text("my careful edit")
         # Another jarvis-tui on the same session compacts while the user reads.
-        other = make_engine(fake_server, tmp_path, store=session.store,
+        other = make_engine(fake_server, tmp_path, store=session._store,
                             conversation_id=app.chat.cid, keep_recent_turns=1)
         theirs = [e async for e in other.compact(reason="manual")]
         assert kinds(theirs) == ["CompactionStarted", "MemorySuggested", "CompactionFinished"]
@@ -156,7 +156,7 @@ async def test_a_summary_another_process_stored_meanwhile_wins(fake_server, tmp_
                            "session's summary changed after this one was proposed (another "
                            "compaction or an edit); run /compact again for a summary of it as "
                            "it is now"]
-        stored = session.store.summaries(app.chat.cid)
+        stored = session._store.summaries(app.chat.cid)
         assert len(stored) == 1 and stored[0].content != "my careful edit"
         assert app.chat.query_one(SummaryPanel).summary == stored[0]  # theirs, read again
 

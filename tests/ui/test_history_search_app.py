@@ -33,7 +33,7 @@ async def test_a_search_is_one_line_and_asks_nobody(fake_server, tmp_path, langu
     app.push_screen = watched  # type: ignore[method-assign]
     async with app.run_test(size=WIDE) as pilot:
         await talk_then_compact(pilot, [f"fact {i}: the deploy port is 80{i}0" for i in range(4)])
-        engine = app.chat.session.engine
+        engine = app.chat.session._engine
         folded = next(m for m in engine.messages if m.covered and m.role == "user")
         assert folded.content == "fact 0: the deploy port is 8000"
         await send_and_wait(pilot, f'where was it?\ncall {HISTORY_TOOL} '

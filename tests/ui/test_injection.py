@@ -43,7 +43,7 @@ async def test_a_hostile_reply_and_user_message_are_shown_as_text(fake_server, t
         assert [v.message.role for v in shown] == ["user", "assistant"]
         assert shown[0].message.content == QUESTION  # stored as typed, shown cleaned
         assert shown[1].message.content == PAYLOAD and shown[1].message.status == COMPLETE
-        assert app.session.store.get_conversation(app.chat.cid).title.startswith("\x1b]0;pwned")
+        assert app.session._store.get_conversation(app.chat.cid).title.startswith("\x1b]0;pwned")
         text = screen_text(app)  # the header shows that title
         assert_shown_literally(text)
         assert "问：see [link=" in text

@@ -121,7 +121,8 @@ async def test_opening_mounts_only_the_newest_page(fake_server, tmp_path, store)
         assert ids(app) == list(range(N - PAGE + 1, N + 1))
         assert notices(app)[0] == (f"… {N - PAGE} earlier messages above; scroll up to load "
                                    "them (Ctrl+Home: the first message)")
-        assert len(app.chat.session.engine.messages) == N  # the engine has them all; the screen not
+        # The engine has them all; the screen not.
+        assert len(app.chat.session._engine.messages) == N
         await wait_for(pilot, lambda: at_bottom(app), "the newest message in view")
 
 

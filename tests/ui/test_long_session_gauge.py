@@ -30,7 +30,7 @@ def long_store(path) -> Store:  # type: ignore[no-untyped-def]
 
 
 def from_scratch(app) -> int:  # type: ignore[no-untyped-def]
-    engine = app.chat.session.engine
+    engine = app.chat.session._engine
     return sum(engine.counter.message(m) for m in engine.messages if in_request(m))
 
 
@@ -40,7 +40,7 @@ async def test_the_gauge_of_a_long_session_matches_the_engine(fake_server, tmp_p
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         gauge = app.chat.query_one(TokenGauge)
-        engine = app.chat.session.engine
+        engine = app.chat.session._engine
         assert len(engine.messages) == N
         assert gauge.usage == engine.usage()
         assert gauge.usage.history == from_scratch(app) > 0

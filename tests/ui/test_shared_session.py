@@ -58,7 +58,7 @@ async def test_a_send_waits_for_the_other_process_and_keeps_the_order(fake_serve
         fake_server.chunk_delay = 0.005  # about 2.5 s
         other = await other_ask(fake_server, tmp_path / "sessions.db", "from the terminal",
                                 home)
-        store = app.session.store
+        store = app.session._store
         await wait_for(pilot, lambda: len(store.messages(app.chat.cid)) >= 3,
                        "the other process stored its question")
         submit(app, "from the app")
@@ -85,7 +85,7 @@ async def test_a_reply_the_disk_cannot_take_stays_on_screen_and_f4_copies_it(mak
         reply = ("an answer the disk has no room for " * 400).strip()  # pages of it
         fake_server.reply_fn = lambda body: reply
         # A full disk, as SQLite meets it: the database may not grow by another page.
-        db = app.session.store._db
+        db = app.session._store._db
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count = {pages + 1}")
         await send_and_wait(pilot, "second")
@@ -103,7 +103,7 @@ async def test_a_reply_the_disk_cannot_take_stays_on_screen_and_f4_copies_it(mak
         db.execute("PRAGMA max_page_count = 1073741823")
         fake_server.reply_fn = None
         await send_and_wait(pilot, "third")
-        stored = [m.content for m in app.session.store.messages(app.chat.cid)]
+        stored = [m.content for m in app.session._store.messages(app.chat.cid)]
         assert stored[:4] == ["first", stored[1], "second", reply] and stored[4] == "third"
 
 
@@ -113,9 +113,9 @@ async def test_a_window_given_on_the_command_line_drops_a_learned_limit(fake_ser
     store.set_meta(conv.id, "context_limit", 1024)  # learned from an older, smaller server
     app = make_app(fake_server, tmp_path, store=store, window_given=True)
     async with app.run_test(size=SIZE):
-        assert app.chat.session.engine.context_window == 4096
+        assert app.chat.session._engine.context_window == 4096
     assert store.get_meta(conv.id, "context_limit") is None
     kept = make_app(fake_server, tmp_path, store=store)
     store.set_meta(conv.id, "context_limit", 1024)
     async with kept.run_test(size=SIZE):
-        assert kept.chat.session.engine.context_window == 1024  # without the flag it stands
+        assert kept.chat.session._engine.context_window == 1024  # without the flag it stands

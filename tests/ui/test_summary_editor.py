@@ -337,4 +337,4 @@ async def test_the_editor_counts_the_summary_as_the_gauge_does(fake_server, tmp_
         counted = session.tokens(summary)
         assert counted > estimate(summary)
         assert text_of(app, "#tokens") == (
-            f"About {counted} tokens (summary budget {session.summary_max_tokens})")
+            f"About {counted} tokens (summary budget {session.compaction.summary_max_tokens})")

@@ -28,7 +28,7 @@ async def test_the_panel_shows_sizes_against_budgets_and_the_growth(fake_server,
     app = make_app(fake_server, tmp_path, keep_recent_turns=1)
     async with app.run_test(size=SIZE) as pilot:
         await talk_then_compact(pilot, [PLANTED[0][0], "Unrelated: gardening"])
-        engine = app.chat.session.engine
+        engine = app.chat.session._engine
         await send_and_wait(pilot, PLANTED[1][0])
         await send_and_wait(pilot, PLANTED[2][0])
         await send_and_wait(pilot, "Unrelated: more gardening")

@@ -119,7 +119,7 @@ async def test_quitting_with_the_dialog_open_is_quiet(fake_server, tmp_path):
         await wait_for(pilot, lambda: dialog_up(app), "the dialog")
         await pilot.press("ctrl+q")
     assert app.return_code in (0, None) and hub.ran == []
-    stored = app.session.store.messages(app.session.id)
+    stored = app.session._store.messages(app.session.id)
     assert [m.role for m in stored] == ["user", "assistant", "tool"]
     assert stored[-1].content.startswith("Error: ")
 

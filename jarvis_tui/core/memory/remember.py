@@ -1,7 +1,8 @@
-"""Putting a text in the memory, the one way the app (ChatSession.remember) and the command line
-(`jarvis-tui memory add`) both do it: through the guard, and onto the entry already there when
-the same text (case and spacing aside) is stored in any state, or, given `alike` (recall by
-meaning, core/recall/alike.py), one that says the same in other words or the other language."""
+"""Putting a text in the memory, the one way the app (ChatSession.memory.remember) and the
+command line (`jarvis-tui memory add`) both do it: through the guard, and onto the entry
+already there when the same text (case and spacing aside) is stored in any state, or, given
+`alike` (recall by meaning, core/recall/alike.py), one that says the same in other words or
+the other language."""
 
 from __future__ import annotations
 

@@ -237,14 +237,14 @@ class MemoryScreen(ModalScreen[None]):
         if keep is None:
             keep = self._selected_id()
         try:
-            entries = self.session.memories()
-            section = self.session.memory_sent()
+            entries = self.session.memory.entries()
+            section = self.session.memory.sent()
             titles = {s.id: s.title for s in self.session.list_sessions()}
-            self._sources = self.session.memory_sources()
+            self._sources = self.session.memory.sources()
         except StoreError as err:
             self.problem(str(err))
             return
-        budget = self.session.memory_budget()
+        budget = self.session.memory.budget()
         self._sent = section.sent
         active = [e for e in entries if e.state == "active"]
         suggested = [e for e in entries if e.state == "suggested"]
@@ -352,10 +352,10 @@ class MemoryScreen(ModalScreen[None]):
     def action_add(self) -> None:
         def save(text: str) -> str | None:
             try:
-                entry = self.session.remember(text)
+                entry = self.session.memory.remember(text)
             except (MemoryRefused, StoreError) as err:
                 return why_not(err, self.lang)
-            self._changed(entry.id, self.session.memory_note(text, self.lang))
+            self._changed(entry.id, self.session.memory.note(text, self.lang))
             return None
 
         self.app.push_screen(MemoryEditor(self._t("add_title"), "", save))
@@ -367,10 +367,10 @@ class MemoryScreen(ModalScreen[None]):
 
         def save(text: str) -> str | None:
             try:
-                self.session.edit_memory(entry.id, text)
+                self.session.memory.edit(entry.id, text)
             except (MemoryRefused, StoreError) as err:
                 return why_not(err, self.lang)
-            self._changed(entry.id, self.session.memory_note(text, self.lang))
+            self._changed(entry.id, self.session.memory.note(text, self.lang))
             return None
 
         self.app.push_screen(MemoryEditor(self._t("edit_title"), entry.text, save))
@@ -380,7 +380,7 @@ class MemoryScreen(ModalScreen[None]):
         if entry is None or entry.state != "active":
             return
         try:
-            self.session.pin_memory(entry.id, not entry.pinned)
+            self.session.memory.pin(entry.id, not entry.pinned)
         except StoreError as err:
             self.problem(str(err))
             return
@@ -395,7 +395,7 @@ class MemoryScreen(ModalScreen[None]):
             if not yes:
                 return
             try:
-                self.session.delete_memory(entry.id)
+                self.session.memory.delete(entry.id)
             except StoreError as err:
                 self.problem(str(err))
                 return
@@ -407,10 +407,10 @@ class MemoryScreen(ModalScreen[None]):
                                            self.lang), answered)
 
     def action_accept(self) -> None:
-        self._answer_suggestion(self.session.accept_suggestion, keep=True)
+        self._answer_suggestion(self.session.memory.accept, keep=True)
 
     def action_dismiss_suggestion(self) -> None:
-        self._answer_suggestion(self.session.dismiss_suggestion, keep=False)
+        self._answer_suggestion(self.session.memory.dismiss, keep=False)
 
     def _answer_suggestion(self, answer: Callable[[int], object], *, keep: bool) -> None:
         """Y or N on the highlighted suggestion; an accepted one stays highlighted, now in the
@@ -429,7 +429,7 @@ class MemoryScreen(ModalScreen[None]):
             return
         # A suggestion stored by an older version may still hold what shows nothing: a yes
         # keeps what is left, and says what went.
-        note = self.session.memory_note(entry.text, self.lang) if keep else None
+        note = self.session.memory.note(entry.text, self.lang) if keep else None
         self._changed(entry.id if keep else None, note)
 
     def action_close(self) -> None:

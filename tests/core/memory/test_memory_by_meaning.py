@@ -1,5 +1,5 @@
 """The memory's duplicate check by meaning (issue 40, item 4) where the user meets it, with the
-real bundled model and a real SQLite file: /remember (ChatSession.remember) of what an entry
+real bundled model and a real SQLite file: /remember (ChatSession.memory.remember) of what an entry
 says in other words or the other language is that entry, reworded; a compaction does not
 suggest what the memory holds in other words, nor the same thing twice; with recall_by_meaning
 off, only the same text is a duplicate, as before. The threshold and the pairs it was measured
@@ -17,13 +17,14 @@ from tests.engine_helpers import kinds, make_engine, send, summarising_replies
 def test_remember_in_other_words_or_the_other_language_is_the_same_entry(
         fake_server, tmp_path, by_meaning):
     chat = open_session(fake_server, tmp_path, recall_by_meaning=by_meaning)
-    dark = chat.remember("The user prefers dark mode")
-    billing = chat.remember("Anna owns the billing service.")
-    assert chat.remember("the user prefers  dark mode").id == dark.id  # the same text: always
-    again = chat.remember("User likes the dark theme")
-    translated = chat.remember("Anna 负责计费服务。")
-    other = chat.remember("Bob owns the billing service.")  # another fact, however near
-    texts = sorted(e.text for e in chat.memories())
+    dark = chat.memory.remember("The user prefers dark mode")
+    billing = chat.memory.remember("Anna owns the billing service.")
+    # The same text: always.
+    assert chat.memory.remember("the user prefers  dark mode").id == dark.id
+    again = chat.memory.remember("User likes the dark theme")
+    translated = chat.memory.remember("Anna 负责计费服务。")
+    other = chat.memory.remember("Bob owns the billing service.")  # another fact, however near
+    texts = sorted(e.text for e in chat.memory.entries())
     assert other.id not in (dark.id, billing.id)
     if by_meaning:
         assert (again.id, translated.id) == (dark.id, billing.id)

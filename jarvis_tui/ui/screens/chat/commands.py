@@ -34,7 +34,7 @@ class ChatCommands(ChatBase):
             await done
 
     async def action_pin(self) -> None:
-        last = self.session.last_pinnable()
+        last = self.session.branches.last_pinnable()
         if last is None:
             await self.say(CHAT_TEXTS(self.lang, "nothing_to_pin"), "info")
             return
@@ -44,7 +44,7 @@ class ChatCommands(ChatBase):
         """Pin the messages (or unpin them when all are pinned); a covered one pinned comes
         back into every request, an unpinned one goes back to the summary."""
         pin = not all(m.pinned for m in messages)
-        changed = self.session.set_pinned(messages, pin)
+        changed = self.session.branches.set_pinned(messages, pin)
         self.query_one(Conversation).refresh_messages(changed.message_ids)
         self.update_gauge()
         preview = " ".join(messages[0].content.split())[:60]
@@ -172,20 +172,20 @@ class ChatCommands(ChatBase):
             await self.say(CHAT_TEXTS(self.lang, "edit_while_compacting"), "info")
             return
         session = self.session
-        self.app.push_screen(SummaryEditor(session.summary, session.covered(),
-                                           session.summary_max_tokens, session.tokens),
+        self.app.push_screen(SummaryEditor(session.summary, session.compaction.covered(),
+                                           session.compaction.summary_max_tokens, session.tokens),
                              self._summary_edited)
 
     async def _summary_edited(self, text: str | None) -> None:
         if not text:
             return
         try:
-            self.session.edit_summary(text)
+            self.session.compaction.edit_summary(text)
         except (StoreError, ValueError) as err:
             await self.say(explain(err), "error")
             return
         self.query_one(SummaryPanel).show_summary(self.session.summary,
-                                                  self.session.summary_size())
+                                                  self.session.compaction.summary_size())
         self.update_gauge()
         await self.say(CHAT_TEXTS(self.lang, "summary_saved"), "info")
 
@@ -232,8 +232,8 @@ class ChatCommands(ChatBase):
     async def remember(self, text: str, message: Message | None = None) -> bool:
         """Store `text` in the memory and say so, or say in one line why not."""
         try:
-            entry = self.session.remember(text, message)
-            section = self.session.memory_sent()
+            entry = self.session.memory.remember(text, message)
+            section = self.session.memory.sent()
         except (MemoryRefused, StoreError) as err:
             await self.say(MEMORY_TEXTS(self.lang, "refused_line",
                                         why=why_not(err, self.lang)), "warning")
@@ -246,10 +246,10 @@ class ChatCommands(ChatBase):
                                 s=plural_s(tokens))
         else:
             line = MEMORY_TEXTS(self.lang, "remembered_left_out", text=preview,
-                                budget=f"{self.session.memory_budget():,}")
+                                budget=f"{self.session.memory.budget():,}")
         self.update_gauge()
         await self.say(line, "info")
-        if note := self.session.memory_note(text, self.lang):
+        if note := self.session.memory.note(text, self.lang):
             await self.say(note, "warning")  # what was hidden in the text, and is not kept
         return True
 

@@ -37,10 +37,11 @@ class ChatCompaction(ChatBase):
 
         session = self.session
         self.previewing = proposal
-        editor = ProposalEditor(proposal.text, session.proposal_covers(proposal),
+        editor = ProposalEditor(proposal.text, session.compaction.covers(proposal),
                                 len(proposal.evict), proposal.before,
-                                functools.partial(session.tokens_after, proposal),
-                                session.summary_max_tokens, session.tokens, proposal.focus)
+                                functools.partial(session.compaction.tokens_after, proposal),
+                                session.compaction.summary_max_tokens, session.tokens,
+                                proposal.focus)
         self.app.push_screen(editor, functools.partial(self._proposal_closed, proposal))
 
     async def _proposal_closed(self, proposal: CompactionProposal, text: str | None) -> None:
@@ -48,7 +49,7 @@ class ChatCompaction(ChatBase):
             self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
             return
         self.previewing = None
-        self.session.discard_compaction(proposal)
+        self.session.compaction.discard(proposal)
         self.update_cost()  # the summary requests were made: /cost and the totals count them
         await self.say(CHAT_TEXTS(self.lang, "compact_discarded"), "info")
         if self.relocalize_pending:
@@ -58,8 +59,8 @@ class ChatCompaction(ChatBase):
     async def run_compaction(self, reason: str, focus: str | None = None) -> None:
         session, cid = self.session, self.cid
         # /compact's summary is shown before it is stored; automatic ones are stored at once.
-        events = (session.propose_compaction(focus) if reason == "manual"
-                  else session.compact(reason, focus))
+        events = (session.compaction.propose(focus) if reason == "manual"
+                  else session.compaction.run(reason, focus))
         try:
             async for event in events:
                 if (message := posted.wrap(cid, event)) is not None:
@@ -73,7 +74,7 @@ class ChatCompaction(ChatBase):
     async def run_commit(self, proposal: CompactionProposal, text: str) -> None:
         session, cid = self.session, self.cid
         try:
-            async for event in session.commit_compaction(proposal, text):
+            async for event in session.compaction.commit(proposal, text):
                 if (message := posted.wrap(cid, event)) is not None:
                     self.post_message(message)
         except Exception as err:
@@ -86,7 +87,7 @@ class ChatCompaction(ChatBase):
 
     def stored_compaction(self) -> CompactionCost | None:
         """What the session's newest compaction cost, as the store kept it (after a restart)."""
-        return self.session.last_compaction()
+        return self.session.compaction.last_cost()
 
     # -- the compaction's events ------------------------------------------------------------
 
@@ -116,7 +117,7 @@ class ChatCompaction(ChatBase):
         if message.event.reason == "manual":
             self.previewing = None  # the accepted /compact summary is stored
         panel = self.query_one(SummaryPanel)
-        panel.show_summary(self.session.summary, self.session.summary_size())
+        panel.show_summary(self.session.summary, self.session.compaction.summary_size())
         event = message.event
         # The event says what this compaction cost even when the store could not keep it.
         live = compaction_cost_of(event, self.session.summary_model) if event.calls else None

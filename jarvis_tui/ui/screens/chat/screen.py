@@ -25,17 +25,17 @@ from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import ChatSession, StoreError
-from jarvis_tui.texts.chat_texts import CHAT_TEXTS, missing_key_problem
+from jarvis_tui.texts.chat_texts import BRANCH_TEXTS, CHAT_TEXTS, TOOL_TEXTS, missing_key_problem
 from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
 from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS
 from jarvis_tui.ui.screens.chat.base import explain
-from jarvis_tui.ui.screens.chat.branches import BRANCH_TEXTS, ChatBranches
+from jarvis_tui.ui.screens.chat.branches import ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
 from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
-from jarvis_tui.ui.screens.chat.tools import TOOL_TEXTS, ChatTools
+from jarvis_tui.ui.screens.chat.tools import ChatTools
 from jarvis_tui.ui.slash import Command, UnknownCommand, parse, pasted_of_sent, unknown_text
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
@@ -115,7 +115,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
         self.mark_versions()
-        self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
+        self.query_one(SummaryPanel).show_summary(session.summary,
+                                                  session.compaction.summary_size())
         self.query_one(SummaryPanel).set_compacting(False)
         self.query_one(TokenGauge).set_compacting(False)
         self.update_gauge()
@@ -473,7 +474,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         elif sending is not None and sending not in shown:
             shown = shown + [sending]
         await self.query_one(Conversation).show(shown)
-        self.query_one(SummaryPanel).show_summary(session.summary, session.summary_size())
+        self.query_one(SummaryPanel).show_summary(session.summary,
+                                                  session.compaction.summary_size())
         self.show_compaction(self.stored_compaction())
         self.update_gauge()
         self.update_cost()

@@ -13,29 +13,13 @@ from textual import on
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.messages import Message
-from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.texts.chat_texts import TOOL_TEXTS
 from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import posted
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.conversation import Conversation
 from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
-
-TOOL_TEXTS = Texts(
-    en={
-        "status_approval": "⏸ The model wants to run {name}: Tab, then y / a / n to answer",
-        "status_running": "⚙ Running {name}… Esc stops it",
-        "status_tools": "⏳ Tool results sent; waiting for the model… Esc stops",
-        "stopped_tools": "■ Stopped. The tool calls and results so far are kept in the "
-                         "session.",
-    },
-    zh={
-        "status_approval": "⏸ 模型想运行 {name}：先按 Tab，再按 y / a / n 回答",
-        "status_running": "⚙ 正在运行 {name}… 按 Esc 停止",
-        "status_tools": "⏳ 工具结果已发送，等待模型… 按 Esc 停止",
-        "stopped_tools": "■ 已停止。已完成的工具调用及其结果仍保留在会话中。",
-    },
-)
 
 
 class ChatTools(ChatBase):
