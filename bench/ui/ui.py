@@ -464,7 +464,7 @@ async def child_stream(spec: dict) -> dict:
         while len(echoed) < len(sent) and painted[0] > len(echoed):
             echoed.append(now)
         view, chat = state["view"], state["chat"]
-        if view is None or state["done"] is not None or chat.sending is not None:
+        if view is None or state["done"] is not None or chat.reply.question is not None:
             return
         if view.markdown_stream_open:
             return
@@ -496,11 +496,11 @@ async def child_stream(spec: dict) -> dict:
             # which it does not while a reply streams).
             app._driver.process_message(events.Key("enter", "\r"))
             end = NOW() + 30
-            while chat.reply_view is None and NOW() < end:
+            while chat.reply.view is None and NOW() < end:
                 await asyncio.sleep(0.002)
-            if chat.reply_view is None:
+            if chat.reply.view is None:
                 return {"error": "no reply view appeared"}
-            state["view"] = chat.reply_view
+            state["view"] = chat.reply.view
             t_view = NOW()
             await type_through(app, t_view, duration, limit, state, sent, echoed)
             source, _, blocks = document(state["view"])

@@ -44,10 +44,10 @@ async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_se
     streamed: set[int] = set()  # replies seen on screen while they were still streaming
 
     def round_over() -> bool:
-        view = app.chat.reply_view
+        view = app.chat.reply.view
         if view is not None and view.streaming and view.message.content:
             streamed.add(id(view))
-        return app.chat.sending is None
+        return app.chat.reply.question is None
 
     async with app.run_test(size=SIZE) as pilot:
         for text in TALK:
@@ -56,7 +56,8 @@ async def test_send_stream_compact_and_fill_the_summary_panel(tmp_path, llama_se
             await pilot.pause()
             if app.chat.session._engine.summary is not None:
                 break
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction", SLOW_S)
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction",
+                       SLOW_S)
         await pilot.pause()
         assert app.chat.session._engine.summary is not None, (
             f"six long turns did not compact a {N_CTX} window: {app.chat.session._engine.usage()}")

@@ -53,7 +53,7 @@ async def meet_the_dialog(app: JarvisApp, scenario: str, message: str) -> None:
         print(f"dialog: {'open' if shown else 'gone'}", file=sys.stderr)
         if shown:
             await pilot.press("escape")
-        await until(pilot, lambda: app.chat.sending is None, "the round's end", STEPS)
+        await until(pilot, lambda: app.chat.reply.question is None, "the round's end", STEPS)
         await pilot.pause(0.2)
         print(f"draft: {app.chat.query_one(PromptInput).text!r}", file=sys.stderr)
         await pilot.press("ctrl+q")

@@ -138,7 +138,7 @@ async def until(pilot: Pilot, condition: Callable[[], object], what: str,
 def reply_shown(app: JarvisApp) -> bool:
     chat = app.chat
     messages = chat.session.messages
-    return (chat.sending is None and bool(messages) and messages[-1].role == "assistant"
+    return (chat.reply.question is None and bool(messages) and messages[-1].role == "assistant"
             and messages[-1].status == "complete")
 
 

@@ -71,8 +71,9 @@ async def meet_the_memory(app: JarvisApp, text: str, message: str) -> None:
 
         def answered() -> bool:
             said = app.chat.session.messages
-            return app.chat.sending is None and len(said) >= 2 and said[-1].role == "assistant" \
-                and said[-2].role == "user" and said[-2].content == message
+            return not app.chat.reply.on_its_way and len(said) >= 2 \
+                and said[-1].role == "assistant" and said[-2].role == "user" \
+                and said[-2].content == message
         await until(pilot, answered, "the reply")
         await pilot.pause()
         notices(app, seen)

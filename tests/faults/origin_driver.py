@@ -39,7 +39,7 @@ async def send(pilot: Pilot, app: JarvisApp) -> None:
     """Enter, then wait for the round to end."""
     before = len(app.chat.session.messages)
     await pilot.press("enter")
-    await until(pilot, lambda: app.chat.sending is None
+    await until(pilot, lambda: app.chat.reply.question is None
                 and len(app.chat.session.messages) > before, "the reply")
     await pilot.pause()
 
@@ -63,7 +63,7 @@ async def paste_then_fold(pilot: Pilot, app: JarvisApp, question: str, doc: str)
             break
         prompt.insert(FILLER.format(i=i))  # filler: no sentence in it is worth remembering
         await send(pilot, app)
-        await until(pilot, lambda: not app.chat.compacting, "the compaction to end")
+        await until(pilot, lambda: not app.chat.compaction_work.running, "the compaction to end")
     await until(pilot, folded, "a compaction folding the pasted turn in")
 
 

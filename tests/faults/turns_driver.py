@@ -78,7 +78,7 @@ async def answer_again(app: JarvisApp, question: str) -> None:
                            "the notice that the retry waits for the other process")
             Path(os.environ[PRESSED]).touch()
         shown = app.chat.session
-        await watching(pilot, seen, lambda: app.chat.sending is None and shown.messages
+        await watching(pilot, seen, lambda: app.chat.reply.question is None and shown.messages
                        and shown.messages[-1].role == "assistant"
                        and question in shown.messages[-1].content,
                        "the answer to the question asked again")

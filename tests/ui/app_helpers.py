@@ -90,7 +90,7 @@ async def send_and_wait(pilot: Pilot, text: str, limit_s: float = 15.0) -> None:
     app: JarvisApp = pilot.app  # type: ignore[assignment]
     before = len(app.chat.session._engine.messages)
     await type_and_send(pilot, text)
-    await wait_for(pilot, lambda: app.chat.sending is None
+    await wait_for(pilot, lambda: app.chat.reply.question is None
                    and len(app.chat.session._engine.messages) > before,
                    f"the reply to {text[:30]!r}", limit_s)
     await pilot.pause()
@@ -120,7 +120,8 @@ async def accept(pilot: Pilot) -> None:
     app: JarvisApp = pilot.app  # type: ignore[assignment]
     before = app.chat.session.summary
     await pilot.press("ctrl+s")
-    await wait_for(pilot, lambda: app.chat.previewing is None, "the proposal to be stored")
+    await wait_for(pilot, lambda: app.chat.compaction_work.proposal is None,
+                   "the proposal to be stored")
     assert app.chat.session.summary is not before, "the accepted summary was not stored"
 
 

@@ -58,7 +58,8 @@ async def recording(fake_server, tmp_path, lang: str):  # type: ignore[no-untype
 @pytest.mark.parametrize("lang", LANGS)
 async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
     async with recording(fake_server, tmp_path, lang) as (app, pilot, ran):
-        app.chat.sending = Message("user", "on its way")  # Esc stops only a reply in progress
+        # Esc stops only a reply in progress.
+        app.chat.reply.question = Message("user", "on its way")
         for action in ACTIONS:
             if not action.bound or not action.keys:
                 continue
@@ -71,7 +72,7 @@ async def test_every_key_runs_its_action(fake_server, tmp_path, lang):
                 await pilot.press(key)
                 await pilot.pause()
                 assert [i for i, _ in ran] == [action.id], (action.id, key)
-        app.chat.sending = None
+        app.chat.reply.question = None
 
 
 @pytest.mark.parametrize("lang", LANGS)

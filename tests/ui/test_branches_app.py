@@ -30,7 +30,7 @@ def sent(fake) -> list[str]:  # type: ignore[no-untyped-def]
 async def command_and_wait(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     before = len(app.chat.session._engine.messages)
     await type_and_send(pilot, text)
-    await wait_for(pilot, lambda: app.chat.sending is None
+    await wait_for(pilot, lambda: app.chat.reply.question is None
                    and len(app.chat.session._engine.messages) >= before, text)
     await pilot.pause()
 
@@ -49,7 +49,7 @@ async def test_retry_keeps_both_replies_and_the_versions_switch(fake_server, tmp
         requests = len(fake_server.chat_requests)
         await type_and_send(pilot, "/retry")
         await wait_for(pilot, lambda: len(fake_server.chat_requests) > requests
-                       and app.chat.sending is None, "the second answer")
+                       and app.chat.reply.question is None, "the second answer")
         await pilot.pause()
         # The same request as the one the first reply answered, byte for byte: cached.
         assert fake_server.chat_requests[-1].body == fake_server.chat_requests[-2].body
@@ -81,7 +81,7 @@ async def test_ctrl_r_answers_again(fake_server, tmp_path):
         await send_and_wait(pilot, "question")
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: len(fake_server.chat_requests) == 2
-                       and app.chat.sending is None, "the second answer")
+                       and app.chat.reply.question is None, "the second answer")
         assert views(app)[-1].message.content.startswith("Reply 2")
         assert len(views(app)) == 2
 
@@ -99,7 +99,7 @@ async def test_edit_the_last_message_and_resend_starts_a_branch(fake_server, tmp
         assert box.edit_of == three.id
         box.load_text("three, better")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.reply.question is None
                        and app.chat.session.messages[-1].role == "assistant"
                        and "better" in app.chat.session.messages[-2].content, "the resend")
         assert sent(fake_server) == ["one", "Reply 1: one", "two", "Reply 2: two",
@@ -174,7 +174,7 @@ async def test_editing_a_summarised_message_offers_a_fork(fake_server, tmp_path)
                 break
             await send_and_wait(pilot, f"question {i}: " + "explain the window " * 20)
         await wait_for(pilot, lambda: app.chat.session.summary is not None
-                       and not app.chat.compacting, "a summary")
+                       and not app.chat.compaction_work.running, "a summary")
         first = app.chat.session.messages[0]
         assert first.covered
         old_id = app.chat.session.id
@@ -235,7 +235,7 @@ async def test_keys_on_a_selected_message_steer_the_conversation(fake_server, tm
         assert "Editing" in str(app.chat.query_one("#history").content)
         box.load_text("two, rephrased")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.reply.question is None
                        and app.chat.session.messages[-1].content.startswith("Reply 4"),
                        "the answer on the new branch")
         assert sent(fake_server) == ["one", "Reply 1: one", "two, rephrased"]
@@ -250,7 +250,7 @@ async def test_keys_on_a_selected_message_steer_the_conversation(fake_server, tm
         # r on an earlier reply answers its question again, as a branch from it.
         await select_message(pilot, app, "Reply 1: one")
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.reply.question is None
                        and app.chat.session.messages[-1].content.startswith("Reply 5"),
                        "the second answer to the first question")
         assert sent(fake_server) == ["one"]
@@ -288,7 +288,7 @@ async def test_a_branch_compacts_on_its_own_turns_and_keeps_the_cache_prefix(fak
         await pilot.pause()
         prompt(app).load_text("the new direction, codename PELICAN")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.reply.question is None
                        and app.chat.session.messages[-1].role == "assistant", "the resend")
         # Append-only from here: each request starts with the one before and its reply.
         for i in range(12):
@@ -296,7 +296,7 @@ async def test_a_branch_compacts_on_its_own_turns_and_keeps_the_cache_prefix(fak
                 break
             before = fake_server.chat_requests[-1].body["messages"]
             await send_and_wait(pilot, f"branch turn {i}: " + "explain the window " * 20)
-            await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+            await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction")
             now = fake_server.chat_requests[-1].body["messages"]
             if app.chat.session.summary is None:
                 assert now[:len(before)] == before
@@ -331,7 +331,7 @@ async def test_r_on_an_earlier_failed_question_keeps_the_turns_after_it(fake_ser
         await send_and_wait(pilot, "third")
         await select_message(pilot, app, "second")
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.reply.question is None
                        and app.chat.session.messages[-1].role == "assistant"
                        and "second" in app.chat.session.messages[-1].content,
                        "the answer to the question asked again")

@@ -37,10 +37,10 @@ async def test_send_streams_the_reply_and_stores_both(fake_server, tmp_path):
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "make a plan")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
-        streaming = app.chat.reply_view
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
+        streaming = app.chat.reply.view
         assert streaming.streaming and streaming._stream is not None  # Markdown.get_stream
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         shown = views(app)
         assert [v.message.role for v in shown] == ["user", "assistant"]
         assert shown[1].message.content == plan
@@ -60,10 +60,10 @@ async def test_esc_stops_the_reply_and_keeps_the_partial(fake_server, tmp_path):
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "talk for a long time")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None
-                       and len(app.chat.reply_view.message.content) > 20, "some reply text")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None
+                       and len(app.chat.reply.view.message.content) > 20, "some reply text")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the stop")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the stop")
         reply = views(app)[-1]
         assert reply.message.status == PARTIAL and reply.has_class("-partial")
         assert 0 < len(reply.message.content) < len("word " * 400)
@@ -86,7 +86,7 @@ async def test_compaction_shows_notice_fills_panel_and_dims_covered(fake_server,
             await send_and_wait(pilot, f"question {i}: " + "tell me about tokens " * 25)
             if app.chat.session._engine.summary is not None:
                 break
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction")
         assert app.chat.session._engine.summary is not None
         assert any(n.startswith("📦 Conversation compacted: earlier turns summarised")
                    for n in notices(app))
@@ -109,7 +109,7 @@ async def test_chinese_conversation_gets_the_chinese_notice(fake_server, tmp_pat
             await send_and_wait(pilot, f"第{i}个问题：请详细解释上下文窗口的管理。" * 12)
             if app.chat.session._engine.summary is not None:
                 break
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction")
         assert any(n.startswith("📦 对话已压缩，早期内容已摘要") for n in notices(app))
 
 
@@ -182,7 +182,7 @@ async def test_server_down_shows_a_notice_and_restores_the_input(tmp_path):
         await type_and_send(pilot, "are you [bold]there[/]?")
         status = app.chat.query_one("#status")
         await wait_for(pilot, lambda: "Retrying in" in str(status.content), "the countdown")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the round to give up")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the round to give up")
         assert prompt(app).text == "are you [bold]there[/]?"
         said = notices(app)
         retries = [n for n in said if n.startswith("↻")]
@@ -256,7 +256,7 @@ async def test_keys_in_one_burst_send_in_order_and_nothing_typed_is_lost(fake_se
         for key in burst:  # as the driver posts them: all queued before any is handled
             app.post_message(events.Key(key, "\r" if key == "enter" else key))
         await wait_for(pilot, lambda: len(fake_server.chat_requests) == 1
-                       and app.chat.sending is None, "the reply to hello")
+                       and app.chat.reply.question is None, "the reply to hello")
         await pilot.pause()
         assert fake_server.chat_requests[0].body["messages"][-1]["content"] == "hello"
         assert prompt(app).text == "world"
@@ -264,7 +264,7 @@ async def test_keys_in_one_burst_send_in_order_and_nothing_typed_is_lost(fake_se
         fake_server.chunk_delay = 0.05
         fake_server.reply_fn = lambda body: "word " * 100
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.sending is not None, "the second send")
+        await wait_for(pilot, lambda: app.chat.reply.question is not None, "the second send")
         for key in [*"next", "enter"]:
             app.post_message(events.Key(key, "\r" if key == "enter" else key))
         await pilot.pause(0.2)

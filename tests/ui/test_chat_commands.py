@@ -165,8 +165,8 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
             fake_server.faults.extend([None, ("hold", gate)])  # this reply, then a held summary
             await send_and_wait(pilot, f"question {i}: " + "explain the window " * 20)
         # The reply finished over the threshold: the compaction runs with nobody sending.
-        await wait_for(pilot, lambda: app.chat.compacting, "the background compaction")
-        assert app.chat.sending is None
+        await wait_for(pilot, lambda: app.chat.compaction_work.running, "the background compaction")
+        assert app.chat.reply.question is None
         assert app.chat.query_one(TokenGauge).compacting
         assert app.chat.query_one(SummaryPanel).compacting
         await type_and_send(pilot, "next question")
@@ -175,8 +175,8 @@ async def test_background_compaction_after_a_reply_and_send_waits(fake_server, t
             app.chat.query_one("#status").content)
         asked_while_held = len(fake_server.chat_requests)
         gate.set()
-        await wait_for(pilot, lambda: app.chat.sending is None and not app.chat.compacting,
-                       "the reply after the compaction")
+        await wait_for(pilot, lambda: not app.chat.reply.on_its_way
+                       and not app.chat.compaction_work.running, "the reply after the compaction")
         # The held summary was asked first, and the question went out only after it was written.
         assert len(fake_server.chat_requests) == asked_while_held + 1
         summary, reply = fake_server.chat_requests[-2:]
@@ -264,9 +264,9 @@ async def test_gauge_follows_typing_and_the_streaming_reply(fake_server, tmp_pat
         await wait_for(pilot, lambda: gauge.usage.pending > 0, "the draft counted")
         typed = gauge.used
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
         await wait_for(pilot, lambda: gauge.used > typed + 50, "the streaming reply counted")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         assert gauge.usage.pending == 0 and gauge.used == gauge.usage.history > typed
 
 
@@ -276,11 +276,11 @@ async def test_language_switch_waits_for_a_streaming_reply(fake_server, tmp_path
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "talk")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
         await app.apply_settings(replace(app.settings, language="zh"))
-        assert app.chat.sending is not None  # not stopped by the redraw
+        assert app.chat.reply.question is not None  # not stopped by the redraw
         await wait_for(pilot, lambda: chinese_and_loaded(app, 2), "the Chinese interface")
-        assert app.chat.sending is None
+        assert app.chat.reply.question is None
         assert [v.message.status for v in views(app)] == ["complete", "complete"]
 
 
@@ -312,7 +312,7 @@ async def test_recall_lists_matches_and_enter_pins_a_summarised_turn_back(fake_s
                    recall_budget=0.0)  # only the pin may bring it back
     async with app.run_test(size=SIZE) as pilot:
         await talk_then_compact(pilot, [FACT_EN, "tell me about windows", "and tokens"])
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction")
         fact = next(m for m in app.chat.session._engine.messages if m.content == FACT_EN)
         assert fact.covered and not fact.pinned
         await type_and_send(pilot, "/recall")
@@ -346,7 +346,7 @@ async def test_a_question_about_a_summarised_fact_says_it_was_recalled(fake_serv
                    system_reserve=128, keep_recent_turns=1, summary_max_tokens=120)
     async with app.run_test(size=SIZE) as pilot:
         await talk_then_compact(pilot, [FACT_EN, "tell me about windows", "and tokens"])
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction")
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction")
         await send_and_wait(pilot, "How much was the launch budget Anna approved?")
         said = [n for n in notices(app) if n.startswith("↺ Recalled 1 earlier turn")]
         assert len(said) == 1

@@ -31,7 +31,8 @@ async def test_failing_summaries_pause_compaction_with_one_notice(fake_server, t
     async with app.run_test(size=SIZE) as pilot:
         for i in range(12):
             await send_and_wait(pilot, f"question {i}: " + "tell me more " * 20)
-            await wait_for(pilot, lambda: not app.chat.compacting, "the compaction to end")
+            await wait_for(pilot, lambda: not app.chat.compaction_work.running,
+                           "the compaction to end")
             if any("paused" in n for n in notices(app)):
                 break
         paused = [n for n in notices(app) if "Automatic compaction is paused" in n]

@@ -108,7 +108,7 @@ async def test_esc_discards_it_and_nothing_changes(fake_server, tmp_path, langua
         assert line(app, "#title") == title
         await pilot.press("escape")
         await wait_for(pilot, lambda: said in notices(app), "the discarded notice")
-        assert app.screen is app.chat and app.chat.previewing is None
+        assert app.screen is app.chat and app.chat.compaction_work.proposal is None
         assert session._store.latest_summary(cid) is None and session.summary is None
         assert not any(m.summary_id for m in session._store.messages(cid))
         assert app.chat.query_one(TokenGauge).used == used
@@ -126,11 +126,11 @@ async def test_a_failed_summary_says_so_once_and_opens_nothing(fake_server, tmp_
         before = len(notices(app))
         await pilot.press(*"/compact", "enter")
         await wait_for(pilot, lambda: len(notices(app)) > before, "the notice")
-        await wait_for(pilot, lambda: not app.chat.compacting, "the compaction to end")
+        await wait_for(pilot, lambda: not app.chat.compaction_work.running, "the compaction to end")
         await pilot.pause()
         said = notices(app)[before:]
         assert len(said) == 1 and said[0].startswith("📦 Nothing compacted: could not summarise")
-        assert app.screen is app.chat and app.chat.previewing is None
+        assert app.screen is app.chat and app.chat.compaction_work.proposal is None
         assert app.chat.session._store.latest_summary(app.chat.cid) is None
 
 
@@ -149,7 +149,7 @@ async def test_a_summary_another_process_stored_meanwhile_wins(fake_server, tmp_
         assert kinds(theirs) == ["CompactionStarted", "MemorySuggested", "CompactionFinished"]
         before = len(notices(app))
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.chat.previewing is None, "the refusal")
+        await wait_for(pilot, lambda: app.chat.compaction_work.proposal is None, "the refusal")
         await pilot.pause()
         refused = [n for n in notices(app)[before:] if n.startswith("📦 Nothing compacted")]
         assert refused == ["📦 Nothing compacted: the proposed summary was not stored: the "

@@ -60,9 +60,9 @@ async def test_a_huge_streamed_reply_is_shown_cut_and_kept_whole(make_fake_serve
     app = make_app(fake_server, tmp_path, context_window=65_536, response_reserve=30_000)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "send me everything")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None
-                       and app.chat.reply_view.query(".cut"), "the cut line while it streams")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends", 60)
+        await wait_for(pilot, lambda: app.chat.reply.view is not None
+                       and app.chat.reply.view.query(".cut"), "the cut line while it streams")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends", 60)
         view = views(app)[-1]
         assert view.message.content == reply
         head = view.query_one(Markdown).source

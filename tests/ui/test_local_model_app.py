@@ -53,8 +53,8 @@ async def test_loading_shows_progress_and_a_message_sent_meanwhile_waits(tmp_pat
         await type_and_send(pilot, "are you there yet?")
         await wait_for(pilot, lambda: "Your message is sent as soon as it is ready"
                        in status(app), "the waiting line")
-        assert app.chat.sending is not None
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply", 30)
+        assert app.chat.reply.question is not None
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply", 30)
         shown = views(app)
         assert [v.message.role for v in shown] == ["user", "assistant"]
         assert shown[-1].message.status == COMPLETE
@@ -78,7 +78,7 @@ async def test_a_server_that_cannot_start_is_explained_and_nothing_is_lost(tmp_p
         assert "could not start" in failed and "exited with code 3" in failed
         assert "failed to load model /x.gguf" in failed  # the server's own last words
         await type_and_send(pilot, "hello [bold]there[/]")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the refusal")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the refusal")
         assert prompt(app).text == "hello [bold]there[/]"  # back in the input
         assert any("not running" in n for n in notices(app))
         assert views(app)[-1].message.status == FAILED

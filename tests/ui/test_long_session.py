@@ -246,8 +246,8 @@ async def test_a_streaming_reply_is_never_unmounted(fake_server, tmp_path, store
     async with app.run_test(size=SIZE) as pilot:
         await opened(pilot)
         await type_and_send(pilot, "a long answer, please")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply streaming")
-        reply = app.chat.reply_view
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply streaming")
+        reply = app.chat.reply.view
         # The page above the reply folds away while it streams, and comes back on scrolling up.
         await wait_for(pilot, lambda: conversation(app).query_children(Folded), "folded")
         await pilot.press("shift+pageup")
@@ -266,7 +266,7 @@ async def test_a_streaming_reply_is_never_unmounted(fake_server, tmp_path, store
         assert ids(app)[-2] == N + 1  # the question it answers
 
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply stopped")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply stopped")
         await press_until(pilot, "shift+pageup", lambda: views(app)[0] is not first,
                           "older messages, now that nothing streams")
         assert not reply.is_attached and len(views(app)) == MAX_VIEWS

@@ -50,7 +50,7 @@ async def test_up_up_down_walks_the_sent_messages_newest_first(fake_server, tmp_
         assert box.text == "two"
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(fake_server.chat_requests) == 4, "the fourth request")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply")
         assert last_sent(fake_server) == "two"
         assert box.text == "" and not box.walking and line(app) == ""
         # The walk that sent ended with it: the next begins afresh at the newest.
@@ -93,7 +93,7 @@ async def test_esc_gives_the_draft_back_and_does_nothing_else(fake_server, tmp_p
             await send_and_wait(pilot, text)
         stopped: list[bool] = []
         app.chat.action_stop = lambda: stopped.append(True)  # type: ignore[method-assign]
-        app.chat.sending = Message("user", "on its way")  # so that Esc would stop a reply
+        app.chat.reply.question = Message("user", "on its way")  # so that Esc would stop a reply
         box = prompt(app)
         await pilot.press(*"my draft")
         await pilot.press("up", "up")
@@ -105,7 +105,7 @@ async def test_esc_gives_the_draft_back_and_does_nothing_else(fake_server, tmp_p
         await pilot.press("escape")  # not walking: Esc stops the reply, as before
         assert stopped == [True]
         assert box.text == "my draft"
-        app.chat.sending = None
+        app.chat.reply.question = None
 
 
 async def test_up_inside_a_message_of_several_rows_moves_the_cursor(fake_server, tmp_path):
@@ -193,7 +193,7 @@ async def test_the_first_up_from_an_empty_prompt_edits_the_last_message(fake_ser
         await wait_for(pilot, lambda: len(fake_server.chat_requests) == 3, "the third request")
         assert (submitted[-1].text, submitted[-1].edit_of) == ("two again", two)
         assert last_sent(fake_server) == "two again"  # sent; the branch is not built yet
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply")
         assert box.edit_of is None and line(app) == ""
 
         # A message loaded to edit by its id: the line names it, Esc gives the draft back.

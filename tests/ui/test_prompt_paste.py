@@ -28,7 +28,7 @@ async def test_the_sent_message_keeps_what_was_pasted(fake_server, tmp_path):
         assert box.text == f"Read:\n{DOC}\nThanks."
         assert box.pasted == ((6, 6 + len(DOC)),)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat.sending is None and len(
+        await wait_for(pilot, lambda: app.chat.reply.question is None and len(
             app.chat.session.messages) == 2, "the reply")
         stored = app.chat.session._store.messages(app.chat.cid)[0]
         assert stored.content == f"Read:\n{DOC}\nThanks."

@@ -66,7 +66,7 @@ async def test_a_send_waits_for_the_other_process_and_keeps_the_order(fake_serve
                                           for n in notices(app)), "told to wait")
         assert "Another jarvis-tui is answering" in str(app.chat.query_one("#status").content)
         assert await other.wait() == 0
-        await wait_for(pilot, lambda: app.chat.sending is None, "the app's round ends",
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the app's round ends",
                        limit_s=30)
         stored = store.messages(app.chat.cid)
         assert [m.content[:17] for m in stored if m.role == "user"] == [
@@ -89,7 +89,7 @@ async def test_a_reply_the_disk_cannot_take_stays_on_screen_and_f4_copies_it(mak
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count = {pages + 1}")
         await send_and_wait(pilot, "second")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the round ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the round ends")
         shown = views(app)
         assert (len(shown[-1].message.content), shown[-1].message.content) == (len(reply), reply)
         said = notices(app)

@@ -29,8 +29,8 @@ async def test_the_document_takes_streamed_text_in_batches(fake_server, tmp_path
     batches: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         submit(app, "count to a hundred")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
-        view = app.chat.reply_view
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
+        view = app.chat.reply.view
         stream = view._stream
         real_write = stream.write
 
@@ -39,7 +39,7 @@ async def test_the_document_takes_streamed_text_in_batches(fake_server, tmp_path
             await real_write(text)
 
         stream.write = counting_write  # type: ignore[method-assign]
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         assert views(app)[-1].query_one(Markdown).source == reply  # nothing lost on the way
     streamed_s = CHUNKS * DELAY_S
     assert len(batches) >= 2  # it did stream, in more than one piece
@@ -56,7 +56,7 @@ async def replying(fake, tmp_path, words: int) -> AsyncIterator:  # type: ignore
     app = make_app(fake, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         submit(app, "say something")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
         yield pilot, app
 
 
@@ -64,12 +64,12 @@ async def test_full_collections_wait_while_a_reply_streams(fake_server, tmp_path
     before = gc.get_threshold()
     async with replying(fake_server, tmp_path, 200) as (pilot, app):
         assert gc.get_threshold() == (before[0], before[1], full_gc.PUT_OFF)
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the collections resume")
         # A reply removed while it streams (a new session) gives its hold back too.
         fake_server.reply_fn = lambda body: "token " * 5000
         submit(app, "say even more")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
         assert gc.get_threshold()[2] == full_gc.PUT_OFF
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: gc.get_threshold() == before, "the hold given back")
@@ -99,8 +99,8 @@ async def test_the_put_off_collection_waits_for_a_pause_in_typing(fake_server, t
         box.focus()
         full_collections = gc.get_stats()[2]["collections"]
         after_the_end = 0
-        while app.chat.sending is not None or after_the_end < 5:
-            after_the_end += app.chat.sending is None
+        while app.chat.reply.question is not None or after_the_end < 5:
+            after_the_end += app.chat.reply.question is None
             box.insert("x")  # keys keep coming while the reply ends and after
             clock.now += 0.1
             await pilot.pause(0.1)
@@ -127,8 +127,8 @@ async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server,
     writes: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         submit(app, "count slowly")
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply starts")
-        view = app.chat.reply_view
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply starts")
+        view = app.chat.reply.view
         real_write = view._stream.write
 
         async def timed_write(text: str) -> None:
@@ -152,8 +152,8 @@ async def test_while_the_user_types_the_document_waits_for_the_keys(fake_server,
         await wait_for(pilot, lambda: fake_server.held.is_set()
                        and document.source == reply[:STALL_AT * CHUNK_CHARS],
                        "what arrived goes in once the keys pause")
-        assert app.chat.sending is not None
+        assert app.chat.reply.question is not None
         fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         assert views(app)[-1].query_one(Markdown).source == reply
         assert box.text == typed[:40]

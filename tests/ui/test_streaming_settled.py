@@ -88,7 +88,7 @@ async def stalled(fake, tmp_path, fraction: float = 0.8,  # type: ignore[no-unty
     async with app.run_test(size=SIZE) as pilot:
         submit(app, "write the long answer")
         await wait_for(pilot, fake.held.is_set, "the server stalls mid-reply")
-        view = app.chat.reply_view
+        view = app.chat.reply.view
         await wait_for(pilot, lambda: not view._unsent and not view._flush_queued
                        and view._flush_timer is None, "the streamed text is in the document")
         await pilot.pause(0.3)
@@ -96,7 +96,7 @@ async def stalled(fake, tmp_path, fraction: float = 0.8,  # type: ignore[no-unty
         yield pilot, view
         fake.stall_at = None
         fake.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
 
 
 async def screens(pilot, conversation) -> list:  # type: ignore[no-untyped-def,type-arg]
@@ -129,7 +129,7 @@ async def test_the_whole_reply_comes_back_as_real_blocks_when_it_ends(fake_serve
     async with stalled(fake_server, tmp_path, 0.5) as (pilot, view):
         assert drawn(view)[0] >= 1
         fake_server.resume.set()
-        await wait_for(pilot, lambda: pilot.app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: pilot.app.chat.reply.question is None, "the reply ends")
         await pilot.pause()
         md = views(pilot.app)[-1].query_one(Markdown)
         assert drawn(views(pilot.app)[-1]) == (0, 0)
@@ -150,7 +150,7 @@ async def test_a_width_change_mid_reply_redraws_at_the_new_width(fake_server, tm
         # Drawn again as the reply goes on, at the new width.
         await wait_for(pilot, lambda: drawn(view)[0] >= 1, "drawn again")
         assert all(img.drawn_width < min(old) for img in view.query(settled.SettledImage))
-        await wait_for(pilot, lambda: pilot.app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: pilot.app.chat.reply.question is None, "the reply ends")
         assert views(pilot.app)[-1].query_one(Markdown).source == REPLY
 
 
@@ -199,7 +199,7 @@ async def test_folded_messages_come_back_when_the_reader_scrolls_up(fake_server,
         app = pilot.app
         conversation = app.chat.query_one(Conversation)
         fake_server.resume.set()
-        await wait_for(pilot, lambda: app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply ends")
         # They stay folded after the reply (no relayout of them all for nothing)...
         assert folded(conversation)
         # ...until the reader goes up to them.

@@ -35,7 +35,7 @@ async def test_the_panel_shows_sizes_against_budgets_and_the_growth(fake_server,
         await talk_then_compact(pilot, [])
         store = engine.store
         await wait_for(pilot, lambda: len(store.summaries(engine.conversation.id)) == 2
-                       and app.chat.compacting is False, "the second summary")
+                       and app.chat.compaction_work.running is False, "the second summary")
         await pilot.pause()
         first, second = store.summaries(engine.conversation.id)
 

@@ -90,7 +90,7 @@ async def test_a_reply_streams_whole_when_the_compositor_is_gone(fake_server, tm
         assert drawn(view) == (0, 0)  # nothing settled: every block stays live
         assert settled.settle(view.query_one(Markdown)) is None
         fake_server.resume.set()
-        await wait_for(pilot, lambda: pilot.app.chat.sending is None, "the reply ends")
+        await wait_for(pilot, lambda: pilot.app.chat.reply.question is None, "the reply ends")
         await pilot.pause()
         assert views(pilot.app)[-1].query_one(Markdown).source == REPLY
 

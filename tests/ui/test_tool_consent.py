@@ -61,7 +61,7 @@ async def test_a_sentence_typed_as_the_dialog_appears_answers_nothing(fake_serve
         draft = SENTENCE[:-1] + "s and a pear"
         assert prompt(app).text == draft and hub.ran == []
         await pilot.press("tab", "y")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the answer", 20)
         assert hub.ran == ["a_read"]
         assert prompt(app).text == draft
 
@@ -79,14 +79,14 @@ async def test_always_for_as_read_still_asks_for_bs_read(fake_server, tmp_path):
         await pilot.pause()
         assert "Always allow read of a this session" in screen_text(app)
         await pilot.press("tab", "a")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the first answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the first answer", 20)
         submit(app, "read more")
         await wait_for(pilot, lambda: dialog_up(app), "the dialog for b's read")
         await pilot.pause()
         assert hub.ran == ["a_read", "a_read"]
         assert "on the tool server b" in screen_text(app)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the second answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the second answer", 20)
         assert hub.ran == ["a_read", "a_read"]
         assert isinstance(app.screen, ChatScreen)
 

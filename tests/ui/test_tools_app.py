@@ -216,9 +216,9 @@ async def test_a_streamed_step_that_calls_tools_ends_its_reply_view(fake_server,
     async with app.run_test(size=WIDE) as pilot:
         cid = app.chat.cid
         app.chat.post_message(posted.ReplyChunk(cid, "Let me check the log."))
-        await wait_for(pilot, lambda: app.chat.reply_view is not None, "the reply view")
+        await wait_for(pilot, lambda: app.chat.reply.view is not None, "the reply view")
         await run_call(pilot, app, "commit abc")
-        assert app.chat.reply_view is None
+        assert app.chat.reply.view is None
         first = views(app)[0]
         assert not first.streaming and first.message.tool_calls
         assert "asks for git_log" in screen_text(app)
@@ -231,14 +231,14 @@ async def test_esc_while_a_tool_runs_keeps_what_was_done(fake_server, tmp_path):
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=WIDE) as pilot:
         chat = app.chat
-        chat.sending = Message("user", "look")
+        chat.reply.question = Message("user", "look")
         call = ToolCall("c1", "git_log", "{}")
         post(app, ev.ToolCallsMade(call_message(args={})))
         post(app, ev.ToolStarted(call, GIT_LOG))
         await wait_for(pilot, lambda: blocks(app) and blocks(app)[0].info.state == "running",
                        "the running call")
         chat.post_message(posted.ReplyFailed(chat.cid, "", user_text="look", stopped=True))
-        await wait_for(pilot, lambda: chat.sending is None, "the round to end")
+        await wait_for(pilot, lambda: chat.reply.question is None, "the round to end")
         await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block to stop")
         await pilot.pause()
         assert status_line(blocks(app)[0]).startswith("■ cancelled")
@@ -408,7 +408,7 @@ async def test_a_tool_left_out_is_one_warning_naming_it(fake_server, tmp_path):
                        "the notice")
         (said,) = [n for n in notices(app) if "refused the definition" in n]
         assert "nonsense_inside (raw)" in said and "Asking again without it" in said
-        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the answer", 20)
         await pilot.pause()
         assert views(app)[-1].message.content == "It is."
         assert "still here" in screen_text(app)  # echo ran in the round that went on
@@ -482,7 +482,7 @@ async def test_a_round_with_a_tool_call_asks_runs_and_answers(fake_server, tmp_p
         await pilot.pause()
         assert calls(tmp_path) == []  # asked first
         await answer(pilot, "y")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the answer", 20)
         await pilot.pause()
         assert calls(tmp_path) == [{"tool": "echo", "arguments": {"text": RESULT}}]
         assert [v.message.role for v in views(app)] == ["user", "assistant", "tool",
@@ -509,7 +509,7 @@ async def test_a_denied_call_shows_denied_then_and_after_a_reload(fake_server, t
         submit(app, "what changed?")
         await wait_for(pilot, lambda: isinstance(app.screen, ToolApprovalScreen), "the dialog")
         await answer(pilot, "n")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the answer", 20)
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the answer", 20)
         await pilot.pause()
         assert calls(tmp_path) == []  # the server never heard of it
         assert status_line(blocks(app)[0]).startswith("⊘ denied")
@@ -530,7 +530,7 @@ async def test_esc_stops_a_running_tool(fake_server, tmp_path):
                        "the running call")
         await wait_for(pilot, lambda: calls(tmp_path), "the call to reach the server")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.chat.sending is None, "the stop")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the stop")
         await wait_for(pilot, lambda: blocks(app)[0].info.state == "done", "the block")
         await pilot.pause()
         assert status_line(blocks(app)[0]).startswith("■ cancelled")

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, cast
 from textual.screen import Screen
 from textual.widgets import Static
 
-from jarvis_tui.core.compaction_proposal import CompactionProposal
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import ChatSession, StoreError
@@ -19,8 +18,8 @@ from jarvis_tui.texts.notices import pick_language
 from jarvis_tui.ui import posted
 from jarvis_tui.ui.host import AppHost
 from jarvis_tui.ui.languages import ui_language
+from jarvis_tui.ui.screens.chat.reply import CompactionWork, Reply
 from jarvis_tui.ui.widgets.conversation import Conversation
-from jarvis_tui.ui.widgets.message_view import MessageView
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 
@@ -29,16 +28,12 @@ class ChatBase(Screen[None]):
     def __init__(self, session: ChatSession) -> None:
         super().__init__()
         self.session = session
-        self.sending: Message | None = None  # the user message whose reply is on its way
-        self.reply_view: MessageView | None = None  # that reply, once its first text came
-        self.compacting = False
-        # The /compact summary the user is reading, or has accepted and is being stored.
-        self.previewing: CompactionProposal | None = None
+        # The reply on its way and the compaction, each one small state object the parts
+        # receive (reply.py says which part changes what).
+        self.reply = Reply()
+        self.compaction_work = CompactionWork()
         # The language changed while a reply or compaction ran: swap the screen once idle.
         self.relocalize_pending = False
-        # The engine's last counts when the round on its way began: the same ones at its end
-        # means the server counted nothing this time.
-        self._usage_before_round: object = None
 
     if TYPE_CHECKING:
         # screen.py's, declared here because branches.py resends and forks through them.
@@ -84,7 +79,8 @@ class ChatBase(Screen[None]):
     def relocalize_when_idle(self) -> None:
         """The language changed: the app swaps in a new chat screen, once no reply streams and
         no compaction runs (a new screen would not receive their events)."""
-        if self.sending is not None or self.compacting or self.previewing is not None:
+        work = self.compaction_work
+        if self.reply.on_its_way or work.running or work.proposal is not None:
             self.relocalize_pending = True
         else:
             self.relocalize_pending = False
@@ -108,7 +104,7 @@ class ChatBase(Screen[None]):
 
     def refresh_marks(self) -> None:
         # Not while a round or a compaction moves the history: their ends redraw the marks.
-        if self.sending is not None or self.compacting:
+        if self.reply.on_its_way or self.compaction_work.running:
             return
         try:
             states = self.session.request_states()
@@ -118,9 +114,9 @@ class ChatBase(Screen[None]):
 
     def _unstored_reply_tokens(self) -> int:
         """The streaming reply's text that the engine has not stored (and counted) yet."""
-        if self.reply_view is None:
+        if self.reply.view is None:
             return 0
-        return self.session.unstored_reply_tokens(self.reply_view.text)
+        return self.session.unstored_reply_tokens(self.reply.view.text)
 
     def update_cost(self, *, answered: bool = False) -> None:
         """The gauge's cost lines from the store's counts: once a round or compaction ends, not
@@ -130,7 +126,7 @@ class ChatBase(Screen[None]):
         session = self.session
         try:
             if answered:
-                fresh = session.last_usage is not self._usage_before_round
+                fresh = session.last_usage is not self.reply.usage_before
                 last = session.last_usage if fresh else None
             else:
                 last = session.latest_usage()

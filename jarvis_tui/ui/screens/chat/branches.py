@@ -29,8 +29,6 @@ class ChatBranches(ChatBase):
     # The question answered again, while a /retry is on its way, and the notice that says
     # what is shown again if it fails (a key of BRANCH_TEXTS; "": nothing is); screen.py ends
     # the round.
-    regenerating: Message | None = None
-    retry_note = ""
 
     def _bt(self, key: str, **values: object) -> str:
         return BRANCH_TEXTS(self.lang, key, **values)
@@ -83,7 +81,7 @@ class ChatBranches(ChatBase):
         await self._answer_again(turn[0] if turn and turn[0].role == "user" else None)
 
     async def _answer_again(self, question: Message | None) -> None:
-        if self.sending is not None:
+        if self.reply.on_its_way:
             await self.say(self._bt("retry_busy"), "info")
             return
         if question is None:
@@ -106,18 +104,18 @@ class ChatBranches(ChatBase):
             await conversation.add_message(asked)
             self.mark_versions()
             await self.say(self._bt("asking_anew"), "info")
-            self.retry_note = "retry_failed_anew"
+            note = "retry_failed_anew"
         else:
             await conversation.show(shown[:cut + 1])
             self.mark_versions()
             if cut + 1 < len(shown):
                 version = self.session.branches.alternatives(shown[cut + 1])[0]
                 await self.say(self._bt("retrying_again", n=version), "info")
-                self.retry_note = "retry_failed"
+                note = "retry_failed"
             else:
                 await self.say(self._bt("asking_again"), "info")
-                self.retry_note = ""  # it had no reply: it stays a question that failed
-        self.regenerating = question
+                note = ""  # it had no reply: it stays a question that failed
+        self.reply.again(question, note)
         self.start_round(asked, again=True)
 
     # -- edit and resend ------------------------------------------------------------------
@@ -127,7 +125,7 @@ class ChatBranches(ChatBase):
         if target is None:
             await self.say(self._bt("nothing_to_retry"), "info")
             return
-        if self.sending is not None:
+        if self.reply.on_its_way:
             await self.say(self._bt("edit_busy"), "info")
             return
         state = self.session.branches.editable(target)
@@ -193,7 +191,7 @@ class ChatBranches(ChatBase):
             prompt.restore(text, pasted)
             self._offer_fork_to_edit(old, text, pasted)
             return
-        if self.sending is not None:
+        if self.reply.on_its_way:
             prompt.restore(text, pasted)
             await self.say(self._bt("edit_busy"), "info")
             return
@@ -209,7 +207,7 @@ class ChatBranches(ChatBase):
     # -- versions -------------------------------------------------------------------------
 
     async def _switch(self, step: int) -> None:
-        if self.sending is not None:
+        if self.reply.on_its_way:
             await self.say(self._bt("switch_busy"), "info")
             return
         target = self.target_message() or self._newest_with_versions()
@@ -257,7 +255,7 @@ class ChatBranches(ChatBase):
         if not turn:
             await self.say(self._bt("nothing_to_forget"), "info")
             return
-        if self.sending is not None and any(m is self.sending for m in turn):
+        if self.reply.on_its_way and any(m is self.reply.question for m in turn):
             await self.say(self._bt("forget_busy"), "info")
             return
         await self._set_excluded(turn, excluded)
@@ -294,7 +292,7 @@ class ChatBranches(ChatBase):
     # -- fork -----------------------------------------------------------------------------
 
     async def action_fork(self) -> None:
-        if self.sending is not None:
+        if self.reply.on_its_way:
             await self.say(self._bt("fork_busy"), "info")
             return
         target = self.target_message() or next(

@@ -168,7 +168,7 @@ class ChatCommands(ChatBase):
         if self.session.summary is None:
             await self.say(CHAT_TEXTS(self.lang, "no_summary"), "info")
             return
-        if self.compacting:
+        if self.compaction_work.running:
             await self.say(CHAT_TEXTS(self.lang, "edit_while_compacting"), "info")
             return
         session = self.session

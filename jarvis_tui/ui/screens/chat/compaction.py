@@ -23,9 +23,9 @@ from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 
 class ChatCompaction(ChatBase):
     async def action_compact(self, focus: str = "") -> None:
-        if self.sending is not None:
+        if self.reply.on_its_way:
             await self.say(CHAT_TEXTS(self.lang, "compact_while_sending"), "info")
-        elif self.compacting:
+        elif self.compaction_work.running:
             await self.say(CHAT_TEXTS(self.lang, "already_compacting"), "info")
         else:
             # Summarised now, stored only once the user accepts it (preview_compaction).
@@ -36,7 +36,7 @@ class ChatCompaction(ChatBase):
         from jarvis_tui.ui.screens.proposal_editor import ProposalEditor
 
         session = self.session
-        self.previewing = proposal
+        self.compaction_work.proposal = proposal
         editor = ProposalEditor(proposal.text, session.compaction.covers(proposal),
                                 len(proposal.evict), proposal.before,
                                 functools.partial(session.compaction.tokens_after, proposal),
@@ -48,7 +48,7 @@ class ChatCompaction(ChatBase):
         if text is not None:
             self.run_commit(proposal, text)  # `previewing` ends with its Finished or Failed
             return
-        self.previewing = None
+        self.compaction_work.proposal = None
         self.session.compaction.discard(proposal)
         self.update_cost()  # the summary requests were made: /cost and the totals count them
         await self.say(CHAT_TEXTS(self.lang, "compact_discarded"), "info")
@@ -95,18 +95,18 @@ class ChatCompaction(ChatBase):
     async def _compaction_started(self, message: posted.CompactionStarted) -> None:
         if not self._current(message):
             return
-        self.compacting = True
+        self.compaction_work.running = True
         n = message.event.messages
         self.query_one(TokenGauge).set_compacting(True, n)
         self.query_one(SummaryPanel).set_compacting(True, n)
-        if self.sending is not None:
+        if self.reply.on_its_way:
             self.set_status("status_compaction_wait")
 
     def _compaction_over(self) -> None:
-        self.compacting = False
+        self.compaction_work.running = False
         self.query_one(TokenGauge).set_compacting(False)
         self.query_one(SummaryPanel).set_compacting(False)
-        if self.sending is not None:
+        if self.reply.on_its_way:
             self.set_status("status_waiting")
 
     @on(posted.CompactionFinished)
@@ -115,7 +115,7 @@ class ChatCompaction(ChatBase):
             return
         self._compaction_over()
         if message.event.reason == "manual":
-            self.previewing = None  # the accepted /compact summary is stored
+            self.compaction_work.proposal = None  # the accepted /compact summary is stored
         panel = self.query_one(SummaryPanel)
         panel.show_summary(self.session.summary, self.session.compaction.summary_size())
         event = message.event
@@ -136,7 +136,7 @@ class ChatCompaction(ChatBase):
             return
         self._compaction_over()
         if message.event.reason == "manual":
-            self.previewing = None
+            self.compaction_work.proposal = None
         kind = "info" if message.event.reason == "manual" else "warning"
         await self.say(describe(message.event, self.notice_language()) or "", kind)
         if self.relocalize_pending:

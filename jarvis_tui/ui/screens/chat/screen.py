@@ -25,7 +25,7 @@ from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.prompt_history import HistoryEntry
 from jarvis_tui.core.safety.textsafe import terminal_safe
 from jarvis_tui.core.session import ChatSession, StoreError
-from jarvis_tui.texts.chat_texts import BRANCH_TEXTS, CHAT_TEXTS, TOOL_TEXTS, missing_key_problem
+from jarvis_tui.texts.chat_texts import CHAT_TEXTS, missing_key_problem
 from jarvis_tui.texts.notices import describe
 from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
@@ -35,6 +35,7 @@ from jarvis_tui.ui.screens.chat.base import explain
 from jarvis_tui.ui.screens.chat.branches import ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
 from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
+from jarvis_tui.ui.screens.chat.reply import CompactionWork, failure_ending
 from jarvis_tui.ui.screens.chat.tools import ChatTools
 from jarvis_tui.ui.slash import Command, UnknownCommand, parse, pasted_of_sent, unknown_text
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
@@ -106,11 +107,10 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         self.workers.cancel_group(self, "chat")
         self.workers.cancel_group(self, "compaction")
         session = self.session
-        self.reply_view = self.sending = None
+        self.reply.end()
         self._tools_init()
         self.query_one(PromptInput).cancel_walk()  # its entries were the other session's
-        self.compacting = False
-        self.previewing = None
+        self.compaction_work = CompactionWork()
         self.title = terminal_safe(session.title) or CHAT_TEXTS(self.lang, "untitled")
         self.sub_title = f"{session.model} · #{session.id}"
         await self.query_one(Conversation).show(session.messages)
@@ -144,18 +144,18 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self._typed_gauge)
-        if self.reply_view is not None:
-            self.reply_view.typing()
+        if self.reply.view is not None:
+            self.reply.view.typing()
 
     def _typed_gauge(self) -> None:
         self.update_gauge(marks=False)  # typing moves no message's mark
 
     def _tick_retry(self) -> None:
         left = self._retry_until - time.monotonic()
-        if left <= 0 or self.sending is None:
+        if left <= 0 or not self.reply.on_its_way:
             if self._retry_timer is not None:
                 self._retry_timer.stop()
-            if self.sending is not None:
+            if self.reply.on_its_way:
                 self.set_status("status_waiting")
             return
         self.set_status("status_retry", left=left, attempt=self._retry_attempt,
@@ -202,7 +202,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         typed (`typed`, with its spans, else `text`) goes back into the prompt. `after`: the
         message it follows, for an edited question (a new branch from there)."""
         back = typed or (text, pasted)
-        if self.sending is not None:
+        if self.reply.on_its_way:
             prompt.restore(*back)
             self.app.notify(CHAT_TEXTS(self.lang, "busy"), severity="warning", markup=False)
             return
@@ -218,20 +218,20 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     def start_round(self, question: Message, *, again: bool = False,
                     after: int | None = None) -> None:
         """Answer `question` (`again`: the stored last question, answered anew)."""
-        self.sending = question
+        self.reply.start(question, self.session.last_usage)
         self.query_one(Conversation).anchor()
-        self.set_status("status_compaction_wait" if self.compacting else "status_waiting")
+        self.set_status("status_compaction_wait" if self.compaction_work.running
+                        else "status_waiting")
         local = self.host.local
         if local is not None and local.loading:
             self.show_local_progress(local.seconds)
         self.update_gauge()
-        self._usage_before_round = self.session.last_usage
         self.run_reply(question, after, again)
 
     # -- the local demo model, while the app loads it -----------------------------------------
 
     def show_local_progress(self, seconds: float) -> None:
-        key = "status_waiting" if self.sending is not None else "status_loading"
+        key = "status_waiting" if self.reply.on_its_way else "status_loading"
         with contextlib.suppress(NoMatches):  # a screen being swapped in or out
             self.query_one("#status", Static).update(
                 LOCAL_MODEL_TEXTS(self.lang, key, seconds=f"{seconds:.0f}"))
@@ -239,7 +239,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     def local_settled(self) -> None:
         with contextlib.suppress(NoMatches):
             # A waiting message is on its way now; else the usual keys line.
-            self.set_status("status_waiting" if self.sending is not None else None)
+            self.set_status("status_waiting" if self.reply.on_its_way else None)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
     async def run_reply(self, user: Message, after: int | None = None,
@@ -255,7 +255,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
                                                      user_pasted=user.pasted))
                 return
             if again:  # `user` is the question, or the new version of it on screen
-                asked = self.regenerating or user
+                asked = self.reply.regenerating or user
                 rounds = session.regenerate(asked, anew=None if asked is user else user)
             else:
                 rounds = session.stream_reply(user, after)
@@ -303,7 +303,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         await self.query_one(Conversation).newest()
 
     def action_stop(self) -> None:
-        if self.sending is not None:
+        if self.reply.on_its_way:
             self.workers.cancel_group(self, "chat")
 
     def action_tab(self) -> None:
@@ -311,7 +311,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.sending is not None  # Esc shows in the footer only while it can act
+            return self.reply.on_its_way  # Esc shows in the footer only while it can act
         if action == "tab":
             return isinstance(self.focused, PromptInput)  # elsewhere, Textual's focus_next
         return True
@@ -322,13 +322,13 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     async def _chunk(self, message: posted.ReplyChunk) -> None:
         if not self._current(message):
             return
-        if self.reply_view is None:
-            self.reply_view = await self.query_one(Conversation).add_message(
+        if self.reply.view is None:
+            self.reply.view = await self.query_one(Conversation).add_message(
                 Message("assistant", ""))
-            self.reply_view.start_stream()
+            self.reply.view.start_stream()
             self.set_status("status_streaming")
             self.refresh_bindings()
-        await self.reply_view.write(message.text)
+        await self.reply.view.write(message.text)
         now = time.monotonic()
         if now - self._last_stream_gauge >= STREAM_GAUGE_S:
             self._last_stream_gauge = now
@@ -348,23 +348,22 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
 
     async def _end_reply(self, final: Message | None, *notes: tuple[str, str]) -> None:
         """Close the round: settle the reply view, add the notices, then accept a new send."""
-        if self.reply_view is not None:
-            await self.reply_view.finish(final)
+        if self.reply.view is not None:
+            await self.reply.view.finish(final)
         elif final is not None:
             await self.query_one(Conversation).add_message(final)
         for text, kind in notes:
             await self.say(text, kind)
-        self.reply_view = None
+        self.reply.view = None
         self._retry_notice = None
         if self._retry_timer is not None:
             self._retry_timer.stop()
         self.query_one(Conversation).refresh_messages()
         self.mark_versions()
         self._refresh_title()
-        answered = self.sending is not None and final is not None
-        self.regenerating = None
+        answered = self.reply.on_its_way and final is not None
         self.end_tools()
-        self.sending = None
+        self.reply.end()
         self.set_status()
         self.refresh_bindings()
         self.update_gauge()
@@ -378,7 +377,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             return
         line = describe(message.event, self.notice_language())
         await self._end_reply(message.event.message, *([(line, "info")] if line else []))
-        if self.session.usage().over_threshold and self.previewing is None:
+        if self.session.usage().over_threshold and self.compaction_work.proposal is None:
             # Compact now, while the user reads and types, so the next send is not delayed.
             # Not while the user reads a /compact summary: it would fold the same turns and
             # leave that one nothing to apply to.
@@ -388,36 +387,12 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     async def _failed(self, message: posted.ReplyFailed) -> None:
         if not self._current(message):
             return
-        lang = self.notice_language(message.user_text)
-        if message.stopped and message.partial is not None:
-            await self._end_reply(message.partial, (CHAT_TEXTS(lang, "stopped_partial"), "warning"))
-            return
-        if message.stopped and self.tool_round:
-            # The calls and results are stored: the message is not sent again, nothing to
-            # restore.
-            await self._end_reply(message.partial, (TOOL_TEXTS(lang, "stopped_tools"), "warning"))
-            return
-        if self.regenerating is not None and message.partial is None:
-            # The question keeps the reply it had, or the turns after it (the engine shows
-            # that branch again).
-            error = describe(ev.Failed(message.error), lang) or message.error
-            note = [(BRANCH_TEXTS(lang, self.retry_note), "info")] if self.retry_note else []
-            await self._end_reply(None, *([(error, "error")] if message.error else []), *note)
+        end = failure_ending(message, self.reply, self.notice_language(message.user_text))
+        if end.restore:
+            self.query_one(PromptInput).restore(message.user_text, message.user_pasted)
+        await self._end_reply(end.partial, *end.notes)
+        if end.show_branch:
             await self.show_branch()
-            return
-        if not message.saved:
-            # Asked and answered: only the store failed. The reply stays on screen to copy.
-            error = describe(ev.Failed(message.error), lang) or message.error
-            await self._end_reply(message.partial, (error, "error"), (CHAT_TEXTS(lang, "unsaved"),
-                                                                      "warning"))
-            return
-        self.query_one(PromptInput).restore(message.user_text, message.user_pasted)
-        if message.stopped:
-            await self._end_reply(None, (CHAT_TEXTS(lang, "stopped_empty"), "warning"))
-            return
-        error = describe(ev.Failed(message.error), lang) or message.error
-        await self._end_reply(message.partial, (error, "error"), (CHAT_TEXTS(lang, "restored"),
-                                                                  "info"))
 
     def _refresh_title(self) -> None:
         title = self.session.refresh_title()
@@ -444,7 +419,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     @on(posted.SessionBusy)
     async def _busy(self, message: posted.SessionBusy) -> None:
         if self._current(message):
-            if self.sending is not None:  # else an accepted /compact summary waits, not a message
+            # Else an accepted /compact summary waits, not a message.
+            if self.reply.on_its_way:
                 self.set_status("status_busy")
             await self.say(describe(message.event, self.notice_language()) or "", "warning")
 
@@ -463,8 +439,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         """Show the session as the engine has it now (read again after another jarvis-tui
         added to it), with the message being sent, which is stored only after that."""
         session = self.session
-        shown, sending = session.messages, self.sending
-        asked = self.regenerating
+        shown, sending = session.messages, self.reply.question
+        asked = self.reply.regenerating
         at = next((i for i, m in enumerate(shown) if asked is not None and m.id == asked.id),
                   None)
         if at is not None:
@@ -485,7 +461,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
         idle, turns another jarvis-tui added to this session."""
         for line in self.session.take_notices():
             self.app.notify(line, severity="warning", markup=False, timeout=15)
-        if self.sending is not None or self.compacting:
+        if self.reply.on_its_way or self.compaction_work.running:
             return
         try:
             added = self.session.catch_up()

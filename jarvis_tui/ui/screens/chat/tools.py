@@ -25,7 +25,6 @@ from jarvis_tui.ui.widgets.tool_block import ToolInfo, count_tokens, server_of
 class ChatTools(ChatBase):
     def _tools_init(self) -> None:
         self.tool_views: dict[str, MessageView] = {}  # the live calls' stand-ins, by call id
-        self.tool_round = False  # this round ran tools (its stop is not "nothing happened")
 
     def _tool_status(self, key: str, **values: object) -> None:
         from textual.widgets import Static
@@ -43,12 +42,11 @@ class ChatTools(ChatBase):
         if message.conversation_id != self.cid:
             return
         final = message.event.message
-        if self.reply_view is not None:
-            await self.reply_view.finish(final)
+        if self.reply.view is not None:
+            await self.reply.view.finish(final)
         else:
             await self.query_one(Conversation).add_message(final)
-        self.reply_view = None  # the next Delta begins the next step's reply
-        self.tool_round = True
+        self.reply.tool_step()
         self.update_gauge()
 
     async def _stand_in(self, call: ToolCall, spec: ToolSpec | None,
@@ -126,7 +124,6 @@ class ChatTools(ChatBase):
             if block is not None and view.is_attached:
                 self.call_later(block.finish, view.message, "cancelled", None, 0)
         self.tool_views.clear()
-        self.tool_round = False
 
     # -- notices ------------------------------------------------------------------------------
 
