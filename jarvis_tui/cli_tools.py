@@ -22,7 +22,7 @@ async def ask_tools(settings: Settings, session: ChatSession, allow: Sequence[st
                     ) -> AsyncIterator[ToolBox | None]:
     """The servers of the config started (each failure one line on stderr), handed to
     `session` with `allow`; stopped when the block ends, however it ends."""
-    servers = [s for s in getattr(settings, "mcp", ()) if s.enabled]
+    servers = [s for s in settings.mcp if s.enabled]
     if not enabled or not servers:
         for name in allow:
             say(f"jarvis-tui: --allow-tool {name}: no tool server is configured "
@@ -40,7 +40,7 @@ async def ask_tools(settings: Settings, session: ChatSession, allow: Sequence[st
         for status in await hub.start():
             if status.state == "failed":
                 say(f"✗ tool server {status.name} failed: {status.error}")
-            for tool, why in getattr(status, "left_out", ()):
+            for tool, why in status.left_out:
                 say(f"⚠ tool server {status.name}: tool {tool} left out, the server describes "
                     f"it wrongly ({why}); its other tools are offered")
         specs = hub.specs()

@@ -57,7 +57,7 @@ TOOL_SERVERS_TEXTS = Texts(
 
 def make_hub(settings: object) -> Any | None:
     """The MCP hub for the configured servers, not started; None when there are none."""
-    if not tuple(getattr(settings, "mcp", ()) or ()):
+    if not tuple(settings.mcp):
         return None
     from jarvis_tui.core.tools.mcp_client import McpHub
 
@@ -112,7 +112,7 @@ class ToolServers:
         else:
             await self._say(TOOL_SERVERS_TEXTS(lang, "starting", n=len(statuses)))
         # Servers the config file itself does not name are never started unannounced.
-        for source, names in from_servers_files(getattr(self.app.settings, "mcp", ())).items():
+        for source, names in from_servers_files(self.app.settings.mcp).items():
             await self._say(TOOL_SERVERS_TEXTS(lang, "from_file", file=_line(source),
                                                names=", ".join(_line(n) for n in names)))
         try:
@@ -129,7 +129,7 @@ class ToolServers:
             self._said[status.name] = status.state
             if status.state == "ready":
                 ready.append(status)
-                for tool, why in getattr(status, "left_out", ()):
+                for tool, why in status.left_out:
                     await self._say(TOOL_SERVERS_TEXTS(lang, "left_out", name=_line(status.name),
                                                        tool=_line(tool),
                                                        why=_line(why)), "warning")
@@ -138,7 +138,7 @@ class ToolServers:
         if ready:
             from jarvis_tui.ui.actions import BY_ID, key_name, keys_of
 
-            key = key_name(keys_of(BY_ID["tools"], getattr(self.app.settings, "keys", {})))
+            key = key_name(keys_of(BY_ID["tools"], self.app.settings.keys))
             tools = sum(len(s.tools) for s in ready)
             if len(ready) == 1:
                 await self._say(TOOL_SERVERS_TEXTS(lang, "ready_one", tools=tools,

@@ -86,17 +86,17 @@ class McpServersScreen(ModalScreen[None]):
             yield Static(self._t("hint"), id="hint", markup=False)
 
     def _state(self, status: Any) -> str:
-        state = str(getattr(status, "state", ""))
+        state = str(status.state)
         return self._t(state) if state in SERVERS_TEXTS.tables["en"] else _safe(state)
 
     def _count(self, status: Any) -> str:
-        n = len(getattr(status, "tools", ()) or ())
+        n = len(status.tools)
         return self._t("tools_one") if n == 1 else self._t("tools", n=n)
 
     def _options(self) -> list[Option]:
         out = []
         for i, status in enumerate(self.servers):
-            state = str(getattr(status, "state", ""))
+            state = str(status.state)
             line = Content.assemble(
                 (MARKS.get(state, "?"), STYLES.get(state, "")), " ",
                 (_safe(status.name), "bold"), "  ",
@@ -118,20 +118,20 @@ class McpServersScreen(ModalScreen[None]):
         if not self.servers or not 0 <= index < len(self.servers):
             return
         status = self.servers[index]
-        state = str(getattr(status, "state", ""))
+        state = str(status.state)
         lines: list[Content] = [
             Content.assemble((MARKS.get(state, "?") + " ", STYLES.get(state, "")),
                              (_safe(status.name), "bold"), f"  {self._state(status)}"),
             Content(" · ".join(p for p in (_safe(status.transport), _safe(status.detail))
                                if p)),
         ]
-        started = getattr(status, "started_s", None)
+        started = status.started_s
         if started is not None:
             lines.append(Content(self._t("started", s=started)))
-        if getattr(status, "error", None):
+        if status.error:
             lines.append(Content.styled(self._t("error", error=_safe(status.error)), "$error"))
         lines.append(Content(""))
-        tools = list(getattr(status, "tools", ()) or ())
+        tools = list(status.tools)
         lines.append(Content.styled(self._count(status), "bold"))
         if not tools:
             lines.append(Content.styled(self._t("no_tools"), "$text-muted"))
