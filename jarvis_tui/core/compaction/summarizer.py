@@ -42,7 +42,7 @@ main language). Plain text or short bullet points, no preamble, no closing remar
 MERGE_NOTE = "These are summaries of consecutive parts of one conversation, oldest first."
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool result", "system": "System"}
 
-# Style "plain", for the bundled small model (a 0.5B), chosen by bench/summary_local.py: short
+# Style "plain", for the bundled small model (a 0.5B), chosen by bench/local/summary_local.py: short
 # wording in the conversation's own language. Sent the standard wording, in English whatever the
 # conversation's language, it refused ("do not answer it"), wrote Chinese sessions' summaries in
 # English and kept fewer of their facts. At the chat's prefix, as the user's next turn.

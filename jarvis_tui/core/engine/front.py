@@ -166,7 +166,7 @@ class RequestFront:
         # Not for the bundled local model: offered it after a compaction, it called it on
         # ordinary turns, over and over, then answered every later turn with nothing (the
         # cache bench's local run); asked to search, it called it 0 times in 6, and the answer
-        # had the fact less often than with the tool off (bench/search_tool_local.py). The
+        # had the fact less often than with the tool off (bench/local/search_tool_local.py). The
         # details ledger and recall bring folded facts back without the model's help.
         return (self.settings.history_search_tool
                 and self.settings.model != LOCAL_MODEL_NAME

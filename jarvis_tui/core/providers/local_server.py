@@ -149,13 +149,13 @@ class LocalServer:
 
 LOCAL_MODEL_NAME = "qwen2.5-coder-0.5b-instruct"
 # Chat replies keep the server's sampling (temperature 0.8): on the tuning questions of
-# bench/local_answers.py --tuning, 0.0 and 0.2 answered no better (6/10 against 7/10). A summary
-# must copy what was said, so it is asked at a low temperature.
+# bench/local/local_answers.py --tuning, 0.0 and 0.2 answered no better (6/10 against 7/10).
+# A summary must copy what was said, so it is asked at a low temperature.
 LOCAL_SUMMARY_SAMPLING = {"temperature": 0.2}
 # Follows the system prompt whenever the bundled model is offered tools: with it, at the chat's
 # own sampling, it called the right tool for 8 of 24 questions that needed one, against 4 of 24
 # without; a call where none was needed, 3 of 24 against 1 (each still asks the user first);
-# bench/tools_local.py --passes 2. At the end of the system message, after the summary, it did
+# bench/local/tools_local.py --passes 2. At the end of the system message, after the summary, it did
 # not help.
 LOCAL_TOOL_SENTENCE = ("Call a tool only when the question needs live data or the user's files; "
                        "otherwise answer directly.")

@@ -14,7 +14,7 @@ A message scores cosine + LEXICAL_WEIGHT x word share; a turn, the mean of its b
 score and its whole's, plus NEIGHBOUR x the mean of its neighbours' (a turn they lift over the
 floor needs OWN_FLOOR of its own: the small talk beside an answer stays out). The weights were
 chosen on LoCoMo's four development conversations, the evidence turns ranked within a token
-budget (bench/locomo.py; the figures are in bench/README.md), not on the held-out six.
+budget (bench/recall/locomo.py; the figures are in bench/README.md), not on the held-out six.
 
 The searches the user and the model make (/recall, `search`, search_history) rank by the same
 scores (`searched`): the turns the index finds by their words, and the turns holding the

@@ -6,7 +6,7 @@ By words, only such a message looks beyond its session: every other one would ot
 its words against every session the user ever had, and ordinary prose shares a rare word with
 some of them. By meaning (issue 40), a question that is not about what is in front of the user
 reads the NEAREST messages of every other session and the turns beside them, and brings turns
-back only when the best scores BEYOND_GATE on its own (bench/cross_session.py's false recall
+back only when the best scores BEYOND_GATE on its own (bench/recall/cross_session.py's false recall
 on natural text chose it); the others above BEYOND_FILL then fill, ranked with half their
 neighbours' mean. By words, even then the evidence is in-session recall's
 (core/recall/turns.py): terms weigh by their rarity over the other sessions' messages, and a
@@ -272,7 +272,7 @@ def _asks_by_meaning(query: str, meaning: Meaning | None) -> bool:
 
 NEAREST = 200  # messages of the other sessions read by meaning: about 100 turns' worth
 # A question that does not point back is weighed against every session the user ever had:
-# the bar is higher than in its own session (bench/cross_session.py's false recall on
+# the bar is higher than in its own session (bench/recall/cross_session.py's false recall on
 # natural text, and LoCoMo across sessions, chose it).
 BEYOND_GATE = 0.4
 # Once the best turn clears it, the question is about what those sessions hold: the turns

@@ -65,7 +65,7 @@ MAX_TURNS = 3  # found by the words alone: the evidence rule below
 MAX_FILL = 400  # turns read for the budget's fill (a LoCoMo turn is ~30 tokens)
 MAX_MISSES = 8  # turns in a row that no longer fit: the budget is spent
 # The fill is for a question: a statement or a paste brings its own text, and every turn
-# recalled is read anew by the server on every request that carries it (bench/cache.py).
+# recalled is read anew by the server on every request that carries it (bench/cost/cache.py).
 MAX_ASKING = 300  # characters: a question is short; a page is a paste
 MAX_SPECIFIC = 3  # turns that may hold a match for it to single one out
 COVERAGE = 0.5  # share of the new message's term weight a match must hold
@@ -263,7 +263,7 @@ def recall(store: Store, conversation_id: int, history: History, query: str,
         # A statement gets the word evidence alone, within half the share and at most
         # `statement`: what it recalls is carried in every later request until the next
         # compaction, and at the full share the big pasted turns it brought back doubled the
-        # compactions (bench/cache.py).
+        # compactions (bench/cost/cache.py).
         budget = min(budget // 2, budget if statement is None else statement)
     if budget <= 0:
         return Recalled()

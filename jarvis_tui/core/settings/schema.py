@@ -207,7 +207,8 @@ SCHEMA: tuple[Setting, ...] = (
             Words("a whole number >= 0 (0 = no details ledger)",
                   "大于或等于 0 的整数（0 = 不保留细节清单）"),
             "the most tokens the details ledger may use, whatever the window; 0 = off"),
-    # Off: it pays only with a summariser that obeys and keeps what it was told (bench/repair.py).
+    # Off: it pays only with a summariser that obeys and keeps what it was told
+    # (bench/fidelity/repair.py).
     Setting("summary_repair", bool, False, anything,
             Words("true or false", "true 或 false"),
             "after a summary, one more request asks it to state the details it left out "

@@ -6,7 +6,7 @@ and rare ideographs, kana, hangul, Latin word pieces, digit groups, punctuation 
 indentation, emoji) and weighs each. Pathological text is priced apart: long runs of whitespace
 by the longest whitespace tokens, long stretches without any (base64, 'aaaa...', minified JSON)
 by what BPE does with characters that are not words. The weights were fitted to OpenAI's cl100k
-on bench/data (bench/tokens.py prints the error on held-out samples and pathological ones);
+on bench/data (bench/cost/tokens.py prints the error on held-out samples and pathological ones);
 calibration from the usage the server reports then corrects for the tokenizer the model really
 has.
 """

@@ -1,4 +1,4 @@
-"""The bundled local model's summary requests (style "plain", bench/summary_local.py): a short
+"""The bundled local model's summary requests (style "plain", bench/local/summary_local.py): a short
 instruction in the conversation's language, at the chat's prefix as the user's next turn, or
 after the transcript in one user turn when the prefix cannot be used; a remote model keeps the
 standard requests. Driven through the real engine and Summarizer against the fake server."""

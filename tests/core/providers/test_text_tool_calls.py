@@ -36,7 +36,7 @@ ASK = [{"role": "system", "content": "You are Jarvis, a helpful assistant."},
 TOKYO = ("get_current_time", {"timezone": "Asia/Tokyo"})
 PARIS = ("get_current_time", {"timezone": "Europe/Paris"})
 # The forms the model writes, each with the calls it holds: the fenced one as the real server
-# streamed it (bench/tools_local.py), the tagged ones as the chat template asks for them.
+# streamed it (bench/local/tools_local.py), the tagged ones as the chat template asks for them.
 FORMS = {
     "bare": ('{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}', [TOKYO]),
     "fenced": ('```json\n{\n  "name": "get_current_time",\n  "arguments": {\n    "timezone": '

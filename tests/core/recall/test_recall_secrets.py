@@ -151,8 +151,8 @@ def test_ordinary_titles_stay_as_they_were():
 
 def test_a_turn_is_redacted_once_however_often_the_gauge_asks(monkeypatch):
     """The gauge recalls across sessions at every keystroke, with the same turns: redacting a
-    pasted turn each time took 150 ms of a 220 ms keystroke (bench/cross_session.py). The same
-    text is redacted once; a text past the memo's size every time, never held."""
+    pasted turn each time took 150 ms of a 220 ms keystroke (bench/recall/cross_session.py). The
+    same text is redacted once; a text past the memo's size every time, never held."""
     from jarvis_tui.core.safety import redact as module
     calls = []
     real = module.redact

@@ -186,7 +186,7 @@ def test_a_huge_other_session_is_read_by_its_postings_not_whole(tmp_path):
         got = recall_beyond(store, cid, "Last week: which host runs the nightly warehouse "
                                         "ETL?", counter, 4000)
     assert [m.content for m in got.turns[0]][0] == ETL and len(got.turns) == 1
-    # The work, counted rather than timed (the time is bench/cross_session.py's): no session
+    # The work, counted rather than timed (the time is bench/recall/cross_session.py's): no session
     # is read whole, and of the huge one no more than a few of its 30,000 messages' text.
     assert read and all(n is not None for _, n in read), read
     assert sum(n or 0 for c, n in read if c == conv) <= HOLDERS_READ, read

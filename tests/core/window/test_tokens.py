@@ -39,7 +39,8 @@ def rel_error(text: str, fn=estimate) -> float:
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_tokens", ROOT / "bench" / "tokens.py")
+    spec = importlib.util.spec_from_file_location("bench_tokens",
+                                                  ROOT / "bench" / "cost" / "tokens.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -230,7 +231,7 @@ def test_message_count_is_cached_and_invalidated() -> None:
     msg.content = CHINESE + "再加一句。"
     assert counter.raw_message(msg) == MESSAGE_OVERHEAD + estimate(msg.content)
     assert msg._tokens == (msg.content, counter.raw_message(msg))
-    # What bench/tokens.py reports as the hit rate: the first count and the changed text
+    # What bench/cost/tokens.py reports as the hit rate: the first count and the changed text
     # were counted, the other three answered from the cache.
     assert (counter.hits, counter.misses) == (3, 2)
 
