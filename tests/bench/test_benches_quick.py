@@ -88,6 +88,11 @@ BENCHES = [
     bench("bench/dev/layout.py", "--quick",
           expect=(r"^bench/: \d+ files", r"^  bench/fidelity\s+\d+$",
                   r"^bench/'s import circles: 0$")),
+    bench("bench/dev/settings_library.py", "--quick",
+          expect=(r"^settings in the schema: \d+ .*with an environment variable: \d+$",
+                  rf"^import, fresh interpreter .*: the settings {N} ms; pydantic-settings on top "
+                  rf"{N} ms", rf"^load \d+ variables \(median\): schema {N} ms, "
+                  rf"pydantic-settings {N} ms$", r"^  schema \(1 line\): environment variable")),
     bench("bench/dev/test_loop.py", "--quick",
           expect=(rf"^the developers' loop, no workers:\s+{N} s",
                   rf"^baseline, every test but e2e, no workers:\s+{N} s")),
