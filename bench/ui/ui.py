@@ -445,7 +445,7 @@ async def child_stream(spec: dict) -> dict:
     def update_gauge(self: ChatScreen, *args: Any, **kwargs: Any) -> None:
         t = time.perf_counter()
         original_gauge(self, *args, **kwargs)
-        if self.reply_view is not None:
+        if self.reply.view is not None:
             gauge.append(time.perf_counter() - t)
 
     ChatScreen.update_gauge = update_gauge  # type: ignore[method-assign]

@@ -3,7 +3,7 @@ conversation (widgets/tool_block.py) and notices; screen.py keeps the reply's ow
 
 One round of a reply may now be several steps: text, tool calls, their results, more text.
 ToolCallsMade ends the step's reply view; the next Delta opens a new one (ChatScreen._chunk
-opens one whenever `reply_view` is None).
+opens one whenever `reply.view` is None).
 """
 
 from __future__ import annotations
