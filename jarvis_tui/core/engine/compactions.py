@@ -232,13 +232,14 @@ class Compactions:
         nor one the guard would refuse (a sentence that holds a key), nor, while
         recall_by_meaning is on, one saying what the memory holds in other words. How many were
         new."""
-        secrets = known_secrets(self._basis().settings)
+        view = self._basis()
+        secrets = known_secrets(view.settings)
         found = [(kind, text, m.id) for m in folded if m.role == "user" and not m.excluded
                  for kind, text in durable([typed_by_user(m)]) if refusal(text, secrets) is None]
         if not found:
             return 0
         try:
-            if (meaning := self._basis().meaning) is not None:
+            if (meaning := view.meaning) is not None:
                 # Nor one that says what the memory holds, or an earlier one of these, in other
                 # words or the other language (the store's check is the same text only).
                 have = [e.text for e in self._store.memories(("active", "suggested",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Sequence
 from dataclasses import replace
 
 from jarvis_tui.core.budget import Budget
@@ -100,14 +101,16 @@ class RequestFront:
         return budget_for(self.settings, self.limit.size)
 
     def basis(self, provider: Provider) -> RequestBasis:
-        """What the next request is made of, as it stands now, sent to `provider`."""
+        """What the next request is made of, as it stands now, sent to `provider`. The tools
+        offered are asked for once: the prompt and the definitions' count read the same ones."""
+        specs = tuple(self.tool_specs())
         return RequestBasis(
             settings=self.settings, provider=provider, window=self.limit.size,
             window_source=self.limit.source, budget=self.budget, calibration=self.calibration,
-            prompt=self.configured_prompt(), memory=self.memory_sent(), summary=self.summary,
+            prompt=self.configured_prompt(specs), memory=self.memory_sent(), summary=self.summary,
             note=self.summary_note(), history=self._history, sent=self.sent,
-            tool_outputs=self.tool_outputs, specs=tuple(self.tool_specs()),
-            definitions_tokens=self.definitions_tokens(),
+            tool_outputs=self.tool_outputs, specs=specs,
+            definitions_tokens=self.definitions_tokens(specs),
             searches_history=self.may_search_history(), meaning=self.by_meaning(),
             recall=self.recall)
 
@@ -207,12 +210,13 @@ class RequestFront:
                                 scrub=self.beyond_scrub(), meaning=self.by_meaning())
         return [(f.turn, f.where) for f in found]
 
-    def configured_prompt(self) -> str:
+    def configured_prompt(self, specs: Sequence[ToolSpec] | None = None) -> str:
         """The configured prompt, and for the bundled model, while it has tools, a sentence on
         when to call them (local_server.py): what the system reserve is for. Tools configured,
         not offered this request: a step past the limit keeps the same front."""
         prompt = self.settings.system_prompt
-        if self.settings.model == LOCAL_MODEL_NAME and self.tool_specs():
+        offered = self.tool_specs() if specs is None else specs
+        if self.settings.model == LOCAL_MODEL_NAME and offered:
             return with_tool_sentence(prompt)
         return prompt
 
@@ -252,9 +256,9 @@ class RequestFront:
     def definitions(self) -> list[dict]:
         return tool_definitions(self.tool_specs())
 
-    def definitions_tokens(self) -> int:
+    def definitions_tokens(self, specs: Sequence[ToolSpec] | None = None) -> int:
         """Tokens of the tool definitions every request carries (0 without tools)."""
-        defs = self.definitions()
+        defs = self.definitions() if specs is None else tool_definitions(list(specs))
         if not defs:
             return 0
         key = (definitions_text(defs), self.counter.factor)

@@ -142,8 +142,8 @@ class Requests:
                      + budget.response_reserve)
         if not may_be_over(self._limit.source in SERVERS_WORD, estimated, window):
             return
-        hidden = await overflow_behind(self._basis().provider, fitted.wire,
-                                       model=self._basis().settings.model,
+        basis = self._basis()
+        hidden = await overflow_behind(basis.provider, fitted.wire, model=basis.settings.model,
                                        context_window=window, tools=defs)
         if hidden is not None:
             raise hidden
