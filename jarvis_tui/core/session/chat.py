@@ -85,7 +85,7 @@ class ChatSession:
         self._forget = forget_learned_limit
         self.tools: ToolBox | None = None
         self.approve: Approve | None = None
-        self._allowed: list[Rule] = []
+        self._allowed: set[Rule] = set()
         if conversation_id == LATEST:
             latest = store.latest_conversation()
             conversation_id = latest.id if latest else None
@@ -118,7 +118,7 @@ class ChatSession:
         rules that let a call run without asking (--allow-tool); kept for every session this
         object opens."""
         self.tools, self.approve = tools, approve
-        self._allowed = [*self._allowed, *allowed]
+        self._allowed.update(allowed)
         self._engine.tools, self._engine.approve = tools, approve
         self._engine.tool_policy.allowed.update(self._allowed)
 
