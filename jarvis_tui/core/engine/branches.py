@@ -1,14 +1,16 @@
 """What the engine does to the shape of a session rather than its end: show another branch,
 flip between a reply's alternatives, take a turn out of the requests, fork a new session.
 
-A base class of Engine (it holds the history, the store and the summary); a round that starts
-a branch (a regenerated reply, an edited question) is the engine's own, in engine.py.
+The engine holds one as `branches`; it shares the engine's history, store and request front
+(where the summary in force lives). A round that starts a branch (a regenerated reply, an
+edited question) is the engine's own, in engine.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from jarvis_tui.core.messages import ROOT, Message, turn_span
@@ -16,9 +18,8 @@ from jarvis_tui.core.store.messages import make_title
 from jarvis_tui.core.store.records import StoreError
 
 if TYPE_CHECKING:
-    from jarvis_tui.core.engine.sent_texts import SentTexts
-    from jarvis_tui.core.settings.schema import Settings
-    from jarvis_tui.core.store.records import SessionInfo, Summary
+    from jarvis_tui.core.engine.front import RequestFront
+    from jarvis_tui.core.store.records import SessionInfo
     from jarvis_tui.core.store.store import Store
     from jarvis_tui.core.window.calibration import Calibration
     from jarvis_tui.core.window.history import History
@@ -33,14 +34,20 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 class Branches:
-    _history: History
-    store: Store
-    conversation: SessionInfo
-    summary: Summary | None
-    settings: Settings
-    calibration: Calibration
-    sent: SentTexts
-    _known_summary: int
+    """The branch shown, and the moves between branches. `conversation` is read at each use:
+    the session it belongs to is renamed in place."""
+
+    def __init__(self, store: Store, conversation: Callable[[], SessionInfo], history: History,
+                 front: RequestFront, calibration: Calibration):
+        self._store = store
+        self._conversation = conversation
+        self._history = history
+        self._front = front
+        self._calibration = calibration
+        # The newest summary id of the session this process has seen (on any branch): a
+        # stamp that differs from it means another process compacted.
+        self.newest_summary = 0
+        self.load_summary()
 
     @property
     def head_id(self) -> int:
@@ -48,18 +55,19 @@ class Branches:
         shown = self._history.all
         return shown[-1].id or ROOT if shown else ROOT
 
-    def _load_summary(self) -> None:
+    def load_summary(self) -> None:
         """The summary in force on the branch shown (see Store.summary_on)."""
         ids = {m.id for m in self._history.all if m.id is not None}
-        self.summary = self.store.summary_on(self.conversation.id, ids)
-        newest = self.store.summaries(self.conversation.id)
-        self._known_summary = newest[-1].id if newest else 0
+        conversation_id = self._conversation().id
+        self._front.summary = self._store.summary_on(conversation_id, ids)
+        newest = self._store.summaries(conversation_id)
+        self.newest_summary = newest[-1].id if newest else 0
 
-    def _branch_changed(self) -> None:
+    def changed(self) -> None:
         """Another branch is shown: its summary, and a request of a shape the server's count
         of the last one says nothing about."""
-        self._load_summary()
-        self.calibration.forget_anchor()
+        self.load_summary()
+        self._calibration.forget_anchor()
 
     def last_question(self) -> Message | None:
         """The newest stored user message shown: what /retry answers again (one whose round
@@ -80,9 +88,9 @@ class Branches:
         """Show the branch ending at `message_id` (stored, so the next start shows it too)."""
         if message_id != ROOT:
             with contextlib.suppress(StoreError):  # shown now in any case; stored when it can
-                self.store.set_head(self.conversation.id, message_id)
+                self._store.set_head(self._conversation().id, message_id)
         self._history.show(message_id)
-        self._branch_changed()
+        self.changed()
 
     def alternatives(self, msg: Message) -> tuple[int, int]:
         """(which, of how many): `msg` among the other replies to its question, or the other
@@ -133,13 +141,13 @@ class Branches:
             msg.excluded = excluded
         try:
             for msg in changed:
-                self.store.update_message(msg)
+                self._store.update_message(msg)
         except StoreError:
             for msg in changed:
                 msg.excluded = not excluded
             raise
         self._history.changed()
-        self.calibration.forget_anchor()
+        self._calibration.forget_anchor()
 
     def fork(self, msg: Message) -> SessionInfo:
         """A new session holding the branch shown up to and including `msg`. Its summary is
@@ -151,10 +159,11 @@ class Branches:
             raise ValueError("that message is not on the branch shown")
         branch = [m for m in shown[:index + 1] if m.id is not None]
         later_covered = any(m.covered for m in shown[index + 1:])
-        summary = None if later_covered else self.summary
-        title = fork_title(self.conversation.title, msg.content)
-        return self.store.fork(self.conversation.id, branch, title, summary,
-                               model=self.settings.model)
+        summary = None if later_covered else self._front.summary
+        conversation = self._conversation()
+        title = fork_title(conversation.title, msg.content)
+        return self._store.fork(conversation.id, branch, title, summary,
+                                model=self._front.settings.model)
 
 
 def fork_title(title: str, text: str) -> str:

@@ -58,13 +58,14 @@ from jarvis_tui.core.window.history import History
 from jarvis_tui.core.window.tokens import TokenCounter
 
 
-class Engine(Branches):
+class Engine:
     """A session's conversation and the rounds that answer it. What it learns about the server
     is held by collaborators: `limit` (the window), `calibration` (our counts against the
     server's), `replies` (the reply being written), `sent` (what requests sent in place of a
     message), `front` (what the next request is made of: settings, summary, memory, tools,
     recall), `requests` (one request and what it teaches), `recovery` (a failed one's step),
-    `compactions`, and `sync` (the session shared with other processes)."""
+    `compactions`, `branches` (the branch shown and the moves between them), and `sync` (the
+    session shared with other processes)."""
 
     def __init__(self, settings: Settings, store: Store, provider: Provider,
                  conversation_id: int | None = None, *, counter: TokenCounter | None = None,
@@ -110,8 +111,8 @@ class Engine(Branches):
         self.tool_outputs.restore_stubs()
         self.front = RequestFront(settings, store, conv.id, self._history, self.limit,
                                   self.calibration, self.sent, self.tool_outputs, meta, tools)
-        self._known_summary = 0  # the newest summary id of the session this process has seen
-        self._load_summary()
+        self.branches = Branches(store, lambda: self.conversation, self._history, self.front,
+                                 self.calibration)
         self.compactions = Compactions(self.basis, store, conv.id, self._history, self.sent,
                                        self.tool_outputs, self.guard,
                                        keep_summary=self._keep_summary, backoff=self._backoff,
@@ -387,9 +388,9 @@ class Engine(Branches):
                     yield ev.Failed(chosen)
                     return
                 user = chosen
-                if self.asks_anew(user):
+                if self.branches.asks_anew(user):
                     # The turns after it stay on the branch of the version asked before.
-                    self._back_to = self.head_id
+                    self._back_to = self.branches.head_id
                     self._anew = anew or Message("user", user.content, pasted=user.pasted)
                     self._anew.parent_id = user.parent_id or ROOT
                     user = self._anew
@@ -398,9 +399,9 @@ class Engine(Branches):
                     user.status = COMPLETE
                     self.store.update_message(user)
                     self._history.changed()
-                if user is not self._anew and self.head_id != user.id:
-                    self._back_to = self.head_id
-                    self.show_branch(user.id)
+                if user is not self._anew and self.branches.head_id != user.id:
+                    self._back_to = self.branches.head_id
+                    self.branches.show_branch(user.id)
             if user is None:  # asked with nothing to ask: only regenerate may, handled above
                 yield ev.Failed(NO_REGENERATE)
                 return
@@ -438,7 +439,7 @@ class Engine(Branches):
             if at is None:
                 return NOT_SHOWN
             question = self.messages[at]
-        question = question or self.last_question()
+        question = question or self.branches.last_question()
         if question is None:
             return NO_REGENERATE
         if question.covered:
@@ -456,7 +457,7 @@ class Engine(Branches):
     async def _saving_question(self, user: Message) -> AsyncIterator[ev.Event]:
         """Store the question and show it; one that follows an earlier message starts a branch
         there, and the old branch is shown again if the store cannot take it."""
-        before = self.head_id
+        before = self.branches.head_id
         if user.parent_id is not None and user.parent_id != before:
             self._history.show(user.parent_id)
         try:
@@ -467,12 +468,12 @@ class Engine(Branches):
                 async for event in saving:
                     yield event
         except BaseException:
-            if self.head_id != before:
+            if self.branches.head_id != before:
                 self._history.show(before)
             raise
         self._history.append(user)
         if user.parent_id != before:
-            self._branch_changed()
+            self.branches.changed()
 
     def catch_up(self) -> int:
         """Read the session again if another process added to it since it was loaded; how
@@ -485,13 +486,14 @@ class Engine(Branches):
         stamp = self.store.stamp(self.conversation.id)
         stored = self._history.stored
         mine = (len(stored), max((m.id or 0 for m in stored), default=0),
-                max(self._known_summary, self.summary.id if self.summary else 0), self.head_id)
+                max(self.branches.newest_summary, self.summary.id if self.summary else 0),
+                self.branches.head_id)
         if stamp == mine:
             return 0
         count, known = stamp[0], len(stored)
         self._history.reload(self.store.messages(self.conversation.id),
                              self.store.head(self.conversation.id))
-        self._load_summary()
+        self.branches.load_summary()
         # Another process's requests: our count of the last one is stale.
         self.calibration.forget_anchor()
         self.sent.clear()
@@ -518,7 +520,7 @@ class Engine(Branches):
     def _withdraw(self, user: Message) -> None:
         if self._back_to is not None and user is not self._anew:
             # A regenerated reply that never came: the question keeps the reply it had.
-            self.show_branch(self._back_to)
+            self.branches.show_branch(self._back_to)
             return
         user.status = FAILED
         self.sent.drop(user)
@@ -530,4 +532,4 @@ class Engine(Branches):
         if self._back_to is not None:
             # A question asked anew that was not answered either: it stays stored as a failed
             # version of the question, and the turns after the one before come back.
-            self.show_branch(self._back_to)
+            self.branches.show_branch(self._back_to)

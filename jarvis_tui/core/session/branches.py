@@ -15,22 +15,22 @@ class SessionBranches(Part):
     def asks_anew(self, question: Message) -> bool:
         """Answering `question` again asks it as a new version of itself: it has no reply,
         and the turns after it stay with the version before."""
-        return self._engine.asks_anew(question)
+        return self._engine.branches.asks_anew(question)
 
     def last_question(self) -> Message | None:
-        return self._engine.last_question()
+        return self._engine.branches.last_question()
 
     def alternatives(self, message: Message) -> tuple[int, int]:
         """(which, of how many) versions of this reply or question: the "2/3" beside it."""
-        return self._engine.alternatives(message)
+        return self._engine.branches.alternatives(message)
 
     def versions(self, messages: list[Message]) -> dict[int, tuple[int, int]]:
         """alternatives() for many messages at once, by id() of each: one walk of the tree."""
-        return self._engine.versions(messages)
+        return self._engine.branches.versions(messages)
 
     def switch(self, message: Message, step: int) -> Message | None:
         """Show another version (step -1 / 1) and the branch that follows it; None: none."""
-        return self._engine.switch_alternative(message, step)
+        return self._engine.branches.switch_alternative(message, step)
 
     def editable(self, message: Message) -> str:
         """Whether `message` can be edited and resent here: "ok"; "covered" (a summary stands
@@ -42,14 +42,14 @@ class SessionBranches(Part):
         return "covered" if message.covered else "ok"
 
     def turn_of(self, message: Message) -> list[Message]:
-        return self._engine.turn_of(message)
+        return self._engine.branches.turn_of(message)
 
     def set_excluded(self, messages: list[Message], excluded: bool) -> ev.MessagesChanged:
         """Take a turn out of every later request, or bring it back; raises StoreError. The
         memory suggestions its messages gave, still waiting, are withdrawn with it (the store
         does it, whoever excludes), and stay withdrawn when it is brought back: /remember
         says them again. An accepted entry stays, marked in F6 as from an excluded message."""
-        self._engine.set_excluded(messages, excluded)
+        self._engine.branches.set_excluded(messages, excluded)
         return ev.MessagesChanged(tuple(m.id for m in messages if m.id is not None),
                                   "excluded" if excluded else "included")
 
@@ -66,7 +66,7 @@ class SessionBranches(Part):
     def fork(self, message: Message) -> SessionInfo:
         """A new stored session holding the branch up to `message`; this one is unchanged.
         Raises StoreError or ValueError."""
-        return self._engine.fork(message)
+        return self._engine.branches.fork(message)
 
     def set_pinned(self, messages: Iterable[Message], pinned: bool) -> ev.MessagesChanged:
         """Pin (always sent verbatim, never summarised) or unpin; raises StoreError."""

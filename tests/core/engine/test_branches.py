@@ -44,9 +44,10 @@ async def test_regenerate_keeps_the_old_reply_and_sends_the_same_request(fake_se
     assert second is not first and second.content.startswith("Reply 3")
     assert [m.content for m in engine.messages[:3]] == [
         "first question", "Reply 1: first question", "second question"]
-    assert engine.alternatives(second) == (2, 2) and engine.alternatives(first) == (1, 2)
+    assert engine.branches.alternatives(second) == (2, 2)
+    assert engine.branches.alternatives(first) == (1, 2)
     # Back to the first reply: the next question follows it, not the new one.
-    assert engine.switch_alternative(second, -1) is first
+    assert engine.branches.switch_alternative(second, -1) is first
     assert engine.messages[-1] is first
     await send(engine, "third question")
     assert texts(fake_server.chat_requests[-1])[-2:] == [first.content, "third question"]
@@ -57,7 +58,7 @@ async def test_regenerate_keeps_the_old_reply_and_sends_the_same_request(fake_se
     again = make_engine(fake_server, tmp_path, conversation_id=engine.conversation.id)
     assert [m.content for m in again.messages][-3:] == [
         first.content, "third question", again.messages[-1].content]
-    assert again.alternatives(again.messages[3]) == (1, 2)
+    assert again.branches.alternatives(again.messages[3]) == (1, 2)
     await engine.provider.aclose()
     await again.provider.aclose()
 
@@ -87,16 +88,16 @@ async def test_an_edited_question_starts_a_branch_and_the_old_one_stays(fake_ser
     assert [m.content for m in engine.messages] == [
         "one", "Reply 1: one", "two, edited", "Reply 4: two, edited"]
     edited = engine.messages[2]
-    assert engine.alternatives(edited) == (2, 2)
+    assert engine.branches.alternatives(edited) == (2, 2)
     # The old branch comes back whole, as it was left.
-    engine.switch_alternative(edited, -1)
+    engine.branches.switch_alternative(edited, -1)
     assert [m.content for m in engine.messages][2:] == [
         "two", "Reply 2: two", "three", "Reply 3: three"]
     assert len(engine.store.messages(engine.conversation.id)) == 8  # nothing deleted
     # Editing the very first question starts a branch at the top.
     events = [e async for e in engine.stream_reply("zero", after=0)]
     assert texts(fake_server.chat_requests[-1]) == ["zero"]
-    assert engine.alternatives(engine.messages[0]) == (2, 2)
+    assert engine.branches.alternatives(engine.messages[0]) == (2, 2)
     await engine.provider.aclose()
 
 
@@ -106,9 +107,9 @@ async def test_an_excluded_turn_leaves_the_requests_and_comes_back(fake_server, 
     await send(engine, "a wrong turn with a long paste " * 40)
     await send(engine, "and this")
     before = engine.usage().history
-    turn = engine.turn_of(engine.messages[3])
+    turn = engine.branches.turn_of(engine.messages[3])
     assert [m.role for m in turn] == ["user", "assistant"]
-    engine.set_excluded(turn, True)
+    engine.branches.set_excluded(turn, True)
     assert engine.usage().history < before - 200
     await send(engine, "next")
     sent = texts(fake_server.chat_requests[-1])
@@ -118,7 +119,7 @@ async def test_an_excluded_turn_leaves_the_requests_and_comes_back(fake_server, 
         data = reader.export(engine.conversation.id)
     assert [m.excluded for m in stored].count(True) == 2
     assert "excluded from requests" in to_markdown(data)
-    engine.set_excluded(turn, False)
+    engine.branches.set_excluded(turn, False)
     await send(engine, "once more")
     assert any("wrong turn" in t for t in texts(fake_server.chat_requests[-1]))
     await engine.provider.aclose()
@@ -145,7 +146,7 @@ async def test_each_branch_has_its_own_summary(fake_server, tmp_path):
     system = fake_server.chat_requests[-1].body["messages"][0]["content"]
     assert "branch B" not in system
     # Back on B, its summary is in force again.
-    engine.switch_alternative(engine.messages[-2], -1)
+    engine.branches.switch_alternative(engine.messages[-2], -1)
     assert engine.messages[engine.messages.index(fork_point) + 1] is question_b
     assert engine.summary is not None and engine.summary.id == b_summary.id
     await engine.provider.aclose()
@@ -177,7 +178,7 @@ async def test_a_fork_copies_the_branch_and_says_where_it_came_from(fake_server,
     engine = make_engine(fake_server, tmp_path)
     for text in ("one", "two", "three"):
         await send(engine, text)
-    conv = engine.fork(engine.messages[3])
+    conv = engine.branches.fork(engine.messages[3])
     assert conv.id != engine.conversation.id and "fork" in conv.title and "Reply 2" in conv.title
     forked = make_engine(fake_server, tmp_path, conversation_id=conv.id)
     assert [m.content for m in forked.messages] == ["one", "Reply 1: one", "two", "Reply 2: two"]
@@ -200,12 +201,12 @@ async def test_a_fork_from_inside_the_summary_makes_its_own(fake_server, tmp_pat
             break
         await send(engine, f"turn {i}: " + "explain the window " * 20)
     covered = next(m for m in engine.messages if m.covered and m.role == "user")
-    conv = engine.fork(covered)
+    conv = engine.branches.fork(covered)
     assert "分支自" in conv.title  # the title's language is the session's
     forked = small_engine(fake_server, tmp_path, conversation_id=conv.id)
     assert forked.summary is None and not any(m.covered for m in forked.messages)
     # Later (uncovered) from the tip: the summary comes along and covers the same turns.
-    tip = engine.fork(engine.messages[-1])
+    tip = engine.branches.fork(engine.messages[-1])
     carried = make_engine(fake_server, tmp_path, conversation_id=tip.id)
     assert carried.summary is not None and carried.summary.content == engine.summary.content
     assert [m.covered for m in carried.messages] == [m.covered for m in engine.messages]
@@ -254,7 +255,7 @@ async def test_retry_after_a_failed_round_asks_the_question_again(fake_server, t
     assert isinstance(final(events), ev.Finished)
     assert texts(fake_server.chat_requests[-1]) == ["first", "Reply 1: first", "second"]
     assert [m.status for m in engine.messages] == ["complete"] * 4
-    assert engine.alternatives(engine.messages[-1]) == (1, 1)
+    assert engine.branches.alternatives(engine.messages[-1]) == (1, 1)
     await engine.provider.aclose()
 
 
@@ -263,12 +264,12 @@ async def test_an_excluded_question_is_not_answered_again_until_it_is_back(fake_
     engine = make_engine(fake_server, tmp_path)
     await send(engine, "first")
     await send(engine, "second")
-    engine.set_excluded(engine.turn_of(engine.messages[-1]), True)
+    engine.branches.set_excluded(engine.branches.turn_of(engine.messages[-1]), True)
     requests = len(fake_server.chat_requests)
     events = await regenerate(engine)
     assert isinstance(final(events), ev.Failed) and "excluded" in final(events).error
     assert len(fake_server.chat_requests) == requests  # nothing was sent without its question
-    engine.set_excluded(engine.turn_of(engine.messages[-1]), False)
+    engine.branches.set_excluded(engine.branches.turn_of(engine.messages[-1]), False)
     assert isinstance(final(await regenerate(engine)), ev.Finished)
     assert texts(fake_server.chat_requests[-1])[-1] == "second"
     await engine.provider.aclose()
@@ -295,8 +296,8 @@ async def test_an_earlier_failed_question_answered_again_keeps_the_later_turns_r
     assert [m.content for m in engine.messages][:3] == ["first", "Reply 1: first", "second"]
     assert engine.messages[3].role == "assistant" and "second" in engine.messages[3].content
     # The question asked again is a new version of it; < brings back the turns after it.
-    assert engine.alternatives(asked) == (2, 2)
-    assert engine.switch_alternative(asked, -1) is failed
+    assert engine.branches.alternatives(asked) == (2, 2)
+    assert engine.branches.switch_alternative(asked, -1) is failed
     assert [m.content for m in engine.messages][2:4] == ["second", "third"]
     assert engine.messages[-1].content.startswith("Reply") and "third" in \
         engine.messages[-1].content
@@ -321,7 +322,7 @@ async def test_a_failed_try_at_an_earlier_question_shows_the_later_turns_again(f
     tries = [m for m in engine.store.messages(engine.conversation.id)
              if m.content == "second"]
     assert [m.status for m in tries] == ["failed", "failed"]  # kept, and left out of requests
-    assert engine.alternatives(shown[2]) == (1, 2)
+    assert engine.branches.alternatives(shown[2]) == (1, 2)
     await engine.provider.aclose()
 
 
@@ -346,8 +347,8 @@ async def test_a_session_stored_with_turns_hidden_behind_a_reply_shows_them_agai
     engine = make_engine(fake_server, tmp_path, conversation_id=cid)
     assert [m.content for m in engine.messages][2:] == ["second", "Reply 4: second"]
     shown = engine.messages[-1]
-    assert engine.alternatives(shown) == (2, 2)
-    later = engine.switch_alternative(shown, -1)
+    assert engine.branches.alternatives(shown) == (2, 2)
+    later = engine.branches.switch_alternative(shown, -1)
     assert later is not None and later.content == "third"
     assert [m.content for m in engine.messages][2:] == ["second", "third", "Reply 3: third"]
     await engine.provider.aclose()

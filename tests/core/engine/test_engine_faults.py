@@ -171,7 +171,7 @@ async def test_a_retry_waits_for_the_other_engine_and_is_sent_after_it(make_fake
     cid = first.conversation.id
     second = make_engine(fake, tmp_path, store=Store(tmp_path / "sessions.db"),
                          conversation_id=cid)
-    question = second.last_question()
+    question = second.branches.last_question()
     assert question is not None and question.content == "question A"
     fake.reply_fn = lambda body: "a slow answer " * 100
     fake.chunk_delay = 0.003
@@ -184,7 +184,7 @@ async def test_a_retry_waits_for_the_other_engine_and_is_sent_after_it(make_fake
     # Sent after the other's round, for the question it was asked for, alone on its branch.
     assert [m["content"] for m in fake.chat_requests[-1].body["messages"][1:]] == ["question A"]
     replies = [m for m in first.store.messages(cid) if m.role == "assistant"]
-    assert len(replies) == 3 and second.alternatives(second.messages[-1]) == (2, 2)
+    assert len(replies) == 3 and second.branches.alternatives(second.messages[-1]) == (2, 2)
 
 
 async def test_a_streaming_reply_is_saved_by_appending_and_read_back_whole(make_fake_server,

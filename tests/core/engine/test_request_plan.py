@@ -129,7 +129,7 @@ async def test_pinned_and_excluded_messages(fake_server, tmp_path):
     covered = next(m for m in engine.messages if m.covered)
     engine.set_pinned(covered)
     last_turn = engine.messages[-2:]
-    engine.set_excluded(last_turn, True)
+    engine.branches.set_excluded(last_turn, True)
     report = await sent_as_reported(engine, fake_server, "One more question.")
     assert report.states[covered.id] == PINNED
     assert all(report.states[m.id] == EXCLUDED for m in last_turn)
