@@ -17,8 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from jarvis_tui.core.messages import Message  # noqa: E402
-from jarvis_tui.core.window.fit import fit_window  # noqa: E402
+from jarvis_tui.core.window.fit import fit_window
 from jarvis_tui.core.window.history import History  # noqa: E402
+from jarvis_tui.core.window.system_message import SystemMessage  # noqa: E402
 from jarvis_tui.core.window.tokens import TokenCounter, seed_estimate  # noqa: E402
 
 
@@ -66,10 +67,10 @@ def main(quick: bool) -> None:
             kept = History(list(msgs))  # built once when a session opens, then kept up to date
             start = time.perf_counter()
             fitted = fit_window(kept.active, budget=budget, counter=counter,
-                                system_prompt="sys", pinned=kept.pinned)
+                                system=SystemMessage("sys"), pinned=kept.pinned)
             first = time.perf_counter() - start  # counts every visited message once
             ours = best_of(lambda h=kept, b=budget, c=counter: fit_window(
-                h.active, budget=b, counter=c, system_prompt="sys", pinned=h.pinned))
+                h.active, budget=b, counter=c, system=SystemMessage("sys"), pinned=h.pinned))
             seed = best_of(lambda d=dicts, w=window: seed_fit(d, w))
             kept.tokens(counter)  # the first sum counts the whole history once
             gauge = best_of(lambda h=kept, c=counter: h.tokens(c))

@@ -64,7 +64,7 @@ from jarvis_tui.core.tools.history_tool import HISTORY_SPEC, SUMMARY_NOTE  # noq
 from jarvis_tui.core.tools.mcp_client import McpHub  # noqa: E402
 from jarvis_tui.core.tools.results import tool_definitions, tool_result_message  # noqa: E402
 from jarvis_tui.core.tools.specs import ToolSpec  # noqa: E402
-from jarvis_tui.core.window.fit import system_text  # noqa: E402
+from jarvis_tui.core.window.system_message import system_text  # noqa: E402
 from tests.mcp_servers import make_git_repo  # noqa: E402
 
 N_CTX = 4096

@@ -12,6 +12,7 @@ from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.providers.openai import OpenAIProvider
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.window.fit import fit_window
+from jarvis_tui.core.window.system_message import SystemMessage
 from tests.e2e.conftest import N_CTX, server_prompt_tokens
 from tests.engine_helpers import BASE
 
@@ -47,7 +48,7 @@ async def test_estimate_within_5_percent_after_3_turns(tmp_path, llama_server):
             estimate = gauge.system + gauge.summary + gauge.history + gauge.pending
             fitted = fit_window(engine.history() + [Message("user", NEXT)],
                                 budget=engine.budget.tokens, counter=engine.counter,
-                                system_prompt=settings.system_prompt)
+                                system=SystemMessage(settings.system_prompt))
             assert not fitted.dropped
             real = server_prompt_tokens(llama_server, fitted.wire)
     error = abs(estimate - real) / real

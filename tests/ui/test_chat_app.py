@@ -10,7 +10,7 @@ from textual import events
 from textual.widgets import Markdown
 
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL
-from jarvis_tui.core.window.fit import SUMMARY_HEADER
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER
 from jarvis_tui.ui.screens.settings import SettingsScreen
 from jarvis_tui.ui.screens.summary_editor import SummaryEditor
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel

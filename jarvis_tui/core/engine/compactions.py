@@ -309,16 +309,12 @@ class Compactions:
         active = self._history.active
         ids = {m.id for m in evict}
         last = max((i for i, m in enumerate(active) if m.id in ids), default=-1)
-        summary = view.summary.content if view.summary else None
         fitted = fit_window(active[:last + 1], budget=view.window * 4,
-                            counter=view.counter, system_prompt=view.system_prompt,
-                            summary=summary, sent_as=self._sent.texts,
-                            summary_note=view.note)
+                            counter=view.counter, system=view.system, sent_as=self._sent.texts)
         wire = fitted.wire
         if len(fitted.sent) != last + 1 or not wire or wire[-1].get("role") != "assistant":
             return None  # a message left out, or no reply to end on: not the chat front
-        system = view.counter.text(wire[0]["content"]) if wire[0]["role"] == "system" else 0
-        front = (system + fitted.history_tokens + view.counter.text(PREFIX_INSTRUCTION)
+        front = (view.system.tokens + fitted.history_tokens + view.counter.text(PREFIX_INSTRUCTION)
                  + PROMPT_SLACK + view.definitions_tokens)
         # A front that fills the window (a paste cut to the whole budget) leaves the summary
         # less than its cap: a shorter summary, once, costs less than the small prompt reading

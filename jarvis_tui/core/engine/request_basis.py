@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from jarvis_tui.core.budget import Budget, BudgetUsage
 from jarvis_tui.core.calls.specs import ToolSpec
@@ -23,15 +24,14 @@ from jarvis_tui.core.engine.sent_texts import SentTexts
 from jarvis_tui.core.engine.tool_outputs import ToolOutputShaper
 from jarvis_tui.core.memory.section import MemorySection
 from jarvis_tui.core.messages import Message
-from jarvis_tui.core.next_request import LEDGER, MEMORY, SUMMARY, SYSTEM
 from jarvis_tui.core.providers.base import Provider
 from jarvis_tui.core.recall.turns import Recalled
 from jarvis_tui.core.settings.config import Settings
 from jarvis_tui.core.store.records import Summary
 from jarvis_tui.core.tools.results import tool_definitions
 from jarvis_tui.core.window.calibration import Calibration
-from jarvis_tui.core.window.fit import SUMMARY_HEADER, system_text
 from jarvis_tui.core.window.history import History
+from jarvis_tui.core.window.system_message import SystemCount, SystemMessage, count_system
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, TokenCounter
 
 # Recall for a text: (text, shrink, the user message carrying it, free room) -> the turns.
@@ -63,12 +63,21 @@ class RequestBasis:
     def counter(self) -> TokenCounter:
         return self.calibration.counter
 
+    @cached_property
+    def system(self) -> SystemCount:
+        """The system message, told apart and counted once: the plan fits the request with
+        it, and the gauge, the inspector and a compaction read its counts."""
+        summary = self.summary.content if self.summary else ""
+        head, marker, ledger = summary.partition("\n\n" + LEDGER_HEADER)
+        message = SystemMessage(self.prompt, self.memory.text, head,
+                                marker.lstrip("\n") + ledger, self.note)
+        return count_system(message, self.counter)
+
     @property
     def system_prompt(self) -> str:
         """The configured prompt, then the user's memory: one system message (strict chat
         templates refuse a second). Every path that builds or weighs a request reads it here."""
-        prompt, memory = self.prompt, self.memory.text
-        return f"{prompt}\n\n{memory}" if prompt and memory else prompt or memory
+        return self.system.message.front
 
     @property
     def definitions(self) -> list[dict]:
@@ -82,45 +91,19 @@ class RequestBasis:
     def details_max_tokens(self) -> int:
         return details_room(self.settings, self.budget)
 
-    def system_parts(self) -> list[tuple[str, str]]:
-        """The system message as it is made, in order: the configured prompt, the memory, the
-        summary under its header, the details ledger (next_request's kinds), each with its
-        text; joined by blank lines they are the message fit_window sends, byte for byte. Told
-        apart here, where they are put together, so no reader has to split the message again
-        (a prompt that quotes the ledger's header would split wrongly)."""
-        pieces = [(SYSTEM, self.prompt), (MEMORY, self.memory.text)]
-        summary = self.summary.content if self.summary else ""
-        if summary:
-            header = f"{SUMMARY_HEADER}\n{self.note}" if self.note else SUMMARY_HEADER
-            head, marker, ledger = summary.partition("\n\n" + LEDGER_HEADER)
-            pieces += [(SUMMARY, f"{header}\n{head}"), (LEDGER, marker.lstrip("\n") + ledger)]
-        pieces = [(kind, text) for kind, text in pieces if text]
-        if summary:  # system_text strips the whole message when a summary is in it
-            while pieces and not pieces[0][1].lstrip():
-                pieces.pop(0)
-            if pieces:
-                pieces[0] = (pieces[0][0], pieces[0][1].lstrip())
-                pieces[-1] = (pieces[-1][0], pieces[-1][1].rstrip())
-        return pieces
-
     def summary_tokens(self, text: str, note: str | None = None) -> int:
         """What a summary of `text` adds to the system message (its header and `note`
-        included): the one count of it, for the gauge and a proposal's estimate alike."""
-        c, prompt = self.counter, self.system_prompt
-        return c.text(system_text(prompt, text, self.note if note is None else note)) \
-            - c.text(prompt)
+        included), counted as the request's own is: for a proposal's estimate."""
+        return count_system(self.system.message.with_summary(text, note), self.counter).summary
 
     def usage(self, pending: str = "") -> BudgetUsage:
         """What the next request would need without windowing: what the gauge shows."""
-        c = self.counter
-        summary = self.summary.content if self.summary else None
+        c, system = self.counter, self.system
         memory = self.memory.tokens
-        prompt_tokens = c.text(self.system_prompt)
-        sys_tokens = max(0, prompt_tokens - memory)
-        summary_tokens = self.summary_tokens(summary) if summary else 0
+        sys_tokens = max(0, system.front - memory)
+        summary_tokens = system.summary
         sys_tokens += self.definitions_tokens  # sent with every request, like the prompt
-        anchored = self.calibration.history_tokens(
-            system_text(self.system_prompt, summary, self.note), self.history.active)
+        anchored = self.calibration.history_tokens(system.message.text, self.history.active)
         tools, tools_saved = self.tool_outputs.tally()
         history = (max(0, anchored - sys_tokens - summary_tokens - memory)
                    if anchored is not None else self.history.tokens(c) - tools_saved)

@@ -25,7 +25,6 @@ from jarvis_tui.core.next_request import (
     RECALL,
     RECALLED,
     STUBBED,
-    SYSTEM,
     TOOLS,
     VERBATIM,
     NextRequest,
@@ -81,11 +80,10 @@ def plan_request(basis: RequestBasis, user: Message, *, shrink: float = 1.0, gap
         elif recalled.block:
             sent_as[user.id] = with_recalled(recalled.block, user.content)
         cut_now = False
-    summary = basis.summary.content if basis.summary else None
     fitted = fit_window(history, budget=max(room, 64), counter=basis.counter.surcharged(gap),
-                        system_prompt=basis.system_prompt, summary=summary,
+                        system=basis.system,
                         pinned=basis.history.pinned if history is active else None,
-                        sent_as=sent_as, summary_note=basis.note)
+                        sent_as=sent_as)
     return Plan(fitted, offered, defs, recalled, ids, usage, budget, basis, cut_now)
 
 
@@ -97,7 +95,7 @@ def next_request(basis: RequestBasis, pending: str = "") -> NextRequest:
     plan = plan_request(basis, user, keep=False)
     counter = basis.counter
     fitted = plan.fitted
-    parts = _system_parts(basis, fitted, counter.text)
+    parts = _system_parts(fitted)
     block = plan.recalled.block
     sent = {id(m) for m in fitted.sent}
     for msg, wire in zip(fitted.sent, fitted.wire[len(fitted.wire) - len(fitted.sent):],
@@ -137,12 +135,11 @@ def _states(basis: RequestBasis, plan: Plan, sent: set[int]) -> dict[int, str]:
             for m in basis.history.all if m.id is not None}
 
 
-def _system_parts(basis: RequestBasis, fitted: FittedWindow, count: Any) -> list[RequestPart]:
-    """The system message's parts as the basis made them, each with its tokens."""
-    if not fitted.wire or fitted.wire[0]["role"] != "system":
+def _system_parts(fitted: FittedWindow) -> list[RequestPart]:
+    """The system message's parts as the fit counted them."""
+    if fitted.system is None or not fitted.wire or fitted.wire[0]["role"] != "system":
         return []
-    return [RequestPart(kind, piece, count(piece) + (MESSAGE_OVERHEAD if kind == SYSTEM else 0))
-            for kind, piece in basis.system_parts()]
+    return [RequestPart(kind, piece, tokens) for kind, piece, tokens in fitted.system.parts()]
 
 
 def _state(msg: Message, fitted: FittedWindow, sent: set[int], recalled: set[int]) -> str:

@@ -16,12 +16,9 @@ from typing import Any, Protocol
 
 from jarvis_tui.core.calls.call_ids import with_unique_call_ids
 from jarvis_tui.core.messages import Message, group_of, group_spans, sendable
+from jarvis_tui.core.window.system_message import SystemCount, SystemMessage, count_system
 from jarvis_tui.core.window.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, TokenCounter
 
-SUMMARY_HEADER = (
-    "Summary of the earlier part of this conversation (older turns were compacted into it; "
-    "the most recent turns follow verbatim):"
-)
 OMITTED_MARKER = "\n[... {n} tokens omitted ...]\n"
 NEW_MESSAGE_HEADER = "(End of the recalled turns. The user's new message:)"
 
@@ -31,16 +28,6 @@ def with_recalled(block: str, text: str) -> str:
     they are for, not in the system message, which then stays the same from turn to turn (the
     provider's prompt cache holds everything before the new turn)."""
     return f"{block}\n\n{NEW_MESSAGE_HEADER}\n{text}" if block else text
-
-
-def system_text(system_prompt: str, summary: str | None, note: str = "") -> str:
-    """The system message: the prompt, then the summary. One message, because strict chat
-    templates (Gemma, Mistral) reject a second system message or one in the middle. `note`:
-    a line under the header (how to search what the summary folded in)."""
-    if not summary:
-        return system_prompt
-    header = f"{SUMMARY_HEADER}\n{note}" if note else SUMMARY_HEADER
-    return f"{system_prompt}\n\n{header}\n{summary}".strip()
 
 
 @dataclass
@@ -55,6 +42,9 @@ class FittedWindow:
     # Stored message id -> the text sent instead of its content (cut to fit, or carrying
     # recalled turns): the next request sends it the same way, so it starts with this one.
     sent_as: dict[int, str] = field(default_factory=dict)
+    # The system message sent, counted by the fit's counter: what the gauge, the inspector
+    # and a compaction's prefix read of it.
+    system: SystemCount | None = None
 
 
 class Counts(Protocol):
@@ -127,10 +117,9 @@ def _fit_mandatory(group: list[Message], room: int, sizing: _Sizes,
 
 
 def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
-               system_prompt: str, summary: str | None = None,
+               system: SystemMessage | SystemCount,
                pinned: Sequence[int] | None = None,
-               sent_as: Mapping[int, str] | None = None,
-               summary_note: str = "") -> FittedWindow:
+               sent_as: Mapping[int, str] | None = None) -> FittedWindow:
     """Choose what of `history` (the messages no summary covers) goes into the request.
 
     `budget` is the room for summary + history. The groups from the newest user message on are
@@ -139,13 +128,13 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     of the pinned messages, ascending, when the caller keeps them) spares the one scan of the
     older history for pinned flags: the cost follows the window, not the length of the history.
     `sent_as` (message id -> text) is how earlier requests sent a message that was cut or
-    carried recalled turns: it is sent, and counted, that way again. `summary_note`: a line
-    under the summary's header (system_text).
+    carried recalled turns: it is sent, and counted, that way again. `system`: the system
+    message (counted already, when the caller counted it with this counter).
     """
     sizing = _Sizes(counter, sent_as or {})
-    sys_text = system_text(system_prompt, summary, summary_note)
-    summary_tokens = counter.text(sys_text) - counter.text(system_prompt) if summary else 0
-    room = budget - summary_tokens
+    counted = (system.by(counter) if isinstance(system, SystemCount)
+               else count_system(system, counter))
+    room = budget - counted.summary
     truncations: dict[int, str] = {}
     # One walk, newest first: the older groups continue where the current turn stopped.
     spans = group_spans(history)
@@ -161,7 +150,7 @@ def fit_window(history: list[Message], *, budget: int, counter: TokenCounter,
     used = _take(history, (s for s in spans if s not in pinned_groups), chosen, used, room,
                  sizing, stop=True)
     sent = [m for _, group in sorted(chosen, key=lambda c: c[0]) for m in group]
-    return _fitted(history, sent, sys_text, counter, sizing, truncations, used)
+    return _fitted(history, sent, counted, sizing, truncations, used)
 
 
 def _current_turn(history: list[Message], spans: Iterator[tuple[int, int]], room: int,
@@ -200,10 +189,11 @@ def _take(history: list[Message], spans: Iterable[tuple[int, int]],
     return used
 
 
-def _fitted(history: list[Message], sent: list[Message], sys_text: str, counter: TokenCounter,
-            sizing: _Sizes, truncations: dict[int, str], used: int) -> FittedWindow:
+def _fitted(history: list[Message], sent: list[Message], system: SystemCount, sizing: _Sizes,
+            truncations: dict[int, str], used: int) -> FittedWindow:
     """The request's wire for `sent`, each message as it was cut or sent before, and the
     uncalibrated estimate calibration compares with the server's count."""
+    sys_text, counter = system.message.text, system.counter
     wire = [{"role": "system", "content": sys_text}] if sys_text else []
     raw = REQUEST_OVERHEAD + (counter.raw_text(sys_text) + MESSAGE_OVERHEAD if sys_text else 0)
     sent_texts: dict[int, str] = {}
@@ -225,4 +215,5 @@ def _fitted(history: list[Message], sent: list[Message], sys_text: str, counter:
         estimated_raw=raw,
         truncations=truncations,
         sent_as=sent_texts,
+        system=system,
     )

@@ -10,7 +10,7 @@ import pytest
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.messages import COMPLETE, FAILED, PARTIAL, Message
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.window.fit import SUMMARY_HEADER
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER
 from tests.engine_helpers import (
     Sleeps,
     final,

@@ -30,7 +30,7 @@ from jarvis_tui.core.providers.toolcalls import openai_tools
 from jarvis_tui.core.recall.turns import OTHER_SESSIONS_HEADER, RECALL_HEADER
 from jarvis_tui.core.store.store import Store
 from jarvis_tui.core.tools.specs import ONCE
-from jarvis_tui.core.window.fit import SUMMARY_HEADER
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER
 from tests.core.details.test_ledger import PLANTED, replies
 from tests.core.engine.test_request_prefix import FACT, PROSE, chat_bodies, fact_compacted_away
 from tests.core.engine.test_tool_round import Box, always, numbered

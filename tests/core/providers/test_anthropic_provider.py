@@ -32,7 +32,7 @@ from jarvis_tui.core.providers.errors import (
     classify,
 )
 from jarvis_tui.core.store.store import Store
-from jarvis_tui.core.window.fit import SUMMARY_HEADER
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER
 from tests.engine_helpers import BASE, Sleeps, final, send
 from tests.fake_anthropic import FakeAnthropic, count_input, error_body
 from tests.fake_anthropic import text_of as content_text

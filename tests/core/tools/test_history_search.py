@@ -18,7 +18,7 @@ from jarvis_tui.core.tools.history_search import HISTORY_TOOL
 from jarvis_tui.core.tools.history_tool import SUMMARY_NOTE
 from jarvis_tui.core.tools.results import definitions_text
 from jarvis_tui.core.tools.specs import ONCE, ToolBox
-from jarvis_tui.core.window.fit import SUMMARY_HEADER
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER
 from tests.cli.test_cli import flags, run
 from tests.engine_helpers import BASE, Sleeps, is_summary_request, kinds, make_engine, send
 from tests.fake_anthropic import text_of

@@ -5,6 +5,7 @@ from __future__ import annotations
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.window.anchor import Anchor
 from jarvis_tui.core.window.fit import fit_window
+from jarvis_tui.core.window.system_message import SystemMessage
 from jarvis_tui.core.window.tokens import TokenCounter
 from tests.engine_helpers import make_engine, send
 from tests.fakeserver import count_prompt
@@ -25,8 +26,9 @@ def gauge_total(engine, pending: str) -> int:
 def server_count(engine, pending: str) -> int:
     fitted = fit_window(engine.history() + [Message("user", pending)],
                         budget=engine.budget.tokens, counter=engine.counter,
-                        system_prompt=engine.settings.system_prompt,
-                        summary=engine.summary.content if engine.summary else None)
+                        system=SystemMessage(engine.settings.system_prompt,
+                                             summary_head=engine.summary.content
+                                             if engine.summary else ""))
     return count_prompt(fitted.wire)
 
 

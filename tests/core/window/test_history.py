@@ -9,6 +9,7 @@ import random
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.window.fit import fit_window
 from jarvis_tui.core.window.history import History, in_request
+from jarvis_tui.core.window.system_message import SystemMessage
 from jarvis_tui.core.window.tokens import TokenCounter
 from tests.core.window.test_window import random_history
 from tests.engine_helpers import make_engine, send, summarising_replies
@@ -62,8 +63,8 @@ def test_window_with_kept_pinned_positions_equals_the_scan():
         history = random_history(rng, rng.randint(0, 80))
         kept = History(list(history))
         budget = rng.randint(20, 3000)
-        scanned = fit_window(history, budget=budget, counter=counter, system_prompt="s")
-        given = fit_window(kept.active, budget=budget, counter=counter, system_prompt="s",
+        scanned = fit_window(history, budget=budget, counter=counter, system=SystemMessage("s"))
+        given = fit_window(kept.active, budget=budget, counter=counter, system=SystemMessage("s"),
                            pinned=kept.pinned)
         assert given.wire == scanned.wire and given.sent == scanned.sent
 

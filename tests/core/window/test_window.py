@@ -10,7 +10,8 @@ from jarvis_tui.core.messages import (
     split_groups,
     split_turns,
 )
-from jarvis_tui.core.window.fit import OMITTED_MARKER, SUMMARY_HEADER, fit_window, truncate_middle
+from jarvis_tui.core.window.fit import OMITTED_MARKER, fit_window, truncate_middle
+from jarvis_tui.core.window.system_message import SUMMARY_HEADER, SystemMessage
 from jarvis_tui.core.window.tokens import TokenCounter
 
 SYSTEM = "You are a test assistant."
@@ -58,7 +59,7 @@ def test_orphans_are_recognised():
 def test_fill_is_newest_first_and_stops_at_the_budget():
     c = counter()
     history = chat(30) + [Message("user", "the newest question")]
-    fitted = fit_window(history, budget=400, counter=c, system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=400, counter=c, system=SystemMessage(SYSTEM))
     assert fitted.sent[-1].content == "the newest question"
     assert fitted.history_tokens <= 400
     # The messages sent are a contiguous tail of the history.
@@ -72,7 +73,7 @@ def test_fill_is_newest_first_and_stops_at_the_budget():
 
 def test_short_messages_reach_far_back_unlike_last_n():
     history = chat(40, words=1) + [Message("user", "next")]
-    fitted = fit_window(history, budget=4000, counter=counter(), system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=4000, counter=counter(), system=SystemMessage(SYSTEM))
     assert len(fitted.sent) == len(history)  # far more than "the last 20 messages"
 
 
@@ -89,7 +90,7 @@ def test_a_tool_group_is_never_split():
         Message("user", "and now?"),
     ]
     for budget in range(60, 1400, 20):
-        fitted = fit_window(history, budget=budget, counter=c, system_prompt=SYSTEM)
+        fitted = fit_window(history, budget=budget, counter=c, system=SystemMessage(SYSTEM))
         roles = [m["role"] for m in fitted.wire]
         ids = [m.get("tool_call_id") for m in fitted.wire if m["role"] == "tool"]
         calls = [tc["id"] for m in fitted.wire for tc in m.get("tool_calls", [])]
@@ -100,7 +101,7 @@ def test_a_tool_group_is_never_split():
 def test_orphan_tool_result_in_history_is_not_sent():
     history = [Message("tool", "stray output", tool_call_id="gone"),
                Message("user", "hello"), Message("assistant", "hi"), Message("user", "again")]
-    fitted = fit_window(history, budget=1000, counter=counter(), system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=1000, counter=counter(), system=SystemMessage(SYSTEM))
     assert all(m["role"] != "tool" for m in fitted.wire)
 
 
@@ -109,7 +110,7 @@ def test_huge_message_is_cut_in_the_request_only():
     pasted = "开头的一段话。" + ("This is line %d of a pasted log file.\n" * 3000) % tuple(
         range(3000)) + "THE END"
     history = [Message("user", pasted)]
-    fitted = fit_window(history, budget=500, counter=c, system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=500, counter=c, system=SystemMessage(SYSTEM))
     sent = fitted.wire[-1]["content"]
     assert sent.startswith("开头的一段话。")
     assert sent.endswith("THE END")
@@ -131,7 +132,7 @@ def test_truncate_middle_reports_what_it_left_out():
 
 def test_newest_user_message_is_always_sent_even_with_no_room():
     history = chat(3) + [Message("user", "x " * 2000)]
-    fitted = fit_window(history, budget=10, counter=counter(), system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=10, counter=counter(), system=SystemMessage(SYSTEM))
     assert fitted.wire[-1]["role"] == "user"
     assert len(fitted.wire) == 2  # system + the (cut) newest message: never an empty request
 
@@ -139,10 +140,10 @@ def test_newest_user_message_is_always_sent_even_with_no_room():
 def test_summary_goes_into_the_system_message_and_counts_against_the_budget():
     c = counter()
     history = chat(20) + [Message("user", "continue")]
-    plain = fit_window(history, budget=600, counter=c, system_prompt=SYSTEM)
+    plain = fit_window(history, budget=600, counter=c, system=SystemMessage(SYSTEM))
     summary = "用户在做一个终端聊天客户端。" * 20
-    with_summary = fit_window(history, budget=600, counter=c, system_prompt=SYSTEM,
-                              summary=summary)
+    with_summary = fit_window(history, budget=600, counter=c,
+                              system=SystemMessage(SYSTEM, summary_head=summary))
     assert with_summary.wire[0]["role"] == "system"
     assert SUMMARY_HEADER in with_summary.wire[0]["content"]
     assert summary in with_summary.wire[0]["content"]
@@ -154,7 +155,7 @@ def test_pinned_group_is_kept_when_older_ones_are_dropped():
     history = chat(30)
     history[2].pinned = True  # an old user message the user pinned
     history.append(Message("user", "newest"))
-    fitted = fit_window(history, budget=500, counter=counter(), system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=500, counter=counter(), system=SystemMessage(SYSTEM))
     assert history[2] in fitted.sent
     assert history[3] in fitted.sent  # with its reply
     assert history[0] not in fitted.sent
@@ -163,7 +164,7 @@ def test_pinned_group_is_kept_when_older_ones_are_dropped():
 def test_estimated_raw_covers_the_whole_request():
     c = counter()
     history = chat(5) + [Message("user", "hi")]
-    fitted = fit_window(history, budget=10_000, counter=c, system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=10_000, counter=c, system=SystemMessage(SYSTEM))
     expected = c.messages(history) + c.raw_text(SYSTEM) + 4
     assert abs(fitted.estimated_raw - expected) <= 8
 
@@ -180,7 +181,7 @@ def test_fit_counts_only_the_window_not_the_whole_history():
         return original(msg)
 
     c.message = counting  # type: ignore[method-assign]
-    fitted = fit_window(history, budget=2000, counter=c, system_prompt=SYSTEM)
+    fitted = fit_window(history, budget=2000, counter=c, system=SystemMessage(SYSTEM))
     assert len(set(map(id, counted))) <= len(fitted.sent) + 2
     assert len(counted) < 3 * len(fitted.sent) + 6
 
@@ -214,7 +215,7 @@ def test_random_histories_never_send_orphans_and_keep_the_newest_message():
     for _ in range(300):
         history = random_history(rng, rng.randint(0, 60))
         budget = rng.randint(20, 3000)
-        fitted = fit_window(history, budget=budget, counter=c, system_prompt=SYSTEM)
+        fitted = fit_window(history, budget=budget, counter=c, system=SystemMessage(SYSTEM))
         wire = fitted.wire[1:]
         assert wire[-1]["content"] == "newest question"
         calls = [tc["id"] for m in wire for tc in m.get("tool_calls", [])]
@@ -257,11 +258,11 @@ def test_a_reply_stored_with_repeated_call_ids_is_sent_with_unique_ones():
         Message("assistant", "done"),
         Message("user", "and now?"),
     ]
-    wire = fit_window(history, budget=4000, counter=counter(), system_prompt=SYSTEM).wire
+    wire = fit_window(history, budget=4000, counter=counter(), system=SystemMessage(SYSTEM)).wire
     ids = [c["id"] for c in wire[2]["tool_calls"]]
     assert ids[0] == "dup" and len(set(ids)) == 3 and all(ids)
     assert [m.get("tool_call_id") for m in wire[3:6]] == ids
     assert [m["content"] for m in wire[3:6]] == ["first", "second", "third"]
     assert [c["id"] for c in history[1].tool_calls or []] == ["dup", "dup", ""]
-    plain = fit_window(chat(3), budget=4000, counter=counter(), system_prompt=SYSTEM).wire
+    plain = fit_window(chat(3), budget=4000, counter=counter(), system=SystemMessage(SYSTEM)).wire
     assert all("tool_calls" not in m for m in plain)
