@@ -15,9 +15,8 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence, Set
 from dataclasses import dataclass
 
-import numpy as np
-
 from jarvis_tui.core.embed.model import Embedder, Interrupted, Unavailable, bundled
+from jarvis_tui.core.embed.numpy_later import np
 from jarvis_tui.core.embed.remote import RemoteEmbedder
 from jarvis_tui.core.store.store import Store
 

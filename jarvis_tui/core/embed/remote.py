@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import httpx
-import numpy as np
 
 from jarvis_tui.core.embed.model import BATCH, Interrupted, Unavailable, clip
+from jarvis_tui.core.embed.numpy_later import np
 
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)  # a batch of 64 turns; a server that hangs is cut
 

@@ -27,9 +27,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TypeVar
 
-import numpy as np
-
 from jarvis_tui.core.embed.meaning import INDEX_AT_SEARCH, Meaning
+from jarvis_tui.core.embed.numpy_later import np
 
 LEXICAL_WEIGHT = 0.5
 NEIGHBOUR = 0.5

@@ -32,10 +32,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from jarvis_tui.core.details.extract import prose_of
 from jarvis_tui.core.embed.meaning import Meaning
+from jarvis_tui.core.embed.numpy_later import np
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.recall.hybrid import NEIGHBOUR, ranked, searched, turn_scores
 from jarvis_tui.core.recall.turns import (
