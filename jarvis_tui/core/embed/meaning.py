@@ -33,9 +33,10 @@ class Meaning:
         self.store = store
         self.embedder = embedder
         self.unavailable: str | None = None  # why there is no model (said once by the engine)
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._convs = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        # Made by the first _refresh: no numpy before a vector is needed (numpy_later.py).
+        self._ids: np.ndarray = None
+        self._convs: np.ndarray = None
+        self._matrix: np.ndarray = None
         self._row: dict[int, int] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -210,6 +211,9 @@ class Meaning:
         return [(int(ids[i]), int(convs[i]), float(sims[i])) for i in top if sims[i] > -2.0]
 
     def _refresh(self) -> None:
+        if self._ids is None:
+            self._ids, self._convs = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            self._matrix = np.zeros((0, 0), dtype=np.float32)
         model = self.embedder.name
         after = int(self._ids[-1]) if len(self._ids) else 0
         new = self.store.vector_rows(model, after)
