@@ -1,0 +1,89 @@
+"""How attachments go into the user's message: each as a block before what the user typed (a
+long document first and the question after it is how models read best), fenced so no line of
+the file can end the fence early or pass for the user's words. The message holds them as
+sent, so export, search, recall and the ledger read them with the rest of the conversation.
+
+A file too large for the window goes as a part (a line range) or as a digest (kind, size,
+top-level names: the ledger's line for a paste) the model can read on from, in ranges, with the
+built-in read_attachment tool.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from jarvis_tui.core.attach.listing import size_text
+from jarvis_tui.core.attach.read import IMAGE, LISTING, Attachment
+from jarvis_tui.core.details.blocks import digest, language
+
+WHOLE = "whole"
+PART = "part"
+DIGEST = "digest"
+_TICKS = re.compile(r"`{3,}")
+_NAMED = 20_000  # characters the language is told from: enough, and bounded for a 16 MB log
+
+
+@dataclass(frozen=True)
+class Sending:
+    """One attachment as the user chose to send it: whole, a line range (`first`, `last`,
+    1-based and inclusive), or its digest."""
+
+    attachment: Attachment
+    how: str = WHOLE
+    first: int = 1
+    last: int = 0  # 0: to the end
+
+
+def fence_for(text: str) -> str:
+    """A fence longer than any run of backticks in `text` (CommonMark's rule)."""
+    longest = max((len(m.group()) for m in _TICKS.finditer(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def lines_of(text: str, first: int, last: int) -> str:
+    """Lines `first`..`last` (1-based, inclusive; 0: to the end) of `text`."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[max(first, 1) - 1:last or len(lines)])
+
+
+def block(sending: Sending, index: int = 0) -> str:
+    """The attachment's block in the message. `index`: which attachment of the message it is
+    (read_attachment names it so)."""
+    att = sending.attachment
+    if att.kind == IMAGE:
+        return (f"[Attached image {att.shown}: {att.width}x{att.height} pixels, "
+                f"{size_text(att.size)}]")
+    if att.kind == LISTING:
+        return f"Attached folder {fenced(att.text, 'text')}"
+    kind = language(att.text[:_NAMED])
+    fence_kind = "" if kind == "text" else kind
+    if sending.how == DIGEST:
+        return (f"Attached file (digest only; it is too large to send whole): "
+                f"{digest(att.text, kind, att.shown)}, {size_text(att.size)}. "
+                f"Read any lines of it with the read_attachment tool "
+                f"(attachment {index}, first and last line).")
+    if sending.how == PART:
+        last = sending.last or att.lines
+        part = lines_of(att.text, sending.first, sending.last)
+        return (f"Attached file {att.shown}, lines {sending.first}-{last} of {att.lines}:\n"
+                f"{fenced(part, fence_kind)}")
+    return (f"Attached file {att.shown} ({att.lines:,} lines, {size_text(att.size)}):\n"
+            f"{fenced(att.text, fence_kind)}")
+
+
+def fenced(text: str, kind: str) -> str:
+    fence = fence_for(text)
+    return f"{fence}{kind}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def with_attachments(typed: str, sendings: list[Sending]) -> tuple[str, list[tuple[int, int]]]:
+    """The message's text: each attachment's block, then what the user typed; and the
+    [start, end) span of each block in it (kept as pasted text: someone else's words, which
+    memory never suggests from)."""
+    text, spans = "", []
+    for i, sending in enumerate(sendings):
+        piece = block(sending, i)
+        spans.append((len(text), len(text) + len(piece)))
+        text += piece + "\n\n"
+    return text + typed, spans

@@ -1,0 +1,81 @@
+"""What the user reads when a path cannot be attached: one line each, saying what was found and
+what to do, in English and Chinese. The core says why (core/attach/refusal.py)."""
+
+from __future__ import annotations
+
+from jarvis_tui.core.attach.listing import size_text
+from jarvis_tui.core.attach.refusal import AttachRefused
+from jarvis_tui.texts.i18n import Texts
+
+ATTACH_TEXTS = Texts(
+    en={
+        "missing": "Not attached: there is no file or folder at {path}",
+        "missing_dangling": "Not attached: {path} is a link to a file that is not there",
+        "loop": "Not attached: {path} is a symbolic link that leads back to itself",
+        "denied": "Not attached: you have no permission to read {path}",
+        "not_file": "Not attached: {path} is a {what}, not a file; attach a regular file",
+        "too_big": "Not attached: {path} is {size}, over the {limit} an attachment may be; "
+                   "attach a part of it (/attach {path}:FIRST-LAST)",
+        "binary": "Not attached: {path} is a {what}, not text",
+        "encoding": "Not attached: {path} is text in {encoding}, not UTF-8; convert it first "
+                    "(iconv -f {encoding} -t UTF-8)",
+        "bad_name": "Not attached: the path {shown} holds control characters or invisible "
+                    "marks that would show it as another name; rename it",
+        "not_image": "Not attached: {path} is named as a {claimed} image but holds {found}",
+        "broken_image": "Not attached: {path} is a damaged image ({why})",
+        "bomb": "Not attached: {path} declares {width}x{height} pixels, over the {limit:,} "
+                "an image may have (a decompression bomb, or far too large to send)",
+        "bomb_unsized": "Not attached: {path} would decode to more pixels than an image may "
+                        "have (a decompression bomb)",
+        "changed": "Not attached: {path} changed while it was read; attach it again",
+        "vanished": "Not sent: {path} is gone since it was attached; remove it or attach it "
+                    "again",
+        "no_vision": "Not sent: {model} takes no images; remove {path}, or pick a model that "
+                     "reads images",
+        "read_error": "Not attached: {path} could not be read ({why})",
+    },
+    zh={
+        "missing": "未附加：{path} 不存在",
+        "missing_dangling": "未附加：{path} 是指向不存在文件的链接",
+        "loop": "未附加：{path} 是指回自身的符号链接",
+        "denied": "未附加：没有读取 {path} 的权限",
+        "not_file": "未附加：{path} 是{what}，不是普通文件；请附加普通文件",
+        "too_big": "未附加：{path} 有 {size}，超过附件上限 {limit}；可只附加其中一部分"
+                   "（/attach {path}:起始行-结束行）",
+        "binary": "未附加：{path} 是{what}，不是文本",
+        "encoding": "未附加：{path} 是 {encoding} 编码的文本，不是 UTF-8；请先转换"
+                    "（iconv -f {encoding} -t UTF-8）",
+        "bad_name": "未附加：路径 {shown} 含控制字符或不可见标记，显示出来会像另一个名字；"
+                    "请重命名",
+        "not_image": "未附加：{path} 名为 {claimed} 图片，内容却是{found}",
+        "broken_image": "未附加：{path} 是损坏的图片（{why}）",
+        "bomb": "未附加：{path} 声明有 {width}x{height} 像素，超过图片上限 {limit:,}"
+                "（解压炸弹，或大到无法发送）",
+        "bomb_unsized": "未附加：{path} 解码后的像素超过图片上限（解压炸弹）",
+        "changed": "未附加：{path} 在读取时发生了变化；请重新附加",
+        "vanished": "未发送：{path} 在附加之后已不存在；请移除或重新附加",
+        "no_vision": "未发送：{model} 不接受图片；请移除 {path}，或换用能读图片的模型",
+        "read_error": "未附加：无法读取 {path}（{why}）",
+    },
+)
+
+_WHAT_ZH = {"fifo": "命名管道（FIFO）", "character device": "字符设备", "block device": "块设备",
+            "socket": "套接字", "binary data": "二进制数据", "text": "文本"}
+
+
+def refusal_line(lang: str, refused: AttachRefused) -> str:
+    """The one line that says why, in `lang`."""
+    facts = dict(refused.facts)
+    key = refused.reason
+    if key == "missing" and facts.pop("dangling", False):
+        key = "missing_dangling"
+    if key == "bomb" and not facts.get("width"):
+        key = "bomb_unsized"
+    for name in ("size", "limit"):
+        if key == "too_big" and name in facts:
+            facts[name] = size_text(facts[name])
+    if lang == "zh" and "what" in facts:
+        facts["what"] = _WHAT_ZH.get(facts["what"], facts["what"])
+    if lang == "zh" and "found" in facts:
+        facts["found"] = _WHAT_ZH.get(facts["found"], facts["found"])
+    return ATTACH_TEXTS(lang, key, **facts)
