@@ -25,6 +25,26 @@ FAILED = "failed"
 ROOT = 0  # parent_id of a message with none before it
 
 
+@dataclass(frozen=True)
+class Attached:
+    """A file the message carries, as it was when it was sent (core/attach): its block is
+    content[start:end]. A later edit of the file on disk changes none of this."""
+
+    path: str  # absolute, when it was attached
+    kind: str  # text, listing or image
+    sha256: str  # of the bytes read
+    size: int  # bytes
+    mtime: float
+    start: int  # the block's [start, end) in the message's content
+    end: int
+    how: str = "whole"  # whole, part or digest
+    first: int = 1  # the lines sent, for a part (last 0: to the end)
+    last: int = 0
+    media_type: str = "text/plain"
+    width: int = 0  # an image's pixels
+    height: int = 0
+
+
 @dataclass(eq=False)
 class Message:
     role: str
@@ -46,6 +66,9 @@ class Message:
     # [start, end) spans of `content` the user pasted rather than typed (core/pasted.py): never
     # read for memory suggestions.
     pasted: tuple[tuple[int, int], ...] = ()
+    # The files it carries, each with its block's span in `content` (which also counts as
+    # pasted: someone else's words).
+    attachments: tuple[Attached, ...] = ()
     # Raw token estimate cached with the content it was computed for (see tokens.TokenCounter).
     _tokens: tuple[str, int] | None = field(default=None, repr=False, compare=False)
 

@@ -7,11 +7,13 @@ session, so it writes a conversation too.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import Spans, tidy
 from jarvis_tui.core.safety.redact import redact, redact_title
 from jarvis_tui.core.safety.textsafe import valid_unicode
+from jarvis_tui.core.store.attachments import copy_attachments, load_attachments, write_attachments
 from jarvis_tui.core.store.db import Db, dump_json, load_json, storable
 from jarvis_tui.core.store.records import SessionInfo, StoreError, Summary, Unreadable
 
@@ -33,7 +35,10 @@ def make_title(text: str) -> str:
 
 
 class Messages(Db):
-    def add_message(self, conv_id: int, msg: Message, *, wait: float | None = None) -> Message:
+    def add_message(self, conv_id: int, msg: Message, *, wait: float | None = None,
+                    bodies: Sequence[bytes | None] = ()) -> Message:
+        """Store `msg` after the branch shown (or after its parent), with its attachments;
+        `bodies`: what each attachment's block does not hold (store/attachments.py)."""
         if msg.id is not None:
             raise ValueError(f"message {msg.id} is already stored")
         if msg.status not in STATUSES:
@@ -61,6 +66,8 @@ class Messages(Db):
             )
             db.execute("UPDATE conversations SET head_id = ? WHERE id = ?",
                        (cur.lastrowid, conv_id))
+            if msg.attachments:
+                write_attachments(db, cur.lastrowid, msg.attachments, bodies)
             if msg.role == "user" and msg.content.strip():
                 db.execute(
                     "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
@@ -129,6 +136,8 @@ class Messages(Db):
                      msg.tool_call_id, msg.name, msg.status, int(msg.pinned), covered,
                      msg.created_at, parent, int(msg.excluded), _dump_spans(msg.pasted)),
                 ).lastrowid
+                if msg.attachments and msg.id is not None:
+                    copy_attachments(db, msg.id, parent)
                 if covered is not None:
                     first, last = first or parent, parent
             db.execute("UPDATE conversations SET head_id = ? WHERE id = ?", (parent, new_id))
@@ -274,6 +283,7 @@ class Messages(Db):
                     "ON m.id = p.message_id WHERE m.conversation_id = ? "
                     "ORDER BY p.message_id, p.seq", (conv_id,)):
                 parts.setdefault(mid, []).append(text)
+            attached = load_attachments(self._db, conv_id)
         msgs, unreadable = [], []
         for (mid, role, content, stored, call_id, name, status, pinned, summary_id, created,
              parent, excluded, pasted) in rows:
@@ -286,7 +296,7 @@ class Messages(Db):
                 role=role, content=content, id=mid, tool_calls=calls, tool_call_id=call_id,
                 name=name, status=status, pinned=bool(pinned), summary_id=summary_id,
                 created_at=created, parent_id=parent or ROOT, excluded=bool(excluded),
-                pasted=_load_spans(pasted, len(content)),
+                pasted=_load_spans(pasted, len(content)), attachments=attached.get(mid, ()),
             ))
         return msgs, unreadable
 

@@ -164,5 +164,31 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX embeddings_by_model ON embeddings(model);
     """,
+    # The files a message carries (issue 42), as they were when sent: where each came from,
+    # its digest and times, and its block's span in the message. `body`: what the block does
+    # not hold (a file sent as a part or a digest, read on through read_attachment; an image's
+    # bytes), NULL when the block holds it all. Copied with the message by a fork.
+    """
+    CREATE TABLE attachments (
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        span_start INTEGER NOT NULL,
+        span_end INTEGER NOT NULL,
+        how TEXT NOT NULL DEFAULT 'whole',
+        first_line INTEGER NOT NULL DEFAULT 1,
+        last_line INTEGER NOT NULL DEFAULT 0,
+        media_type TEXT NOT NULL DEFAULT 'text/plain',
+        width INTEGER NOT NULL DEFAULT 0,
+        height INTEGER NOT NULL DEFAULT 0,
+        body BLOB,
+        PRIMARY KEY (message_id, position)
+    ) WITHOUT ROWID;
+    CREATE INDEX attachments_by_path ON attachments(path);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

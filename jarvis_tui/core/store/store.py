@@ -15,6 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from jarvis_tui.core.costs import tally
+from jarvis_tui.core.store.attachments import Attachments
 from jarvis_tui.core.store.conversations import Conversations
 from jarvis_tui.core.store.memory import MemoryEntries
 from jarvis_tui.core.store.messages import Messages
@@ -27,7 +28,8 @@ from jarvis_tui.core.store.vectors import Vectors
 from jarvis_tui.core.tree import path_to
 
 
-class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntries, Vectors):
+class Store(Attachments, Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntries,
+            Vectors):
     def export(self, conv_id: int) -> dict[str, Any]:
         """The whole conversation as JSON-ready data, covered messages included. A stored field
         that cannot be read is left out of its place and listed under "problems" with its stored
@@ -72,6 +74,8 @@ class Store(Conversations, Messages, Search, Summaries, Usage, Meta, MemoryEntri
                     "usage": by_message.get(m.id or 0, []),
                     # [start, end) spans of content the user pasted rather than typed
                     "pasted": [list(span) for span in m.pasted],
+                    # The files it carries, as they were when sent (their text is in content)
+                    "attachments": [asdict(a) for a in m.attachments],
                 }
                 for m in msgs
             ],

@@ -113,7 +113,7 @@ def test_an_older_database_gains_the_memory_and_keeps_everything(db_path: Path) 
                              message_id=1)
         assert entry.message_id == 1
     raw = sqlite3.connect(db_path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     raw.close()
 
 

@@ -519,7 +519,7 @@ def test_a_store_from_before_usage_migrates_and_keeps_everything(db_path: Path) 
                     message_id=reply.id)
         assert [r.message_id for r in s.usage_rows(1)] == [reply.id]
     raw = sqlite3.connect(db_path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     raw.close()
 
 
