@@ -20,6 +20,7 @@ from typing import TextIO
 from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.attach.message import message_with
 from jarvis_tui.core.costs import CompactionCost
 from jarvis_tui.core.messages import FAILED, Message
 from jarvis_tui.core.providers import make_provider, missing_key
@@ -120,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                "Exit status: 0 answered, 1 the round failed (any partial reply is kept), "
                "2 bad input or settings, 74 stdout was closed or failed (the reply is kept).\n"
                "Examples:\n  jarvis-tui ask \"Summarise our plan\"\n"
-               "  git diff | jarvis-tui ask --new -")
+               "  git diff | jarvis-tui ask --new -\n"
+               "  jarvis-tui ask --attach src/app.py --attach app.log:120-180 \"Why does it "
+               "crash?\"")
     _connection_flags(ask)
     which = ask.add_mutually_exclusive_group()
     which.add_argument("--new", action="store_true", help="start a new session")
@@ -135,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "every other call and tells the model so")
     ask.add_argument("--no-tools", action="store_true",
                      help="start no tool servers and offer the model no tools")
+    ask.add_argument("--attach", action="append", default=[], metavar="PATH",
+                     help="send a file (or a folder's listing) with the message, read now "
+                          "(repeat for more); PATH:FIRST-LAST sends those lines only")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     _connection_flags(sessions)
@@ -457,9 +463,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
     text = _read_text(args.text)
     # What comes on standard input was not typed at the prompt: a file, a log, a document
     # piped in is pasted (never read for memory suggestions), however much it reads like prose.
-    question = Message("user", text, pasted=((0, len(text)),) if args.text == "-" else ())
+    pasted = ((0, len(text)),) if args.text == "-" else ()
     settings, how = load_choosing_local(args)
     _require_key(settings, nothing_chosen=how == "none")
+    sendings = []
+    if args.attach:
+        from jarvis_tui.cli_attach import read_attachments
+
+        sendings = read_attachments(args.attach, pick_language(settings.language, text))
+    question = (message_with(text, sendings, pasted) if sendings
+                else Message("user", text, pasted=pasted))
     with open_store(args) as store, contextlib.ExitStack() as stack:
         try:
             settings, _ = stack.enter_context(local_server(args, settings))
@@ -468,6 +481,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 _keep_unanswered(store, args, settings, question)
             raise
         conv_id = _conversation_id(store, args, settings)
+        if sendings:
+            from jarvis_tui.cli_attach import warn_changed
+
+            warn_changed(store, conv_id, sendings, pick_language(settings.language, text), _say)
         return asyncio.run(_ask(settings, store, conv_id, question,
                                 forget_limit=getattr(args, "context_window", None) is not None,
                                 usage=args.usage, allow=args.allow_tool,

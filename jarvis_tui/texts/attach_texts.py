@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.refusal import AttachRefused
-from jarvis_tui.texts.i18n import Texts
+from jarvis_tui.texts.i18n import Texts, plural_s
 
 ATTACH_TEXTS = Texts(
     en={
@@ -33,6 +33,12 @@ ATTACH_TEXTS = Texts(
         "no_vision": "Not sent: {model} takes no images; remove {path}, or pick a model that "
                      "reads images",
         "read_error": "Not attached: {path} could not be read ({why})",
+        "bad_range": "Not attached: {path} has {lines} line{s}; lines {first}-{last} are not "
+                     "in it (PATH:FIRST-LAST, counting from 1)",
+        "bad_range_open": "Not attached: {path} has {lines} line{s}; line {first} is not in it "
+                          "(PATH:FIRST-LAST, counting from 1)",
+        "not_yet": "Not attached: {path} is {what}; this version sends text files and "
+                   "folders only",
     },
     zh={
         "missing": "未附加：{path} 不存在",
@@ -56,11 +62,17 @@ ATTACH_TEXTS = Texts(
         "vanished": "未发送：{path} 在附加之后已不存在；请移除或重新附加",
         "no_vision": "未发送：{model} 不接受图片；请移除 {path}，或换用能读图片的模型",
         "read_error": "未附加：无法读取 {path}（{why}）",
+        "bad_range": "未附加：{path} 共 {lines} 行，没有第 {first}-{last} 行（路径:起始行-结束行，"
+                     "从 1 数起）",
+        "bad_range_open": "未附加：{path} 共 {lines} 行，没有第 {first} 行（路径:起始行-结束行，"
+                          "从 1 数起）",
+        "not_yet": "未附加：{path} 是{what}；此版本只发送文本文件和文件夹",
     },
 )
 
 _WHAT_ZH = {"fifo": "命名管道（FIFO）", "character device": "字符设备", "block device": "块设备",
-            "socket": "套接字", "binary data": "二进制数据", "text": "文本"}
+            "socket": "套接字", "binary data": "二进制数据", "text": "文本",
+            "an image": "图片"}
 
 
 def refusal_line(lang: str, refused: AttachRefused) -> str:
@@ -69,6 +81,9 @@ def refusal_line(lang: str, refused: AttachRefused) -> str:
     key = refused.reason
     if key == "missing" and facts.pop("dangling", False):
         key = "missing_dangling"
+    if key == "bad_range":
+        facts["s"] = plural_s(facts.get("lines", 0))
+        key = "bad_range" if facts.get("last") else "bad_range_open"
     if key == "bomb" and not facts.get("width"):
         key = "bomb_unsized"
     for name in ("size", "limit"):
@@ -79,3 +94,16 @@ def refusal_line(lang: str, refused: AttachRefused) -> str:
     if lang == "zh" and "found" in facts:
         facts["found"] = _WHAT_ZH.get(facts["found"], facts["found"])
     return ATTACH_TEXTS(lang, key, **facts)
+
+
+_CHANGED = Texts(
+    en={"changed": "{path} changed since this session last sent it ({before} then, {now} now); "
+                   "this sends it as it is now, and the earlier turn keeps the old one"},
+    zh={"changed": "{path} 自本会话上次发送以来已改变（当时 {before}，现在 {now}）；"
+                   "这次发送的是现在的版本，之前的对话保留旧版本"},
+)
+
+
+def changed_line(lang: str, path: str, before: int, now: int) -> str:
+    """A resend of a file that is not what the session sent before."""
+    return _CHANGED(lang, "changed", path=path, before=size_text(before), now=size_text(now))

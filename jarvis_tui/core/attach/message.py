@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from jarvis_tui.core.attach.listing import size_text
-from jarvis_tui.core.attach.read import IMAGE, LISTING, Attachment
+from jarvis_tui.core.attach.read import IMAGE, LISTING, Attachment, read_path
+from jarvis_tui.core.attach.refusal import BAD_RANGE, MISSING, AttachRefused
 from jarvis_tui.core.details.blocks import digest, language
+from jarvis_tui.core.messages import Attached, Message
+from jarvis_tui.core.pasted import Spans, shifted, tidy
 
 WHOLE = "whole"
 PART = "part"
 DIGEST = "digest"
 _TICKS = re.compile(r"`{3,}")
+_RANGE = re.compile(r"^(?P<path>.+):(?P<first>\d+)-(?P<last>\d*)$")
 _NAMED = 20_000  # characters the language is told from: enough, and bounded for a 16 MB log
 
 
@@ -87,3 +92,34 @@ def with_attachments(typed: str, sendings: list[Sending]) -> tuple[str, list[tup
         spans.append((len(text), len(text) + len(piece)))
         text += piece + "\n\n"
     return text + typed, spans
+
+
+def message_with(typed: str, sendings: list[Sending], typed_pasted: Spans = ()) -> Message:
+    """The user's message carrying `sendings`: their blocks, then `typed` (of which
+    `typed_pasted` was pasted); each block counts as pasted too."""
+    text, spans = with_attachments(typed, sendings)
+    offset = len(text) - len(typed)
+    records = tuple(
+        Attached(s.attachment.path, s.attachment.kind, s.attachment.sha256, s.attachment.size,
+                 s.attachment.mtime, start, end, s.how, s.first, s.last,
+                 s.attachment.media_type, s.attachment.width, s.attachment.height)
+        for s, (start, end) in zip(sendings, spans, strict=True))
+    pasted = tidy([*spans, *shifted(typed_pasted, offset)], len(text))
+    return Message("user", text, pasted=pasted, attachments=records)
+
+
+def sending_of(given: str, cwd: Path) -> Sending:
+    """What `--attach`/`/attach` names: a path, or PATH:FIRST-LAST for those lines (LAST
+    empty: to the end). A path that exists as written is the whole file, colon or not."""
+    try:
+        return Sending(read_path(given, cwd))
+    except AttachRefused as refused:
+        ranged = _RANGE.match(given)
+        if refused.reason != MISSING or ranged is None:
+            raise
+    att = read_path(ranged["path"], cwd)
+    first, last = int(ranged["first"]), int(ranged["last"] or 0)
+    if first < 1 or (last and last < first) or first > max(att.lines, 1):
+        raise AttachRefused(BAD_RANGE, path=att.shown, first=first, last=last,
+                            lines=att.lines)
+    return Sending(att, PART, first, last)

@@ -21,8 +21,10 @@ CHANGED = "changed"  # path: it changed while it was read, or since it was attac
 VANISHED = "vanished"  # path: it was there when attached and is gone at the send
 NO_VISION = "no_vision"  # path, model: the model takes no images
 READ_ERROR = "read_error"  # path, why (the system's words)
+BAD_RANGE = "bad_range"  # path, first, last, lines: PATH:FIRST-LAST past the file's lines
+NOT_YET = "not_yet"  # path, what: a kind this command does not send yet
 REASONS = (MISSING, LOOP, DENIED, NOT_FILE, TOO_BIG, BINARY, ENCODING, BAD_NAME, NOT_IMAGE,
-           BROKEN_IMAGE, BOMB, CHANGED, VANISHED, NO_VISION, READ_ERROR)
+           BROKEN_IMAGE, BOMB, CHANGED, VANISHED, NO_VISION, READ_ERROR, BAD_RANGE, NOT_YET)
 
 
 class AttachRefused(Exception):

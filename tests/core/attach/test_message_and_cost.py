@@ -8,13 +8,17 @@ from jarvis_tui.core.attach.cost import ANTHROPIC, OLLAMA, OPENAI, image_cost, s
 from jarvis_tui.core.attach.message import (
     DIGEST,
     PART,
+    WHOLE,
     Sending,
     block,
     fence_for,
+    message_with,
+    sending_of,
     with_attachments,
 )
 from jarvis_tui.core.attach.read import read_path
-from jarvis_tui.core.attach.refusal import REASONS, AttachRefused
+from jarvis_tui.core.attach.refusal import BAD_RANGE, REASONS, AttachRefused
+from jarvis_tui.core.pasted import typed_text
 from jarvis_tui.core.window.tokens import TokenCounter
 from jarvis_tui.texts.attach_texts import refusal_line
 
@@ -79,7 +83,8 @@ def test_a_text_attachment_costs_what_its_block_counts(tmp_path):
 
 FACTS = {"path": "a/b.txt", "what": "fifo", "size": 2 * 1024**3, "limit": 16 * 1024**2,
          "encoding": "GB18030", "shown": "evil<U+202E>txt", "claimed": "PNG", "found": "text",
-         "why": "truncated", "width": 9000, "height": 9000, "model": "qwen"}
+         "why": "truncated", "width": 9000, "height": 9000, "model": "qwen", "lines": 11,
+         "first": 20, "last": 30}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -90,3 +95,28 @@ def test_every_refusal_has_one_line_in_both_languages(lang, reason):
     assert ("未" in line) == (lang == "zh")
     if reason == "too_big":
         assert "2.0 GB" in line and "16.0 MB" in line
+
+
+def test_a_range_after_the_path_and_a_colon_in_a_name(tmp_path):
+    (tmp_path / "deploy.py").write_text(CODE, encoding="utf-8")
+    part = sending_of("deploy.py:4-7", tmp_path)
+    assert (part.how, part.first, part.last) == (PART, 4, 7)
+    rest = sending_of("deploy.py:9-", tmp_path)
+    assert (rest.how, rest.first, rest.last) == (PART, 9, 0)
+    (tmp_path / "notes:1-2").write_text("a colon in the name", encoding="utf-8")
+    assert sending_of("notes:1-2", tmp_path).how == WHOLE
+    with pytest.raises(AttachRefused) as caught:
+        sending_of("deploy.py:20-30", tmp_path)
+    assert caught.value.reason == BAD_RANGE and caught.value.facts["lines"] == 11
+
+
+def test_the_message_carries_its_files_and_what_was_typed_stays_typed(tmp_path):
+    (tmp_path / "deploy.py").write_text(CODE, encoding="utf-8")
+    msg = message_with("为什么 deploy 失败？ pasted part", [sending_of("deploy.py", tmp_path)],
+                       typed_pasted=((15, 26),))
+    record = msg.attachments[0]
+    assert msg.content[record.start:record.end].startswith("Attached file deploy.py")
+    assert (record.path, record.how, record.size) == (str(tmp_path / "deploy.py"), WHOLE,
+                                                       len(CODE.encode()))
+    # Only what the user typed is read for memory suggestions: not the file, not the paste.
+    assert typed_text(msg.content, msg.pasted).strip() == "为什么 deploy 失败？"

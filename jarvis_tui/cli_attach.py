@@ -1,0 +1,40 @@
+"""`ask --attach PATH`: the files the question carries, read and checked before anything is
+created (a refused file costs no session and no request), and a line for a file that changed
+since this session last sent it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from jarvis_tui.cli_errors import CliError
+from jarvis_tui.core.attach.message import Sending, sending_of
+from jarvis_tui.core.attach.read import IMAGE
+from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
+from jarvis_tui.core.session import Store
+from jarvis_tui.texts.attach_texts import changed_line, refusal_line
+
+
+def read_attachments(given: list[str], language: str, cwd: Path | None = None) -> list[Sending]:
+    """Each of `given` as it will be sent; CliError with the first refusal's line."""
+    cwd = cwd or Path.cwd()
+    sendings = []
+    for path in given:
+        try:
+            sending = sending_of(path, cwd)
+            if sending.attachment.kind == IMAGE:
+                raise AttachRefused(NOT_YET, path=sending.attachment.shown, what="an image")
+        except AttachRefused as refused:
+            raise CliError(refusal_line(language, refused)) from None
+        sendings.append(sending)
+    return sendings
+
+
+def warn_changed(store: Store, conv_id: int, sendings: list[Sending], language: str,
+                 say: Callable[[str], None]) -> None:
+    """One line for each file this session sent before that is not the same now."""
+    for sending in sendings:
+        att = sending.attachment
+        before = store.last_sent(conv_id, att.path)
+        if before is not None and before.sha256 != att.sha256:
+            say("jarvis-tui: " + changed_line(language, att.shown, before.size, att.size))

@@ -1,0 +1,87 @@
+"""`jarvis-tui ask --attach`: the real command in its own process, a fake provider on loopback
+and a real SQLite file. A file goes with the question as it was read; a file that cannot be
+attached stops the command with one line before any session or request is made."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from PIL import Image
+
+CODE = "def deploy(port):\n    serve(port)\n\n\ndef serve(port):\n    raise OSError(port)\n"
+
+
+def run(env: dict[str, str], cwd: Path, *args: str,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jarvis_tui", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def ask(env: dict[str, str], cwd: Path, fake, *args: str) -> subprocess.CompletedProcess[str]:
+    return run(env, cwd, "ask", "--base-url", fake.base_url, "--model", "fake-model", *args)
+
+
+def test_a_file_goes_with_the_question_and_is_kept_as_sent(home, fake_server, tmp_path):
+    (tmp_path / "deploy.py").write_text(CODE, encoding="utf-8")
+    done = ask(home, tmp_path, fake_server, "--attach", "deploy.py", "Why does it fail?")
+    assert done.returncode == 0, done.stderr
+    sent = fake_server.chat_requests[-1].body["messages"][-1]["content"]
+    assert sent.startswith("Attached file deploy.py (6 lines, 77 B):\n```python\ndef deploy")
+    assert sent.endswith("```\n\nWhy does it fail?")
+    # Edited on disk afterwards: the session keeps what was sent, and says the file changed
+    # when it is sent again.
+    (tmp_path / "deploy.py").write_text(CODE.replace("OSError", "ValueError"), encoding="utf-8")
+    again = ask(home, tmp_path, fake_server, "--attach", "deploy.py", "And now?")
+    assert again.returncode == 0, again.stderr
+    assert "deploy.py changed since this session last sent it (77 B then, 80 B now)" \
+        in again.stderr
+    exported = json.loads(run(home, tmp_path, "export", "--format", "json").stdout)
+    first, second = (m for m in exported["messages"] if m["role"] == "user")
+    assert "OSError" in first["content"] and "ValueError" in second["content"]
+    record = first["attachments"][0]
+    assert record["path"] == str(tmp_path / "deploy.py") and record["size"] == 77
+    assert record["sha256"] != second["attachments"][0]["sha256"]
+    assert first["content"][record["start"]:record["end"]].startswith("Attached file deploy.py")
+
+
+def test_a_line_range_and_a_folder(home, fake_server, tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "deploy.py").write_text(CODE, encoding="utf-8")
+    done = ask(home, tmp_path, fake_server, "--attach", "src/deploy.py:5-6", "--attach", "src",
+               "What raises?")
+    assert done.returncode == 0, done.stderr
+    sent = fake_server.chat_requests[-1].body["messages"][-1]["content"]
+    assert "Attached file src/deploy.py, lines 5-6 of 6:\n```python\ndef serve(port):\n" \
+           "    raise OSError(port)\n```" in sent
+    assert "def deploy" not in sent
+    assert "Attached folder ```text\nsrc/: a folder (1 files and 0 folders listed" in sent
+
+
+def test_what_cannot_be_attached_stops_before_anything_is_made(home, fake_server, tmp_path):
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(out, "PNG")
+    (tmp_path / "shot.png").write_bytes(out.getvalue())
+    (tmp_path / "short.txt").write_text("one line\n", encoding="utf-8")
+    cases = {
+        "missing.txt": "Not attached: there is no file or folder at missing.txt",
+        "/dev/zero": "Not attached: /dev/zero is a character device, not a file; attach a "
+                     "regular file",
+        "shot.png": "Not attached: shot.png is an image; this version sends text files and "
+                    "folders only",
+        "short.txt:5-9": "Not attached: short.txt has 1 line; lines 5-9 are not in it",
+    }
+    for given, line in cases.items():
+        start = time.monotonic()
+        done = ask(home, tmp_path, fake_server, "--attach", given, "look at this")
+        assert done.returncode == 2 and done.stderr.strip() == f"jarvis-tui: {line}" \
+            + (" (PATH:FIRST-LAST, counting from 1)" if ":" in given else ""), done.stderr
+        assert time.monotonic() - start < 20
+    assert fake_server.chat_requests == []
+    assert "no sessions yet" in run(home, tmp_path, "sessions").stdout
+    chinese = ask(home, tmp_path, fake_server, "--attach", "missing.txt", "这个文件说了什么？")
+    assert chinese.stderr.strip() == "jarvis-tui: 未附加：missing.txt 不存在"
