@@ -107,3 +107,45 @@ _CHANGED = Texts(
 def changed_line(lang: str, path: str, before: int, now: int) -> str:
     """A resend of a file that is not what the session sent before."""
     return _CHANGED(lang, "changed", path=path, before=size_text(before), now=size_text(now))
+
+
+BAR_TEXTS = Texts(
+    en={
+        "chip": "{name} · {size} · {tokens} tokens",
+        "chip_part": "{name} (lines {first}-{last}) · {size} · {tokens} tokens",
+        "too_big": "larger than the window can hold ({tokens} of {budget} tokens): /detach "
+                   "{n}, then /attach {path}:FIRST-LAST sends a part",
+        "fits": "Sending adds {tokens} tokens ({used} of {budget} with the conversation). "
+                "Click a file or /detach N to remove it, /detach for all",
+        "compacts": "Sending adds {tokens} tokens: {used} of {budget}, past the {threshold} "
+                    "where older turns are summarised first. /detach N removes a file",
+        "over": "Sending adds {tokens} tokens: {used} of {budget}, more than the window; the "
+                "oldest turns will be summarised or left out. /detach N removes a file",
+        "attached": "📎 {name} is attached ({tokens} tokens); it goes with your next message",
+        "changed": "📎 {line}",
+        "detached": "📎 {name} is no longer attached",
+        "detached_all": "📎 Nothing is attached any more",
+        "nothing": "Nothing is attached",
+        "bad_index": "There is no attachment {arg}: /detach N (1 to {n}), or /detach for all",
+        "which": "Which file? /attach PATH, or PATH:FIRST-LAST for some of its lines",
+    },
+    zh={
+        "chip": "{name} · {size} · {tokens} tokens",
+        "chip_part": "{name}（第 {first}-{last} 行）· {size} · {tokens} tokens",
+        "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：先 /detach {n}，再用 "
+                   "/attach {path}:起始行-结束行 发送其中一部分",
+        "fits": "发送将增加 {tokens} tokens（连同对话共 {used} / {budget}）。"
+                "点击文件或 /detach N 移除，/detach 全部移除",
+        "compacts": "发送将增加 {tokens} tokens：共 {used} / {budget}，超过 {threshold}，"
+                    "会先摘要较早的对话。/detach N 移除文件",
+        "over": "发送将增加 {tokens} tokens：共 {used} / {budget}，超出窗口；最早的对话会被"
+                "摘要或略去。/detach N 移除文件",
+        "attached": "📎 已附加 {name}（{tokens} tokens），将随下一条消息发送",
+        "changed": "📎 {line}",
+        "detached": "📎 已移除 {name}",
+        "detached_all": "📎 已移除全部附件",
+        "nothing": "没有附件",
+        "bad_index": "没有第 {arg} 个附件：/detach N（1 到 {n}），或 /detach 全部移除",
+        "which": "附加哪个文件？/attach 路径，或 路径:起始行-结束行 只发送部分行",
+    },
+)

@@ -138,6 +138,17 @@ ACTIONS: tuple[Action, ...] = (
     Action("export", slash="export", arg="[path.md|path.json]",
            slash_text=("Write the whole session, summaries included, to a Markdown or JSON file",
                        "把整个会话（含摘要）导出为 Markdown 或 JSON 文件")),
+    Action("attach", slash="attach", arg="PATH",
+           slash_text=("Attach a file (PATH:FIRST-LAST for some lines) or a folder's listing "
+                       "to the next message; it shows above the prompt with its tokens",
+                       "把文件（路径:起始行-结束行 只附加部分行）或文件夹的清单附加到下一条消息；"
+                       "它显示在输入框上方，并标出 token 数"),
+           palette=("Attach a file", "附加文件"),
+           palette_help=("Send a file with the next message: type /attach PATH ({key})",
+                         "随下一条消息发送文件：输入 /attach 路径（{key}）")),
+    Action("detach", slash="detach", arg="[N]",
+           slash_text=("Remove attachment N before sending (no N: all of them)",
+                       "发送前移除第 N 个附件（不写 N：全部移除）")),
     Action("cost", slash="cost",
            slash_text=("What this session's requests cost: tokens, the share read from the "
                        "provider's cache, and money where the model has a price",

@@ -226,6 +226,7 @@ class JarvisApp(App[None]):
             return
         prompt = old.query_one(PromptInput)
         self._chat = ChatScreen(old.session, draft=prompt.text, draft_pasted=prompt.pasted)
+        self._chat.attached = old.attached  # shown once the new screen is mounted
         await self.switch_screen(self._chat)
 
     async def on_unmount(self) -> None:

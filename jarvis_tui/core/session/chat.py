@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jarvis_tui.core import events as ev
+from jarvis_tui.core.attach.cost import sending_tokens
+from jarvis_tui.core.attach.message import Sending
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.costs import Price, Tally
 from jarvis_tui.core.files import write_whole
 from jarvis_tui.core.memory.guard import MemoryRefused as MemoryRefused
 from jarvis_tui.core.memory.section import MemorySection as MemorySection
-from jarvis_tui.core.messages import Message
+from jarvis_tui.core.messages import Attached, Message
 from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
@@ -277,6 +279,16 @@ class ChatSession:
     def usage(self, pending: str = "") -> BudgetUsage:
         """What the next request would need: what the gauge shows."""
         return self._engine.usage(pending=pending)
+
+    def attachment_tokens(self, sendings: list[Sending]) -> list[int]:
+        """What each attachment adds to the request, counted as the gauge counts (an image by
+        its provider's formula)."""
+        counter, protocol = self._engine.counter, self.settings.provider
+        return [sending_tokens(s, counter, protocol, i) for i, s in enumerate(sendings)]
+
+    def sent_before(self, path: str) -> Attached | None:
+        """The file at `path` as this session last sent it, if it did."""
+        return self._store.last_sent(self.id, path)
 
     def tokens(self, text: str) -> int:
         """`text` counted as the gauge counts it (calibrated against the server)."""

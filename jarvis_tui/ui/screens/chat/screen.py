@@ -31,6 +31,7 @@ from jarvis_tui.ui import full_gc, posted
 from jarvis_tui.ui.actions import KEY_TEXTS, bindings
 from jarvis_tui.ui.languages import translate_bindings, ui_language
 from jarvis_tui.ui.local_model import LOCAL_MODEL_TEXTS
+from jarvis_tui.ui.screens.chat.attachments import ChatAttachments
 from jarvis_tui.ui.screens.chat.base import explain
 from jarvis_tui.ui.screens.chat.branches import ChatBranches
 from jarvis_tui.ui.screens.chat.commands import ChatCommands
@@ -38,6 +39,7 @@ from jarvis_tui.ui.screens.chat.compaction import ChatCompaction
 from jarvis_tui.ui.screens.chat.reply import CompactionWork, failure_ending
 from jarvis_tui.ui.screens.chat.tools import ChatTools
 from jarvis_tui.ui.slash import Command, UnknownCommand, parse, pasted_of_sent, unknown_text
+from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
@@ -48,7 +50,7 @@ STREAM_GAUGE_S = 0.25  # streaming: at most four gauge updates a second
 DISK_WATCH_S = 2.0  # idle: how often to look for turns another jarvis-tui added
 
 
-class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
+class ChatScreen(ChatAttachments, ChatCommands, ChatCompaction, ChatTools, ChatBranches):
     BINDINGS = bindings()
 
     def __init__(self, session: ChatSession, draft: str = "",
@@ -74,6 +76,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield Static("", id="history", markup=False)
+                yield AttachmentBar(id="attachments")
                 prompt = PromptInput(id="prompt", placeholder=CHAT_TEXTS(lang, "placeholder"))
                 prompt.history_source = self.sent_prompts
                 yield prompt
@@ -95,6 +98,8 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             prompt.load_text(self._draft, self._draft_pasted)
             prompt.move_cursor(prompt.document.end)
         prompt.focus()
+        if self.attached:  # carried over from the screen this one replaced
+            self.show_attachments()
         self.set_interval(DISK_WATCH_S, self._watch_disk)
 
     def on_screen_resume(self) -> None:
@@ -211,7 +216,7 @@ class ChatScreen(ChatCommands, ChatCompaction, ChatTools, ChatBranches):
             prompt.restore(*back)
             await self.say(problem, "error")
             return
-        user = Message("user", text, pasted=pasted)
+        user = self.question_with_attachments(text, pasted)
         await self.query_one(Conversation).add_message(user)
         self.start_round(user, after=after)
 

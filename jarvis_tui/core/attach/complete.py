@@ -1,0 +1,113 @@
+"""The paths `@` offers: the working folder's files, walked once in a thread (tree.walk: near
+ones first, .gitignore honoured) while the list shows what has come so far, then narrowed as
+the user types, fuzzily: the letters typed in order, anywhere in the path.
+
+Ranked so what a person means comes first: the name itself, then the name containing the
+letters, then the path containing them, then the letters spread out; shorter paths before
+longer. Each keystroke that extends the last query filters the last matches only, so typing
+stays fast in a 50,000-file tree. Hidden entries are offered only once the query asks for
+them (a part starting with a dot: `@.env`, `@src/.config`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+
+from jarvis_tui.core.attach.tree import walk
+
+MAX_PATHS = 200_000  # a home folder has millions: past this, the user types a longer path
+SHOWN = 50
+
+
+def _hidden(path: str) -> bool:
+    return path.startswith(".") or "/." in path
+
+
+def asks_hidden(query: str) -> bool:
+    return query.startswith(".") or "/." in query
+
+
+class PathIndex:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.fspath(root)
+        self._paths: list[str] = []  # folders end with "/"
+        self._lock = threading.Lock()
+        self.done = False
+        self.truncated = False
+        self._last: tuple[str, bool, int, list[str]] | None = None  # query, hidden, count, found
+
+    def fill(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Walk the folder (in a thread); `stop`: asked every so often, to give up early."""
+        batch: list[str] = []
+        for entry in walk(self.root, hidden=True):
+            batch.append(entry.path + "/" if entry.folder else entry.path)
+            if len(batch) >= 512:
+                if stop():
+                    return
+                self._add(batch)
+                batch = []
+                if len(self._paths) >= MAX_PATHS:
+                    self.truncated = True
+                    break
+        self._add(batch)
+        self.done = True
+
+    def _add(self, batch: list[str]) -> None:
+        with self._lock:
+            self._paths.extend(batch)
+
+    @property
+    def count(self) -> int:
+        return len(self._paths)
+
+    def matches(self, query: str, limit: int = SHOWN) -> list[str]:
+        """The best `limit` paths for `query` among those walked so far."""
+        with self._lock:
+            paths = self._paths[:]
+        hidden = asks_hidden(query)
+        q = query.lower()
+        last = self._last
+        if last is not None and q.startswith(last[0]) and last[1] == hidden \
+                and last[2] == len(paths):
+            pool = last[3]  # the same paths, a longer query: only the last matches can match
+        else:
+            pool = paths if hidden else [p for p in paths if not _hidden(p)]
+        found = [p for p in pool if _subsequence(q, p.lower())] if q else pool
+        self._last = (q, hidden, len(paths), found)
+        if not q:
+            return found[:limit]
+        return sorted(found, key=lambda p: _rank(q, p))[:limit]
+
+
+def _subsequence(q: str, path: str) -> bool:
+    at = 0
+    for ch in q:
+        at = path.find(ch, at) + 1
+        if not at:
+            return False
+    return True
+
+
+def _rank(q: str, path: str) -> tuple[int, int, str]:
+    lower = path.lower().rstrip("/")
+    name = lower.rsplit("/", 1)[-1]
+    if name == q or name.split(".", 1)[0] == q:
+        tier = 0
+    elif q in name:
+        tier = 1
+    elif q in lower:
+        tier = 2
+    elif _subsequence(q, name):
+        tier = 3
+    else:
+        tier = 4 + _spread(q, lower)
+    return tier, len(path), path
+
+
+def _spread(q: str, path: str) -> int:
+    """How far apart the letters fall (0: together), in tenths of the path: closer is better."""
+    m = re.search(".*?".join(map(re.escape, q)), path)
+    return (len(m.group()) - len(q)) * 10 // max(len(path), 1) if m else 10

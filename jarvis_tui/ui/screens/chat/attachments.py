@@ -1,0 +1,113 @@
+"""The chat screen's attachments: /attach reads a file (in a thread: a 16 MB file or an image
+takes a moment) and puts it above the prompt with what it costs; /detach or a click takes it
+away; the send carries them, and the gauge counts them while they wait."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual import on
+
+from jarvis_tui.core.attach.listing import size_text
+from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
+from jarvis_tui.core.attach.read import IMAGE
+from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.pasted import Spans
+from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
+from jarvis_tui.ui.screens.chat.base import ChatBase
+from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar, Chip
+from jarvis_tui.ui.widgets.prompt_input import PromptInput
+
+
+class ChatAttachments(ChatBase):
+    def question_with_attachments(self, text: str, pasted: Spans) -> Message:
+        """The message to send, carrying what is attached (then nothing is attached any more)."""
+        if not self.attached:
+            return Message("user", text, pasted=pasted)
+        user = message_with(text, self.attached, pasted)
+        self.attached = []
+        self.show_attachments()
+        return user
+
+    async def action_attach(self, arg: str = "") -> None:
+        given = arg.strip()
+        if not given:  # from the palette: the command is typed for the user to finish
+            prompt = self.query_one(PromptInput)
+            if not prompt.text:
+                prompt.load_text("/attach ")
+                prompt.move_cursor(prompt.document.end)
+                prompt.focus()
+            await self.say(BAR_TEXTS(self.lang, "which"), "info")
+            return
+        try:
+            sending = await asyncio.to_thread(sending_of, given, Path.cwd())
+            if sending.attachment.kind == IMAGE:
+                raise AttachRefused(NOT_YET, path=sending.attachment.shown, what="an image")
+        except AttachRefused as refused:
+            await self.say(refusal_line(self.lang, refused), "warning")
+            return
+        att = sending.attachment
+        before = self.session.sent_before(att.path)
+        if before is not None and before.sha256 != att.sha256:
+            await self.say(BAR_TEXTS(self.lang, "changed", line=changed_line(
+                self.lang, att.shown, before.size, att.size)), "warning")
+        self.attached.append(sending)
+        tokens = self.show_attachments()[-1]
+        await self.say(BAR_TEXTS(self.lang, "attached", name=att.shown, tokens=f"{tokens:,}"))
+
+    async def action_detach(self, arg: str = "") -> None:
+        if not self.attached:
+            await self.say(BAR_TEXTS(self.lang, "nothing"), "info")
+            return
+        which = arg.strip()
+        if not which or which == "all":
+            self.attached = []
+            self.show_attachments()
+            await self.say(BAR_TEXTS(self.lang, "detached_all"))
+            return
+        if not which.isdigit() or not 1 <= int(which) <= len(self.attached):
+            await self.say(BAR_TEXTS(self.lang, "bad_index", arg=which, n=len(self.attached)),
+                           "warning")
+            return
+        await self._remove_attachment(int(which) - 1)
+
+    @on(AttachmentBar.Removed)
+    async def _clicked_away(self, event: AttachmentBar.Removed) -> None:
+        if event.index < len(self.attached):
+            await self._remove_attachment(event.index)
+
+    async def _remove_attachment(self, index: int) -> None:
+        gone = self.attached.pop(index)
+        self.show_attachments()
+        await self.say(BAR_TEXTS(self.lang, "detached", name=gone.attachment.shown))
+
+    def show_attachments(self) -> list[int]:
+        """Redraw the bar and the gauge; each attachment's tokens."""
+        tokens = self.session.attachment_tokens(self.attached)
+        bar = self.query_one(AttachmentBar)
+        if not self.attached:
+            bar.show([])
+            self.update_gauge(marks=False)
+            return tokens
+        usage = self.session.usage(pending=self.pending_text())
+        chips = [self._chip(i, s, n, usage.budget) for i, (s, n)
+                 in enumerate(zip(self.attached, tokens, strict=True))]
+        key = ("over" if usage.used > usage.budget
+               else "compacts" if usage.over_threshold else "fits")
+        bar.show(chips, BAR_TEXTS(self.lang, key, tokens=f"{sum(tokens):,}",
+                                  used=f"{usage.used:,}", budget=f"{usage.budget:,}",
+                                  threshold=f"{usage.threshold:,}"))
+        self.update_gauge(marks=False)
+        return tokens
+
+    def _chip(self, index: int, sending: Sending, tokens: int, budget: int) -> Chip:
+        att = sending.attachment
+        facts = {"name": att.shown, "size": size_text(att.size), "tokens": f"{tokens:,}"}
+        label = (BAR_TEXTS(self.lang, "chip_part", first=sending.first,
+                           last=sending.last or att.lines, **facts)
+                 if sending.how == PART else BAR_TEXTS(self.lang, "chip", **facts))
+        warning = (BAR_TEXTS(self.lang, "too_big", tokens=f"{tokens:,}", budget=f"{budget:,}",
+                             n=index + 1, path=att.shown) if tokens > budget else "")
+        return Chip(label, warning)

@@ -1,0 +1,92 @@
+"""Attachments in the app, driven by Pilot against a fake provider on loopback: /attach shows
+the file above the prompt with its tokens, the gauge counts it before anything is sent, the
+send carries it as it was read, and what cannot be attached says why and leaves the prompt."""
+
+from __future__ import annotations
+
+from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
+from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+from tests.ui.app_helpers import SIZE, make_app, notices, prompt, type_and_send, wait_for
+
+CODE = "def deploy(port):\n    serve(port)\n\n\ndef serve(port):\n    raise OSError(port)\n"
+
+
+def bar(app) -> AttachmentBar:
+    return app.chat.query_one(AttachmentBar)
+
+
+async def test_attach_shows_the_cost_and_the_send_carries_the_file(fake_server, tmp_path,
+                                                                 monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "deploy.py").write_text(CODE, encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach deploy.py")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        chip = bar(app).chips[0]
+        assert chip.label.startswith("deploy.py · 77 B · ") and chip.label.endswith(" tokens")
+        assert bar(app).display and "Sending adds" in bar(app).footer
+        tokens = int(chip.label.split(" · ")[2].split()[0])
+        # Counted before sending: the gauge's pending message is the file's block.
+        assert app.chat.query_one(TokenGauge).usage.pending >= tokens > 20
+        assert any("deploy.py is attached" in n for n in notices(app))
+        await type_and_send(pilot, "why does it fail?")
+        await wait_for(pilot, lambda: fake_server.chat_requests, "the request")
+        sent = fake_server.chat_requests[-1].body["messages"][-1]["content"]
+        assert sent.startswith("Attached file deploy.py (6 lines, 77 B):\n```python\n")
+        assert sent.endswith("\n\nwhy does it fail?")
+        await wait_for(pilot, lambda: app.chat.reply.question is None, "the reply")
+        assert not bar(app).chips and not bar(app).display
+        stored = app.session._store.messages(app.chat.cid)[0]
+        assert stored.attachments[0].path == str(work / "deploy.py")
+
+
+async def test_what_cannot_be_attached_and_taking_one_away(fake_server, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("first file\n", encoding="utf-8")
+    (work / "b.txt").write_text("second file\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach nothing.txt")
+        await wait_for(pilot, lambda: any("Not attached" in n for n in notices(app)),
+                       "the refusal")
+        assert "Not attached: there is no file or folder at nothing.txt" in notices(app)
+        assert not bar(app).chips
+        await type_and_send(pilot, "/attach a.txt")
+        await type_and_send(pilot, "/attach b.txt")
+        await wait_for(pilot, lambda: len(bar(app).chips) == 2, "two chips")
+        await type_and_send(pilot, "/detach 3")
+        assert "There is no attachment 3: /detach N (1 to 2), or /detach for all" \
+            in notices(app)
+        await type_and_send(pilot, "/detach 1")
+        assert [c.label.split(" · ")[0] for c in bar(app).chips] == ["b.txt"]
+        await pilot.click(AttachmentBar, offset=(4, 0))  # a click on its line takes it away
+        await wait_for(pilot, lambda: not bar(app).chips, "the chip clicked away")
+        assert not bar(app).display and fake_server.chat_requests == []
+        assert prompt(app).text == ""
+
+
+async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server, tmp_path,
+                                                                    monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "big.log").write_text("".join(f"2026-12-05 10:00:{i % 60:02d} INFO request {i} "
+                                          f"served in {i % 97} ms\n" for i in range(1500)),
+                                  encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path, context_window=4096)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach big.log")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        assert bar(app).chips[0].warning.startswith("larger than the window can hold (")
+        assert "/attach big.log:FIRST-LAST sends a part" in bar(app).chips[0].warning
+        assert "more than the window" in bar(app).footer
+        await type_and_send(pilot, "/detach")
+        await type_and_send(pilot, "/attach big.log:1-20")
+        await wait_for(pilot, lambda: bar(app).chips, "the part's chip")
+        assert bar(app).chips[0].label.startswith("big.log (lines 1-20) · ")
+        assert not bar(app).chips[0].warning
