@@ -128,6 +128,9 @@ BAR_TEXTS = Texts(
         "nothing": "Nothing is attached",
         "bad_index": "There is no attachment {arg}: /detach N (1 to {n}), or /detach for all",
         "which": "Which file? /attach PATH, or PATH:FIRST-LAST for some of its lines",
+        "walking": "… reading the folder ({n} paths so far)",
+        "no_match": "No path here matches {query} (.gitignore honoured; start a part with . "
+                    "for hidden ones)",
     },
     zh={
         "chip": "{name} · {size} · {tokens} tokens",
@@ -147,5 +150,7 @@ BAR_TEXTS = Texts(
         "nothing": "没有附件",
         "bad_index": "没有第 {arg} 个附件：/detach N（1 到 {n}），或 /detach 全部移除",
         "which": "附加哪个文件？/attach 路径，或 路径:起始行-结束行 只发送部分行",
+        "walking": "… 正在读取文件夹（已有 {n} 个路径）",
+        "no_match": "这里没有与 {query} 匹配的路径（已遵循 .gitignore；以 . 开头可列出隐藏项）",
     },
 )

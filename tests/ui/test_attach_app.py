@@ -5,6 +5,7 @@ send carries it as it was read, and what cannot be attached says why and leaves 
 from __future__ import annotations
 
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
+from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
 from tests.ui.app_helpers import SIZE, make_app, notices, prompt, type_and_send, wait_for
 
@@ -90,3 +91,35 @@ async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server,
         await wait_for(pilot, lambda: bar(app).chips, "the part's chip")
         assert bar(app).chips[0].label.startswith("big.log (lines 1-20) · ")
         assert not bar(app).chips[0].warning
+
+
+async def test_at_offers_paths_as_typed_and_tab_attaches_one(fake_server, tmp_path,
+                                                             monkeypatch):
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "deploy.py").write_text(CODE, encoding="utf-8")
+    (work / "src" / "notes.md").write_text("notes\n", encoding="utf-8")
+    (work / "build").mkdir()
+    (work / "build" / "deploy.o").write_bytes(b"\0")
+    (work / ".gitignore").write_text("build/\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        box = prompt(app)
+        box.focus()
+        await pilot.press("l", "o", "o", "k", "space", "@")
+        listing = app.chat.query_one(MentionList)
+        await wait_for(pilot, lambda: listing.open and app.chat.paths.done, "the @ list")
+        await pilot.press("d", "e", "p")
+        await wait_for(pilot, lambda: listing.picked() == "src/deploy.py", "the match")
+        assert listing.option_count == 1  # build/ is ignored by .gitignore
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        assert bar(app).chips[0].label.startswith("src/deploy.py · ")
+        assert box.text == "look " and not listing.open
+        # Esc closes the list and leaves what was typed; Enter then sends.
+        await pilot.press("@", "n", "o")
+        await wait_for(pilot, lambda: listing.open, "the list again")
+        await pilot.press("escape")
+        assert not listing.open and box.text == "look @no"
+        assert app.chat.reply.question is None  # Esc closed the list, it stopped nothing

@@ -22,6 +22,17 @@ MAX_PATHS = 200_000  # a home folder has millions: past this, the user types a l
 SHOWN = 50
 
 
+_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]*)$")
+
+
+def mention_at(text: str, cursor: int) -> tuple[int, str] | None:
+    """The `@path` being typed where the cursor is: (where its @ is, what follows it), or None
+    when the cursor is not at the end of one (an address like a@b.c is no mention)."""
+    line_start = text.rfind("\n", 0, cursor) + 1
+    found = _MENTION.search(text, line_start, cursor)
+    return (found.start(), found.group(1)) if found else None
+
+
 def _hidden(path: str) -> bool:
     return path.startswith(".") or "/." in path
 

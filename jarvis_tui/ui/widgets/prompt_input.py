@@ -24,6 +24,8 @@ from jarvis_tui.ui.widgets.history_walk import HistoryWalk
 
 PROMPT_TEXTS = Texts(en={"key_submit": "Send"}, zh={"key_submit": "发送"})
 NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
+# While the @ list is open these move in it, pick from it or close it, not the prompt.
+MENTION_KEYS = ("up", "down", "tab", "enter", "escape")
 # key -> (across sessions, towards older entries)
 WALK_KEYS = {"up": (False, True), "down": (False, False),
              "alt+up": (True, True), "alt+down": (True, False)}
@@ -57,6 +59,13 @@ class PromptInput(TextArea):
             self.line = line
             self.editing = editing
 
+    class MentionKey(Message):
+        """A key for the @ list, which the screen keeps (MENTION_KEYS)."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=False, **kwargs)
@@ -67,6 +76,7 @@ class PromptInput(TextArea):
         self._walk: HistoryWalk | None = None
         self._pasted: Spans = NONE  # the spans of the text shown that were pasted
         self._pasting = False  # the edit under way puts in pasted text
+        self.mentioning = False  # the screen's @ list is open: MENTION_KEYS go to it
 
     # -- what was pasted --------------------------------------------------------------------
 
@@ -148,7 +158,9 @@ class PromptInput(TextArea):
         # Public handlers run before the base class's own (Textual walks the classes in order);
         # prevent_default keeps TextArea from also inserting the key, and stop keeps the key
         # from the bindings (TextArea's cursor keys, the screen's Esc).
-        if event.key == "enter":
+        if self.mentioning and event.key in MENTION_KEYS:
+            self.post_message(self.MentionKey(event.key))
+        elif event.key == "enter":
             self.action_submit()
         elif event.key in NEWLINE_KEYS:
             self.insert("\n")
@@ -225,6 +237,14 @@ class PromptInput(TextArea):
             return False
         self._show(walk.draft, walk.draft_pasted, at_end=True)
         return True
+
+    @property
+    def cursor_index(self) -> int:
+        return _index(self, self.cursor_location)
+
+    def take(self, start: int) -> None:
+        """Remove the text from `start` (an index) to the cursor: an @path once picked."""
+        self.delete(self.document.get_location_from_index(start), self.cursor_location)
 
     def action_submit(self) -> None:
         """Take the text out now, in key order, so keys typed after Enter stay for the next

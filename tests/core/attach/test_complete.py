@@ -3,7 +3,7 @@ query asks, the likeliest first, and a query that grows narrows what it had."""
 
 from __future__ import annotations
 
-from jarvis_tui.core.attach.complete import PathIndex
+from jarvis_tui.core.attach.complete import PathIndex, mention_at
 
 
 def tree(root, files: list[str]) -> None:
@@ -44,3 +44,12 @@ def test_the_walk_can_be_stopped_and_is_capped(tmp_path):
     index = PathIndex(tmp_path)
     index.fill()
     assert index.count == 30 + 1200 and index.matches("d7/f3")[0] == "d7/f3.txt"
+
+
+def test_a_mention_is_an_at_sign_starting_a_word_up_to_the_cursor():
+    assert mention_at("look at @src/eng", 16) == (8, "src/eng")
+    assert mention_at("@", 1) == (0, "")
+    assert mention_at("first line\n@doc", 15) == (11, "doc")
+    assert mention_at("mail me at a@b.com", 18) is None  # inside a word: an address
+    assert mention_at("look at @src/eng and", 20) is None  # the cursor moved past it
+    assert mention_at("look at @src/eng and", 16) == (8, "src/eng")

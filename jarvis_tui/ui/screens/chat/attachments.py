@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual import on
+from textual import on, work
+from textual.timer import Timer
+from textual.worker import get_current_worker
 
+from jarvis_tui.core.attach.complete import PathIndex, mention_at
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
 from jarvis_tui.core.attach.read import IMAGE
@@ -18,10 +21,77 @@ from jarvis_tui.core.pasted import Spans
 from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar, Chip
+from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
+
+MENTION_REFRESH_S = 0.1  # while the folder is walked, the @ list fills at this pace
 
 
 class ChatAttachments(ChatBase):
+    paths: PathIndex | None = None  # the working folder's, walked on the first @
+    _mention: tuple[int, str] | None = None  # where the @ being typed is, and its query
+    _refill_timer: Timer | None = None
+    _shown: tuple[int, bool] = (-1, False)  # the walk's count and end when the list was drawn
+
+    # -- @ in the prompt ----------------------------------------------------------------
+
+    def mention_update(self) -> None:
+        """After an edit: open, narrow or close the @ list for the @path at the cursor."""
+        box = self.query_one(PromptInput)
+        found = mention_at(box.text, box.cursor_index)
+        self._mention = found
+        listing = self.query_one(MentionList)
+        if found is None:
+            if listing.open:
+                listing.close()
+                box.mentioning = False
+            return
+        if self.paths is None or self.paths.root != str(Path.cwd()):
+            self.paths = PathIndex(Path.cwd())
+            self._walk_paths(self.paths)
+            if self._refill_timer is None:
+                self._refill_timer = self.set_interval(MENTION_REFRESH_S, self._refill)
+        self._show_matches()
+
+    def _show_matches(self) -> None:
+        if self._mention is None or self.paths is None:
+            return
+        listing = self.query_one(MentionList)
+        found = self.paths.matches(self._mention[1])
+        note = "" if self.paths.done else BAR_TEXTS(self.lang, "walking",
+                                                     n=f"{self.paths.count:,}")
+        if not found and self.paths.done:
+            note = BAR_TEXTS(self.lang, "no_match", query=self._mention[1])
+        listing.show_paths(found, note)
+        self._shown = (self.paths.count, self.paths.done)
+        self.query_one(PromptInput).mentioning = True
+
+    def _refill(self) -> None:
+        """While the list is open and the walk brought more paths (or ended), show them."""
+        if self._mention is not None and self.paths is not None \
+                and (self.paths.count, self.paths.done) != self._shown:
+            self._show_matches()
+
+    @work(thread=True, group="mention", exclusive=True, exit_on_error=False)
+    def _walk_paths(self, index: PathIndex) -> None:
+        worker = get_current_worker()
+        index.fill(stop=lambda: worker.is_cancelled)
+
+    @on(PromptInput.MentionKey)
+    async def _mention_key(self, event: PromptInput.MentionKey) -> None:
+        listing = self.query_one(MentionList)
+        box = self.query_one(PromptInput)
+        if event.key in ("up", "down"):
+            listing.move(-1 if event.key == "up" else 1)
+            return
+        mention, picked = self._mention, listing.picked()
+        listing.close()
+        box.mentioning = False
+        self._mention = None
+        if event.key == "escape" or mention is None or picked is None:
+            return
+        box.take(mention[0])
+        await self.action_attach(picked)
     def question_with_attachments(self, text: str, pasted: Spans) -> Message:
         """The message to send, carrying what is attached (then nothing is attached any more)."""
         if not self.attached:

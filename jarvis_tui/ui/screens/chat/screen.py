@@ -41,6 +41,7 @@ from jarvis_tui.ui.screens.chat.tools import ChatTools
 from jarvis_tui.ui.slash import Command, UnknownCommand, parse, pasted_of_sent, unknown_text
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.conversation import Conversation, Notice
+from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 from jarvis_tui.ui.widgets.summary_panel import SummaryPanel
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -77,6 +78,7 @@ class ChatScreen(ChatAttachments, ChatCommands, ChatCompaction, ChatTools, ChatB
                 yield Conversation(id="conversation")
                 yield Static("", id="history", markup=False)
                 yield AttachmentBar(id="attachments")
+                yield MentionList(id="mentions")
                 prompt = PromptInput(id="prompt", placeholder=CHAT_TEXTS(lang, "placeholder"))
                 prompt.history_source = self.sent_prompts
                 yield prompt
@@ -149,6 +151,7 @@ class ChatScreen(ChatAttachments, ChatCommands, ChatCompaction, ChatTools, ChatB
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
         self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE_S, self._typed_gauge)
+        self.mention_update()
         if self.reply.view is not None:
             self.reply.view.typing()
 
