@@ -470,7 +470,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.attach:
         from jarvis_tui.cli_attach import read_attachments
 
-        sendings = read_attachments(args.attach, pick_language(settings.language, text))
+        try:
+            sendings = read_attachments(args.attach, pick_language(settings.language, text))
+        except CliError:
+            if args.text == "-":  # read from a pipe, it has no other copy
+                with open_store(args) as store:
+                    _keep_unanswered(store, args, settings,
+                                     Message("user", text, pasted=pasted))
+            raise
     question = (message_with(text, sendings, pasted) if sendings
                 else Message("user", text, pasted=pasted))
     with open_store(args) as store, contextlib.ExitStack() as stack:

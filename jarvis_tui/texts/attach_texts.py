@@ -28,7 +28,9 @@ ATTACH_TEXTS = Texts(
         "bomb_unsized": "Not attached: {path} would decode to more pixels than an image may "
                         "have (a decompression bomb)",
         "changed": "Not attached: {path} changed while it was read; attach it again",
-        "vanished": "Not sent: {path} is gone since it was attached; remove it or attach it "
+        "changed_since": "Not sent: {path} changed since it was attached; /detach it and "
+                         "attach it again to send it as it is now",
+        "vanished": "Not sent: {path} is gone since it was attached; /detach it, or attach it "
                     "again",
         "no_vision": "Not sent: {model} takes no images; remove {path}, or pick a model that "
                      "reads images",
@@ -59,7 +61,9 @@ ATTACH_TEXTS = Texts(
                 "（解压炸弹，或大到无法发送）",
         "bomb_unsized": "未附加：{path} 解码后的像素超过图片上限（解压炸弹）",
         "changed": "未附加：{path} 在读取时发生了变化；请重新附加",
-        "vanished": "未发送：{path} 在附加之后已不存在；请移除或重新附加",
+        "changed_since": "未发送：{path} 在附加之后已改变；请先 /detach 再重新附加，"
+                         "以发送它现在的内容",
+        "vanished": "未发送：{path} 在附加之后已不存在；请 /detach 移除或重新附加",
         "no_vision": "未发送：{model} 不接受图片；请移除 {path}，或换用能读图片的模型",
         "read_error": "未附加：无法读取 {path}（{why}）",
         "bad_range": "未附加：{path} 共 {lines} 行，没有第 {first}-{last} 行（路径:起始行-结束行，"
@@ -84,6 +88,8 @@ def refusal_line(lang: str, refused: AttachRefused) -> str:
     if key == "bad_range":
         facts["s"] = plural_s(facts.get("lines", 0))
         key = "bad_range" if facts.get("last") else "bad_range_open"
+    if key == "changed" and facts.pop("since", False):
+        key = "changed_since"
     if key == "bomb" and not facts.get("width"):
         key = "bomb_unsized"
     for name in ("size", "limit"):

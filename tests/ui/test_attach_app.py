@@ -123,3 +123,28 @@ async def test_at_offers_paths_as_typed_and_tab_attaches_one(fake_server, tmp_pa
         await pilot.press("escape")
         assert not listing.open and box.text == "look @no"
         assert app.chat.reply.question is None  # Esc closed the list, it stopped nothing
+
+
+async def test_a_file_gone_or_changed_before_the_send_stops_it(fake_server, tmp_path,
+                                                               monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("as attached\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach a.txt")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        (work / "a.txt").write_text("edited after it was attached\n", encoding="utf-8")
+        await type_and_send(pilot, "what does it say?")
+        await wait_for(pilot, lambda: any("Not sent" in n for n in notices(app)), "the stop")
+        assert ("Not sent: a.txt changed since it was attached; /detach it and attach it "
+                "again to send it as it is now") in notices(app)
+        assert prompt(app).text == "what does it say?" and bar(app).chips
+        (work / "a.txt").unlink()
+        prompt(app).clear()
+        await type_and_send(pilot, "and now?")
+        await wait_for(pilot, lambda: any("is gone" in n for n in notices(app)), "the stop")
+        assert ("Not sent: a.txt is gone since it was attached; /detach it, or attach it again"
+                in notices(app))
+        assert prompt(app).text == "and now?" and fake_server.chat_requests == []

@@ -188,3 +188,19 @@ def _refusal(e: OSError, shown: str) -> AttachRefused:
     if e.errno in (errno.ENOENT, errno.ENOTDIR):
         return AttachRefused(r.MISSING, path=shown)
     return AttachRefused(r.READ_ERROR, path=shown, why=e.strerror or str(e))
+
+
+def still_as_read(att: Attachment) -> None:
+    """Refuse (VANISHED, CHANGED) a file that is gone or not what was read when it was
+    attached: the send would carry a text the file no longer has, and the user believes it
+    sends the file. A folder's listing is what it was; it is not checked again."""
+    if att.kind == LISTING:
+        return
+    try:
+        st = os.stat(att.path)
+    except FileNotFoundError:
+        raise AttachRefused(r.VANISHED, path=att.shown) from None
+    except OSError as e:
+        raise _refusal(e, att.shown) from None
+    if st.st_size != att.size or st.st_mtime != att.mtime:
+        raise AttachRefused(r.CHANGED, path=att.shown, since=True)

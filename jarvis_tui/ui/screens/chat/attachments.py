@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 from jarvis_tui.core.attach.complete import PathIndex, mention_at
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
-from jarvis_tui.core.attach.read import IMAGE
+from jarvis_tui.core.attach.read import IMAGE, still_as_read
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
@@ -92,6 +92,15 @@ class ChatAttachments(ChatBase):
             return
         box.take(mention[0])
         await self.action_attach(picked)
+    def stale_attachment(self) -> str:
+        """Why the send cannot carry what is attached (a file gone or changed since), or ""."""
+        for sending in self.attached:
+            try:
+                still_as_read(sending.attachment)
+            except AttachRefused as refused:
+                return refusal_line(self.lang, refused)
+        return ""
+
     def question_with_attachments(self, text: str, pasted: Spans) -> Message:
         """The message to send, carrying what is attached (then nothing is attached any more)."""
         if not self.attached:

@@ -214,7 +214,7 @@ class ChatScreen(ChatAttachments, ChatCommands, ChatCompaction, ChatTools, ChatB
             prompt.restore(*back)
             self.app.notify(CHAT_TEXTS(self.lang, "busy"), severity="warning", markup=False)
             return
-        problem = missing_key_problem(self.session.settings, self.lang)
+        problem = missing_key_problem(self.session.settings, self.lang) or self.stale_attachment()
         if problem:
             prompt.restore(*back)
             await self.say(problem, "error")

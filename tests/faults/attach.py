@@ -1,0 +1,93 @@
+"""Fault-matrix rows of issue 42's bad input: each path `ask --attach` is handed stops the
+command with one line, in bounded time, before a session or request is made, and what came on
+standard input is kept. (A file the user cannot read is tests/core/attach/test_read.py's: the
+matrix runs as root here, and root reads everything.)"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.fakeserver import FakeProvider
+from tests.faults import ProcCase, ProcOutcome, Trial
+
+QUESTION = "what is in this file? (piped in: kept when the file is refused)"
+
+
+def _bomb() -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    header = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(bytes(64))) + chunk(b"IEND", b""))
+
+
+def _huge(tmp: Path) -> str:
+    path = tmp / "huge.log"
+    with open(path, "wb") as f:
+        f.truncate(2 * 1024**3)  # sparse: 2 GB said by its size, none of it written
+    return str(path)
+
+
+def _fifo(tmp: Path) -> str:
+    os.mkfifo(tmp / "pipe")
+    return str(tmp / "pipe")
+
+
+def _named(tmp: Path) -> str:
+    path = tmp / "report\u202etxt.exe"
+    path.write_text("x", encoding="utf-8")
+    return str(path)
+
+
+def _loop(tmp: Path) -> str:
+    (tmp / "a").symlink_to(tmp / "b")
+    (tmp / "b").symlink_to(tmp / "a")
+    return str(tmp / "a")
+
+
+def _liar(tmp: Path) -> str:
+    (tmp / "photo.png").write_text("<html>not a picture</html>", encoding="utf-8")
+    return str(tmp / "photo.png")
+
+
+def _bomb_file(tmp: Path) -> str:
+    (tmp / "bomb.png").write_bytes(_bomb())
+    return str(tmp / "bomb.png")
+
+
+ROWS: list[tuple[int, str, Callable[[Path], str], str]] = [
+    (1, "--attach a 2 GB file", _huge, "is 2.0 GB, over the 16.0 MB an attachment may be"),
+    (2, "--attach a FIFO", _fifo, "is a fifo, not a file"),
+    (3, "--attach /dev/zero", lambda tmp: "/dev/zero", "is a character device, not a file"),
+    (4, "--attach a name with a bidi mark", _named, "holds control characters or invisible"),
+    (5, "--attach a symlink loop", _loop, "is a symbolic link that leads back to itself"),
+    (6, "--attach a .png that is HTML", _liar, "is named as a PNG image but holds text"),
+    (7, "--attach a decompression bomb", _bomb_file, "a decompression bomb"),
+]
+
+
+def _row(item: int, name: str, make: Callable[[Path], str], said: str) -> ProcCase:
+    def run(tmp: Path) -> ProcOutcome:
+        t = Trial(item, name, tmp, issue=42)
+        path = make(tmp)
+        with FakeProvider() as fake:
+            flags = ("--base-url", fake.base_url, "--model", "m")
+            done = t.run(*flags, "ask", "--attach", path, QUESTION, timeout=30)
+            piped = t.run(*flags, "ask", "--attach", path, "-", stdin=QUESTION, timeout=30)
+            t.expect(fake.chat_requests == [], "a request was made")
+        for proc in (done, piped):
+            t.expect(proc.returncode == 2, f"exit {proc.returncode}")
+            t.expect(said in proc.stderr, f"said: {proc.stderr.strip()[-120:]!r}")
+            t.expect(proc.seconds < 20, f"took {proc.seconds:.1f} s")
+        t.expect(len(done.stderr.strip().splitlines()) == 1, "more than one line")
+        t.keeps([QUESTION])  # from standard input: kept, unanswered
+        return t.outcome(done.stderr.strip().removeprefix("jarvis-tui: "))
+    return ProcCase(item, name, run, issue=42)
+
+
+CASES: list[ProcCase] = [_row(*row) for row in ROWS]
