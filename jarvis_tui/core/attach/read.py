@@ -118,7 +118,7 @@ def _read(path: Path, shown: str, limit: int, before: os.stat_result) -> bytes:
     """The file's bytes, at most `limit`; refused when what was opened is not what was stat'ed
     (swapped for a FIFO or a device) or changed while it was read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise _refusal(e, shown) from None
     try:

@@ -19,6 +19,10 @@ class MentionList(OptionList):
     """
     can_focus = False
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._paths: list[str] = []
+
     def show_paths(self, paths: list[str], note: str = "") -> None:
         """The options, keeping the highlight on the same path when it is still offered."""
         current = self.picked()
@@ -41,11 +45,10 @@ class MentionList(OptionList):
         return self.has_class("-open")
 
     def picked(self) -> str | None:
-        paths = getattr(self, "_paths", [])
-        at = self.highlighted
+        paths, at = self._paths, self.highlighted
         return paths[at] if at is not None and 0 <= at < len(paths) else None
 
     def move(self, step: int) -> None:
-        paths = getattr(self, "_paths", [])
+        paths = self._paths
         if paths:
             self.highlighted = ((self.highlighted or 0) + step) % len(paths)
