@@ -135,6 +135,9 @@ BAR_TEXTS = Texts(
         "bad_index": "There is no attachment {arg}: /detach N (1 to {n}), or /detach for all",
         "which": "Which file? /attach PATH, or PATH:FIRST-LAST for some of its lines",
         "walking": "… reading the folder ({n} paths so far)",
+        "pasted_path": "You pasted the path of {path}: Ctrl+T attaches the file in its place",
+        "no_pasted_path": "There is no pasted path to attach: paste a file's path first, or "
+                          "/attach PATH",
         "no_match": "No path here matches {query} (.gitignore honoured; start a part with . "
                     "for hidden ones)",
     },
@@ -157,6 +160,8 @@ BAR_TEXTS = Texts(
         "bad_index": "没有第 {arg} 个附件：/detach N（1 到 {n}），或 /detach 全部移除",
         "which": "附加哪个文件？/attach 路径，或 路径:起始行-结束行 只发送部分行",
         "walking": "… 正在读取文件夹（已有 {n} 个路径）",
+        "pasted_path": "你粘贴了 {path} 的路径：按 Ctrl+T 改为附加该文件",
+        "no_pasted_path": "没有可附加的粘贴路径：先粘贴文件路径，或用 /attach 路径",
         "no_match": "这里没有与 {query} 匹配的路径（已遵循 .gitignore；以 . 开头可列出隐藏项）",
     },
 )

@@ -4,6 +4,9 @@ send carries it as it was read, and what cannot be attached says why and leaves 
 
 from __future__ import annotations
 
+from textual import events
+from textual.widgets import Static
+
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -148,3 +151,23 @@ async def test_a_file_gone_or_changed_before_the_send_stops_it(fake_server, tmp_
         assert ("Not sent: a.txt is gone since it was attached; /detach it, or attach it again"
                 in notices(app))
         assert prompt(app).text == "and now?" and fake_server.chat_requests == []
+
+
+async def test_a_pasted_path_is_attached_with_one_key(fake_server, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("the notes\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        box = prompt(app)
+        box.focus()
+        await pilot.press("s", "e", "e", "space")
+        app.post_message(events.Paste(f"'{work / 'notes.md'}'"))  # a file manager's quotes
+        await wait_for(pilot, lambda: "Ctrl+T attaches the file" in str(
+            app.chat.query_one("#status", Static).content), "the hint")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        assert box.text == "see " and bar(app).chips[0].label.startswith("notes.md · ")
+        await pilot.press("ctrl+t")  # nothing pasted any more
+        assert "There is no pasted path to attach" in " ".join(notices(app))

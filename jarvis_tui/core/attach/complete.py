@@ -15,6 +15,8 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote
 
 from jarvis_tui.core.attach.tree import walk
 
@@ -31,6 +33,23 @@ def mention_at(text: str, cursor: int) -> tuple[int, str] | None:
     line_start = text.rfind("\n", 0, cursor) + 1
     found = _MENTION.search(text, line_start, cursor)
     return (found.start(), found.group(1)) if found else None
+
+
+def pasted_path(text: str, cwd: Path) -> str | None:
+    """`text` (one pasted line) as the path of a file or folder that exists, as the user
+    would type it for /attach: quotes a file manager adds taken off, `~` expanded, a
+    file:// address read; None when it names nothing there."""
+    line = text.strip().strip("'\"")
+    if line.startswith("file://"):
+        line = unquote(line.removeprefix("file://"))
+    if not line or "\n" in line or len(line) > 4096:
+        return None
+    try:
+        path = Path(line).expanduser()
+        exists = (cwd / path).exists()
+    except (OSError, ValueError):
+        return None
+    return line if exists else None
 
 
 def _hidden(path: str) -> bool:

@@ -59,6 +59,15 @@ class PromptInput(TextArea):
             self.line = line
             self.editing = editing
 
+    class PastedLine(Message):
+        """One line was pasted at [start, end): maybe a path the screen offers to attach."""
+
+        def __init__(self, text: str, start: int, end: int) -> None:
+            super().__init__()
+            self.text = text
+            self.start = start
+            self.end = end
+
     class MentionKey(Message):
         """A key for the @ list, which the screen keeps (MENTION_KEYS)."""
 
@@ -125,6 +134,9 @@ class PromptInput(TextArea):
                                       maintain_selection_offset=False):
                 self.move_cursor(result.end_location)
                 self.focus()
+                if event.text.strip() and "\n" not in event.text.strip():
+                    end = _index(self, result.end_location)
+                    self.post_message(self.PastedLine(event.text, end - len(event.text), end))
         finally:
             self._pasting = False
 

@@ -53,3 +53,16 @@ def test_a_mention_is_an_at_sign_starting_a_word_up_to_the_cursor():
     assert mention_at("mail me at a@b.com", 18) is None  # inside a word: an address
     assert mention_at("look at @src/eng and", 20) is None  # the cursor moved past it
     assert mention_at("look at @src/eng and", 16) == (8, "src/eng")
+
+
+def test_a_pasted_line_that_names_a_file(tmp_path):
+    from jarvis_tui.core.attach.complete import pasted_path
+
+    (tmp_path / "my notes.md").write_text("x", encoding="utf-8")
+    assert pasted_path("my notes.md", tmp_path) == "my notes.md"
+    assert pasted_path(f"  '{tmp_path / 'my notes.md'}'\n", tmp_path) == str(
+        tmp_path / "my notes.md")
+    assert pasted_path(f"file://{tmp_path}/my%20notes.md", tmp_path) == \
+        f"{tmp_path}/my notes.md"
+    assert pasted_path("not a file here", tmp_path) is None
+    assert pasted_path("two\nlines", tmp_path) is None

@@ -9,15 +9,17 @@ from pathlib import Path
 
 from textual import on, work
 from textual.timer import Timer
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from jarvis_tui.core.attach.complete import PathIndex, mention_at
+from jarvis_tui.core.attach.complete import PathIndex, mention_at, pasted_path
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
 from jarvis_tui.core.attach.read import IMAGE, still_as_read
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
+from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar, Chip
@@ -32,6 +34,31 @@ class ChatAttachments(ChatBase):
     _mention: tuple[int, str] | None = None  # where the @ being typed is, and its query
     _refill_timer: Timer | None = None
     _shown: tuple[int, bool] = (-1, False)  # the walk's count and end when the list was drawn
+    _pasted_path: tuple[int, int, str] | None = None  # where a pasted path is in the prompt
+
+    # -- a path pasted into the prompt -----------------------------------------------------
+
+    @on(PromptInput.PastedLine)
+    def _pasted_line(self, event: PromptInput.PastedLine) -> None:
+        path = pasted_path(event.text, Path.cwd())
+        self._pasted_path = (event.start, event.end, path) if path else None
+        if path:
+            self.query_one("#status", Static).update(BAR_TEXTS(self.lang, "pasted_path",
+                                                               path=visible(path)))
+
+    async def action_attach_pasted(self) -> None:
+        box = self.query_one(PromptInput)
+        found = self._pasted_path
+        self._pasted_path = None
+        # Still where it was pasted, as pasted (the user may have edited it since).
+        if found is None or pasted_path(box.text[found[0]:found[1]], Path.cwd()) != found[2]:
+            await self.say(BAR_TEXTS(self.lang, "no_pasted_path"), "info")
+            return
+        start, end, path = found
+        box.delete(box.document.get_location_from_index(start),
+                   box.document.get_location_from_index(end))
+        self.set_status()
+        await self.action_attach(path)
 
     # -- @ in the prompt ----------------------------------------------------------------
 
