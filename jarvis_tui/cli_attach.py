@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jarvis_tui.cli_errors import CliError
+from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.message import Sending, sending_of
-from jarvis_tui.core.attach.read import IMAGE
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.session import Store
 from jarvis_tui.texts.attach_texts import changed_line, refusal_line

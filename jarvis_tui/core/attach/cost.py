@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.message import Sending, block
-from jarvis_tui.core.attach.read import IMAGE
 from jarvis_tui.core.window.tokens import TokenCounter
 
 OPENAI = "openai"

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from jarvis_tui.core.attach import refusal as r
-from jarvis_tui.core.attach.read import IMAGE, Attachment
+from jarvis_tui.core.attach.attachment import IMAGE, Attachment
 from jarvis_tui.core.attach.refusal import AttachRefused
 from jarvis_tui.core.attach.sniff import IMAGE_TYPES, binary_kind
 

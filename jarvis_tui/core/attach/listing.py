@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from jarvis_tui.core.attach.read import LISTING, Attachment
+from jarvis_tui.core.attach.attachment import LISTING, Attachment
 from jarvis_tui.core.attach.tree import walk
 
 MAX_ENTRIES = 500

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jarvis_tui.core.attach.attachment import IMAGE, LISTING, Attachment
 from jarvis_tui.core.attach.listing import size_text
-from jarvis_tui.core.attach.read import IMAGE, LISTING, Attachment, read_path
+from jarvis_tui.core.attach.read import read_path
 from jarvis_tui.core.attach.refusal import BAD_RANGE, MISSING, AttachRefused
 from jarvis_tui.core.details.blocks import digest, language
 from jarvis_tui.core.messages import Attached, Message

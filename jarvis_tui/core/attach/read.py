@@ -13,10 +13,12 @@ import errno
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from jarvis_tui.core.attach import refusal as r
+from jarvis_tui.core.attach.attachment import LISTING, TEXT, Attachment
+from jarvis_tui.core.attach.images import read_image
+from jarvis_tui.core.attach.listing import listing
 from jarvis_tui.core.attach.refusal import AttachRefused
 from jarvis_tui.core.attach.sniff import IMAGE_SUFFIXES, binary_kind, image_format
 from jarvis_tui.core.safety.textsafe import visible
@@ -24,39 +26,12 @@ from jarvis_tui.core.safety.textsafe import visible
 MAX_TEXT_BYTES = 16 * 1024 * 1024  # a text file: far past any window, so a part or a digest
 MAX_IMAGE_BYTES = 32 * 1024 * 1024  # an image file as read (it is scaled down to send)
 DETECT_BYTES = 64 * 1024  # what the encoding detector reads of a file that is not UTF-8
-TEXT = "text"
-LISTING = "listing"
-IMAGE = "image"
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _NOT_FILES = ((stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "character device"),
               (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
-
-
-@dataclass(frozen=True)
-class Attachment:
-    path: str  # absolute, as it was when attached
-    shown: str  # as the user reads it: relative to the working folder when under it
-    kind: str  # TEXT, LISTING or IMAGE
-    text: str  # as sent ("" for an image)
-    size: int  # bytes on disk (a folder: its listing's)
-    mtime: float
-    sha256: str  # of the bytes read (a folder: of its listing)
-    data: bytes = b""  # an image's bytes as read
-    media_type: str = "text/plain"
-    encoding: str = "utf-8"  # the text's, as read
-    width: int = 0  # an image's pixels
-    height: int = 0
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name or self.path
-
-    @property
-    def lines(self) -> int:
-        return self.text.count("\n") + (bool(self.text) and not self.text.endswith("\n"))
 
 
 def shown_path(path: Path, cwd: Path) -> str:
@@ -93,8 +68,6 @@ def read_path(given: str | Path, cwd: Path, *, hidden: bool = False) -> Attachme
     except OSError as e:
         raise _refusal(e, shown) from None
     if stat.S_ISDIR(st.st_mode):
-        from jarvis_tui.core.attach.listing import listing
-
         return listing(path, shown, st.st_mtime, hidden=hidden)
     for test, what in _NOT_FILES:
         if test(st.st_mode):
@@ -106,8 +79,6 @@ def read_path(given: str | Path, cwd: Path, *, hidden: bool = False) -> Attachme
     data = _read(path, shown, limit, st)
     found = image_format(data[:16])
     if found or suffix_format:
-        from jarvis_tui.core.attach.images import read_image
-
         return read_image(path, shown, data, st.st_mtime, claimed=suffix_format, found=found)
     text, encoding = decode(data, shown)
     return Attachment(str(path), shown, TEXT, text, len(data), st.st_mtime,

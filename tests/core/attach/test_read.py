@@ -17,7 +17,8 @@ import pytest
 from PIL import Image
 
 from jarvis_tui.core.attach import refusal as r
-from jarvis_tui.core.attach.read import IMAGE, LISTING, MAX_TEXT_BYTES, TEXT, _read, read_path
+from jarvis_tui.core.attach.attachment import IMAGE, LISTING, TEXT
+from jarvis_tui.core.attach.read import MAX_TEXT_BYTES, _read, read_path
 from jarvis_tui.core.attach.refusal import AttachRefused
 
 

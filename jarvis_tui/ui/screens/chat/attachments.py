@@ -12,10 +12,11 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.complete import PathIndex, mention_at, pasted_path
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
-from jarvis_tui.core.attach.read import IMAGE, still_as_read
+from jarvis_tui.core.attach.read import still_as_read
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
