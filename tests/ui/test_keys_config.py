@@ -30,7 +30,7 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     for name, value in home_env(tmp_path).items():
         monkeypatch.setenv(name, value)
     config = write_config(tmp_path, 'language = "en"\n[keys]\nsummary = "f9"\n'
-                                    'sessions = "ctrl+t,f8"\n')
+                                    'sessions = "ctrl+g,f8"\n')
     seen: dict[str, object] = {}
 
     async def use(app: JarvisApp) -> None:
@@ -64,7 +64,7 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     assert seen["f2 said"] == []
     assert seen["ctrl+o opened sessions"] is False
     assert ("F9", "Summary") in seen["help"]
-    assert ("Ctrl+T / F8", "Sessions") in seen["help"]
+    assert ("Ctrl+G / F8", "Sessions") in seen["help"]
     assert ("F2", "Summary") not in seen["help"]
 
 
@@ -79,7 +79,7 @@ def test_a_rebound_key_runs_its_action_and_the_old_one_does_not(fake_server, tmp
     ("summary = 6", "[keys] summary = 6: expected a key in quotes"),
     ('summary = "f6"', '[keys] summary = "f6": the prompt, which has the focus, uses f6 itself'),
     ('summary = "ctrl+m"', '[keys] summary = "ctrl+m": a terminal sends ctrl+m as enter, so '
-                           'summary would never run; pick another key, like "ctrl+t" or "f9"'),
+                           'summary would never run; pick another key, like "ctrl+g" or "f9"'),
 ])
 def test_a_bad_keys_table_stops_with_one_line(home, tmp_path, fake_server, table, line):
     config = write_config(tmp_path, f"[keys]\n{table}\n")

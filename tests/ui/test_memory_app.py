@@ -316,6 +316,9 @@ async def test_slash_memory_and_the_help_and_f6_in_message_mode(fake_server, tmp
         await pilot.press("f1")
         await pilot.pause()
         text = screen_text(app)
+        await pilot.press("pagedown")  # the commands, below the keys
+        await pilot.pause()
+        text += screen_text(app)
         assert "/remember TEXT" in text and "/memory" in text and "F6" in text
 
 

@@ -47,13 +47,13 @@ def _keys(path: Path, raw: object) -> dict[str, str]:
         if not isinstance(key, str) or not key.strip():
             shown = "a table" if isinstance(key, dict) else repr(key)
             raise ConfigError(f"{path}: [keys] {action} = {shown}: expected a key in quotes, "
-                              'like "ctrl+t" (a comma between several: "f9,ctrl+t")')
+                              'like "ctrl+g" (a comma between several: "f9,ctrl+g")')
         for one in key.split(","):
             sent = unsendable(one)
             if sent:
                 raise ConfigError(
                     f"{path}: [keys] {action} = {json.dumps(key.strip(), ensure_ascii=False)}: "
                     f"a terminal sends {one.strip()} as {sent}, so {action} would never run; "
-                    'pick another key, like "ctrl+t" or "f9"')
+                    'pick another key, like "ctrl+g" or "f9"')
         table[action] = key.strip()
     return table

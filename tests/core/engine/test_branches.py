@@ -233,7 +233,8 @@ def test_a_store_from_before_branches_reads_as_one_branch(tmp_path):
                       "ALTER TABLE messages DROP COLUMN pasted;"
                       "ALTER TABLE messages DROP COLUMN excluded; DROP INDEX messages_by_parent;"
                       "ALTER TABLE messages DROP COLUMN parent_id;"
-                      "ALTER TABLE conversations DROP COLUMN head_id; DROP TABLE memories;")
+                      "ALTER TABLE conversations DROP COLUMN head_id; DROP TABLE memories;"
+                      "DROP TABLE attachments;")
     raw.close()
     with Store(path) as store:
         msgs = store.messages(conv.id)
