@@ -5,6 +5,7 @@ away; the send carries them, and the gauge counts them while they wait."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from textual import on, work
@@ -28,6 +29,7 @@ from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.prompt_input import PromptInput
 
 MENTION_REFRESH_S = 0.1  # while the folder is walked, the @ list fills at this pace
+PATHS_KEPT_S = 30.0  # a walk this old is done again by the next @ that opens the list
 
 
 class ChatAttachments(ChatBase):
@@ -36,6 +38,7 @@ class ChatAttachments(ChatBase):
     _refill_timer: Timer | None = None
     _shown: tuple[int, bool] = (-1, False)  # the walk's count and end when the list was drawn
     _pasted_path: tuple[int, int, str] | None = None  # where a pasted path is in the prompt
+    _paths_at = 0.0  # when `paths` was walked
 
     # -- a path pasted into the prompt -----------------------------------------------------
 
@@ -74,8 +77,11 @@ class ChatAttachments(ChatBase):
                 listing.close()
                 box.mentioning = False
             return
-        if self.paths is None or self.paths.root != str(Path.cwd()):
-            self.paths = PathIndex(Path.cwd())
+        stale = (self.paths is None or self.paths.root != str(Path.cwd())
+                 or not listing.open and self.paths.done
+                 and time.monotonic() - self._paths_at > PATHS_KEPT_S)
+        if stale:  # a new @ a while after the last walk: files come and go, walk again
+            self.paths, self._paths_at = PathIndex(Path.cwd()), time.monotonic()
             self._walk_paths(self.paths)
             if self._refill_timer is None:
                 self._refill_timer = self.set_interval(MENTION_REFRESH_S, self._refill)
