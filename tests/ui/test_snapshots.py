@@ -169,3 +169,39 @@ def build_tool_app(tmp_path: Path) -> JarvisApp:
 
 def test_tool_calls_and_results(snap_compare, tmp_path):
     assert snap_compare(build_tool_app(tmp_path), terminal_size=(110, 40), run_before=steady())
+
+
+def attached(work: Path):
+    """/attach a file, then @ with a few letters: the bar above the prompt and the @ list."""
+    inner = steady(*"see @dep")
+
+    async def run(pilot):
+        await pilot.pause()
+        box = pilot.app.screen.query_one(TextArea)
+        box.load_text("/attach deploy.py")
+        await pilot.press("enter")
+        for _ in range(250):
+            if pilot.app.screen.attached:
+                break
+            await pilot.pause(0.02)
+        await inner(pilot)
+        for _ in range(250):  # the walk runs in a thread: the list is whole once it ends
+            paths = pilot.app.screen.paths
+            if paths is not None and paths.done and pilot.app.screen._shown[1]:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+
+    return run
+
+
+@pytest.mark.parametrize("theme", ["jarvis-dark"])
+def test_attachments_and_the_at_list(snap_compare, tmp_path, theme, monkeypatch):
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "deploy.py").write_text("def deploy(port):\n    serve(port)\n", encoding="utf-8")
+    (work / "deploy_notes.md").write_text("# Deploy\n\nPort 8443.\n", encoding="utf-8")
+    (work / "src" / "app.py").write_text("print('app')\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    assert snap_compare(build_app(tmp_path, theme), terminal_size=SIZE,
+                        run_before=attached(work))
