@@ -11,6 +11,7 @@ them (a part starting with a dot: `@.env`, `@src/.config`).
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import threading
@@ -60,84 +61,83 @@ def asks_hidden(query: str) -> bool:
     return query.startswith(".") or "/." in query
 
 
+# A path as matched: (lower-case path without a folder's "/", its lower-case name, the path as
+# shown, whether it is hidden), made once when walked, not at every keystroke.
+Row = tuple[str, str, str, bool]
+
+
+def _row(path: str) -> Row:
+    lower = path.lower().rstrip("/")
+    return lower, lower.rsplit("/", 1)[-1], path, _hidden(path)
+
+
 class PathIndex:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = os.fspath(root)
-        self._paths: list[str] = []  # folders end with "/"
+        self._rows: list[Row] = []  # folders end with "/"
         self._lock = threading.Lock()
         self.done = False
         self.truncated = False
-        self._last: tuple[str, bool, int, list[str]] | None = None  # query, hidden, count, found
+        self._last: tuple[str, bool, int, list[Row]] | None = None  # query, hidden, count, found
 
     def fill(self, stop: Callable[[], bool] = lambda: False) -> None:
         """Walk the folder (in a thread); `stop`: asked every so often, to give up early."""
-        batch: list[str] = []
+        batch: list[Row] = []
         for entry in walk(self.root, hidden=True):
-            batch.append(entry.path + "/" if entry.folder else entry.path)
+            batch.append(_row(entry.path + "/" if entry.folder else entry.path))
             if len(batch) >= 512:
                 if stop():
                     return
                 self._add(batch)
                 batch = []
-                if len(self._paths) >= MAX_PATHS:
+                if len(self._rows) >= MAX_PATHS:
                     self.truncated = True
                     break
         self._add(batch)
         self.done = True
 
-    def _add(self, batch: list[str]) -> None:
+    def _add(self, batch: list[Row]) -> None:
         with self._lock:
-            self._paths.extend(batch)
+            self._rows.extend(batch)
 
     @property
     def count(self) -> int:
-        return len(self._paths)
+        return len(self._rows)
 
     def matches(self, query: str, limit: int = SHOWN) -> list[str]:
         """The best `limit` paths for `query` among those walked so far."""
         with self._lock:
-            paths = self._paths[:]
+            rows = self._rows[:]
         hidden = asks_hidden(query)
         q = query.lower()
         last = self._last
         if last is not None and q.startswith(last[0]) and last[1] == hidden \
-                and last[2] == len(paths):
+                and last[2] == len(rows):
             pool = last[3]  # the same paths, a longer query: only the last matches can match
         else:
-            pool = paths if hidden else [p for p in paths if not _hidden(p)]
-        found = [p for p in pool if _subsequence(q, p.lower())] if q else pool
-        self._last = (q, hidden, len(paths), found)
+            pool = rows if hidden else [r for r in rows if not r[3]]
         if not q:
-            return found[:limit]
-        return sorted(found, key=lambda p: _rank(q, p))[:limit]
+            self._last = (q, hidden, len(rows), pool)
+            return [r[2] for r in pool[:limit]]
+        search = re.compile(".*?".join(map(re.escape, q))).search  # the letters, in order
+        found = [r for r in pool if search(r[0])]
+        self._last = (q, hidden, len(rows), found)
+        best = heapq.nsmallest(limit, found, key=lambda r: _rank(q, r, search))
+        return [r[2] for r in best]
 
 
-def _subsequence(q: str, path: str) -> bool:
-    at = 0
-    for ch in q:
-        at = path.find(ch, at) + 1
-        if not at:
-            return False
-    return True
-
-
-def _rank(q: str, path: str) -> tuple[int, int, str]:
-    lower = path.lower().rstrip("/")
-    name = lower.rsplit("/", 1)[-1]
+def _rank(q: str, row: Row, search: Callable[[str], re.Match[str] | None]
+          ) -> tuple[int, int, str]:
+    lower, name, path, _ = row
     if name == q or name.split(".", 1)[0] == q:
         tier = 0
     elif q in name:
         tier = 1
     elif q in lower:
         tier = 2
-    elif _subsequence(q, name):
+    elif search(name):
         tier = 3
-    else:
-        tier = 4 + _spread(q, lower)
+    else:  # the letters spread out: the closer together (in tenths of the path), the better
+        m = search(lower)
+        tier = 4 + ((len(m.group()) - len(q)) * 10 // max(len(lower), 1) if m else 10)
     return tier, len(path), path
-
-
-def _spread(q: str, path: str) -> int:
-    """How far apart the letters fall (0: together), in tenths of the path: closer is better."""
-    m = re.search(".*?".join(map(re.escape, q)), path)
-    return (len(m.group()) - len(q)) * 10 // max(len(path), 1) if m else 10
