@@ -4,6 +4,8 @@ send carries it as it was read, and what cannot be attached says why and leaves 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import events
 from textual.widgets import Static
 
@@ -19,12 +21,24 @@ def bar(app) -> AttachmentBar:
     return app.chat.query_one(AttachmentBar)
 
 
-async def test_attach_shows_the_cost_and_the_send_carries_the_file(fake_server, tmp_path,
-                                                                 monkeypatch):
+def working_in(tmp_path: Path, monkeypatch, files: dict[str, str | bytes]) -> Path:
+    """A working folder holding `files` (path -> text or bytes), made the current one."""
     work = tmp_path / "work"
     work.mkdir()
-    (work / "deploy.py").write_text(CODE, encoding="utf-8")
+    for name, data in files.items():
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data, encoding="utf-8")
     monkeypatch.chdir(work)
+    return work
+
+
+async def test_attach_shows_the_cost_and_the_send_carries_the_file(fake_server, tmp_path,
+                                                                 monkeypatch):
+    work = working_in(tmp_path, monkeypatch, {"deploy.py": CODE})
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/attach deploy.py")
@@ -48,11 +62,7 @@ async def test_attach_shows_the_cost_and_the_send_carries_the_file(fake_server, 
 
 
 async def test_what_cannot_be_attached_and_taking_one_away(fake_server, tmp_path, monkeypatch):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "a.txt").write_text("first file\n", encoding="utf-8")
-    (work / "b.txt").write_text("second file\n", encoding="utf-8")
-    monkeypatch.chdir(work)
+    working_in(tmp_path, monkeypatch, {"a.txt": "first file\n", "b.txt": "second file\n"})
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/attach nothing.txt")
@@ -76,12 +86,9 @@ async def test_what_cannot_be_attached_and_taking_one_away(fake_server, tmp_path
 
 async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server, tmp_path,
                                                                     monkeypatch):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "big.log").write_text("".join(f"2026-12-05 10:00:{i % 60:02d} INFO request {i} "
-                                          f"served in {i % 97} ms\n" for i in range(1500)),
-                                  encoding="utf-8")
-    monkeypatch.chdir(work)
+    log = "".join(f"2026-12-05 10:00:{i % 60:02d} INFO request {i} served in {i % 97} ms\n"
+                  for i in range(1500))
+    working_in(tmp_path, monkeypatch, {"big.log": log})
     app = make_app(fake_server, tmp_path, context_window=4096)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/attach big.log")
@@ -98,14 +105,8 @@ async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server,
 
 async def test_at_offers_paths_as_typed_and_tab_attaches_one(fake_server, tmp_path,
                                                              monkeypatch):
-    work = tmp_path / "work"
-    (work / "src").mkdir(parents=True)
-    (work / "src" / "deploy.py").write_text(CODE, encoding="utf-8")
-    (work / "src" / "notes.md").write_text("notes\n", encoding="utf-8")
-    (work / "build").mkdir()
-    (work / "build" / "deploy.o").write_bytes(b"\0")
-    (work / ".gitignore").write_text("build/\n", encoding="utf-8")
-    monkeypatch.chdir(work)
+    working_in(tmp_path, monkeypatch, {"src/deploy.py": CODE, "src/notes.md": "notes\n",
+                                       "build/deploy.o": b"\0", ".gitignore": "build/\n"})
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         box = prompt(app)
@@ -130,10 +131,7 @@ async def test_at_offers_paths_as_typed_and_tab_attaches_one(fake_server, tmp_pa
 
 async def test_a_file_gone_or_changed_before_the_send_stops_it(fake_server, tmp_path,
                                                                monkeypatch):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "a.txt").write_text("as attached\n", encoding="utf-8")
-    monkeypatch.chdir(work)
+    work = working_in(tmp_path, monkeypatch, {"a.txt": "as attached\n"})
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/attach a.txt")
@@ -154,10 +152,7 @@ async def test_a_file_gone_or_changed_before_the_send_stops_it(fake_server, tmp_
 
 
 async def test_a_pasted_path_is_attached_with_one_key(fake_server, tmp_path, monkeypatch):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "notes.md").write_text("the notes\n", encoding="utf-8")
-    monkeypatch.chdir(work)
+    work = working_in(tmp_path, monkeypatch, {"notes.md": "the notes\n"})
     app = make_app(fake_server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         box = prompt(app)
