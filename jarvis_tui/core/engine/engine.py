@@ -232,9 +232,9 @@ class Engine:
         plan, the gauge, a compaction and a request's sending read."""
         return self.front.basis(self.provider)
 
-    def usage(self, pending: str = "") -> BudgetUsage:
+    def usage(self, pending: str = "", attached: int = 0) -> BudgetUsage:
         """What the next request would need without windowing: what the gauge shows."""
-        return self.basis().usage(pending)
+        return self.basis().usage(pending, attached)
 
     def _keep_summary(self, summary: Summary) -> None:
         self.summary = summary

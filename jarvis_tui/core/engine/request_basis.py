@@ -96,8 +96,10 @@ class RequestBasis:
         included), counted as the request's own is: for a proposal's estimate."""
         return count_system(self.system.message.with_summary(text, note), self.counter).summary
 
-    def usage(self, pending: str = "") -> BudgetUsage:
-        """What the next request would need without windowing: what the gauge shows."""
+    def usage(self, pending: str = "", attached: int = 0) -> BudgetUsage:
+        """What the next request would need without windowing: what the gauge shows.
+        `attached`: the tokens the files waiting to go with `pending` add (counted once when
+        attached, not again at each keystroke; recall looks at what is typed)."""
         c, system = self.counter, self.system
         memory = self.memory.tokens
         sys_tokens = max(0, system.front - memory)
@@ -107,8 +109,9 @@ class RequestBasis:
         tools, tools_saved = self.tool_outputs.tally()
         history = (max(0, anchored - sys_tokens - summary_tokens - memory)
                    if anchored is not None else self.history.tokens(c) - tools_saved)
-        pending_tokens = c.text(pending) + MESSAGE_OVERHEAD if pending else 0
-        if pending and anchored is not None:
+        sending = bool(pending or attached)
+        pending_tokens = c.text(pending) + MESSAGE_OVERHEAD + attached if sending else 0
+        if sending and anchored is not None:
             pending_tokens += round(self.calibration.framing or 0.0)  # framed like the others
         recalled = self.recall(pending, 1.0, None, None).tokens if pending else 0
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,

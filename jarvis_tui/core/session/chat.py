@@ -276,9 +276,10 @@ class ChatSession:
 
     # -- numbers -------------------------------------------------------------------------------
 
-    def usage(self, pending: str = "") -> BudgetUsage:
-        """What the next request would need: what the gauge shows."""
-        return self._engine.usage(pending=pending)
+    def usage(self, pending: str = "", attached: int = 0) -> BudgetUsage:
+        """What the next request would need: what the gauge shows. `attached`: what the
+        files waiting to go with `pending` add (attachment_tokens, summed)."""
+        return self._engine.usage(pending=pending, attached=attached)
 
     def attachment_tokens(self, sendings: list[Sending]) -> list[int]:
         """What each attachment adds to the request, counted as the gauge counts (an image by

@@ -199,12 +199,14 @@ class ChatAttachments(ChatBase):
     def show_attachments(self) -> list[int]:
         """Redraw the bar and the gauge; each attachment's tokens."""
         tokens = self.session.attachment_tokens(self.attached)
+        self.attached_tokens = sum(tokens)
         bar = self.query_one(AttachmentBar)
         if not self.attached:
             bar.show([])
             self.update_gauge(marks=False)
             return tokens
-        usage = self.session.usage(pending=self.pending_text())
+        usage = self.session.usage(pending=self.query_one(PromptInput).text,
+                                   attached=self.attached_tokens)
         chips = [self._chip(i, s, n, usage.budget) for i, (s, n)
                  in enumerate(zip(self.attached, tokens, strict=True))]
         key = ("over" if usage.used > usage.budget

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from textual.screen import Screen
 from textual.widgets import Static
 
-from jarvis_tui.core.attach.message import Sending, message_with
+from jarvis_tui.core.attach.message import Sending
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import NONE, Spans
 from jarvis_tui.core.session import ChatSession, StoreError
@@ -37,6 +37,9 @@ class ChatBase(Screen[None]):
         self.relocalize_pending = False
         # Files waiting to go with the next message (attachments.py keeps them).
         self.attached: list[Sending] = []
+        # What they add to the message, counted when they change: a keystroke counts only
+        # what is typed, not a 16 MB file again.
+        self.attached_tokens = 0
 
     if TYPE_CHECKING:
         # screen.py's, declared here because branches.py resends and forks through them.
@@ -100,16 +103,11 @@ class ChatBase(Screen[None]):
         """The gauge, and (`marks`: not for a keystroke) each message's mark of what the next
         request does with it: whatever moved the gauge (a reply, a compaction, a pin, an
         exclusion, a branch, a setting) may have moved them too."""
-        usage = self.session.usage(pending=self.pending_text())
+        usage = self.session.usage(pending=self.query_one(PromptInput).text,
+                                   attached=self.attached_tokens)
         self.query_one(TokenGauge).update_usage(usage, reply_tokens=self._unstored_reply_tokens())
         if marks:
             self.refresh_marks()
-
-    def pending_text(self) -> str:
-        """The message as it would be sent now: the attachments' blocks, then the prompt's
-        text. What the gauge counts."""
-        typed = self.query_one(PromptInput).text
-        return message_with(typed, self.attached).content if self.attached else typed
 
     def refresh_marks(self) -> None:
         # Not while a round or a compaction moves the history: their ends redraw the marks.
