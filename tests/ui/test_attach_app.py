@@ -9,6 +9,7 @@ from pathlib import Path
 from textual import events
 from textual.widgets import Static
 
+from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
@@ -99,7 +100,8 @@ async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server,
         await type_and_send(pilot, "/detach")
         await type_and_send(pilot, "/attach big.log:1-20")
         await wait_for(pilot, lambda: bar(app).chips, "the part's chip")
-        assert bar(app).chips[0].label.startswith("big.log (lines 1-20) · ")
+        part = size_text(len("".join(log.splitlines(keepends=True)[:20]).encode()))
+        assert bar(app).chips[0].label.startswith(f"big.log (lines 1-20) · {part} · ")
         assert not bar(app).chips[0].warning
 
 

@@ -53,6 +53,26 @@ def lines_of(text: str, first: int, last: int) -> str:
     return "".join(lines[max(first, 1) - 1:last or len(lines)])
 
 
+# What a file's name says it holds, before its words are read for it: a README that mentions
+# SELECT is still Markdown.
+_SUFFIXES = {".py": "python", ".md": "markdown", ".rst": "rst", ".js": "javascript",
+             ".mjs": "javascript", ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx",
+             ".json": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml",
+             ".toml": "toml", ".ini": "ini", ".cfg": "ini", ".sh": "bash", ".bash": "bash",
+             ".zsh": "zsh", ".fish": "fish", ".rs": "rust", ".go": "go", ".java": "java",
+             ".kt": "kotlin", ".swift": "swift", ".c": "c", ".h": "c", ".cpp": "cpp",
+             ".cc": "cpp", ".hpp": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
+             ".sql": "sql", ".html": "html", ".css": "css", ".xml": "xml", ".lua": "lua",
+             ".r": "r", ".diff": "diff", ".patch": "diff", ".log": "log", ".csv": "csv",
+             ".dockerfile": "dockerfile", ".tex": "latex", ".txt": "text"}
+
+
+def kind_of(att: Attachment) -> str:
+    """The file's language or kind: from its name's suffix when it names one, else from
+    its text (details/blocks.py's reading)."""
+    return _SUFFIXES.get(Path(att.path).suffix.lower()) or language(att.text[:_NAMED])
+
+
 def block(sending: Sending, index: int = 0) -> str:
     """The attachment's block in the message. `index`: which attachment of the message it is
     (read_attachment names it so)."""
@@ -62,7 +82,7 @@ def block(sending: Sending, index: int = 0) -> str:
                 f"{size_text(att.size)}]")
     if att.kind == LISTING:
         return f"Attached folder {fenced(att.text, 'text')}"
-    kind = language(att.text[:_NAMED])
+    kind = kind_of(att)
     fence_kind = "" if kind == "text" else kind
     if sending.how == DIGEST:
         return (f"Attached file (digest only; it is too large to send whole): "

@@ -120,3 +120,12 @@ def test_the_message_carries_its_files_and_what_was_typed_stays_typed(tmp_path):
                                                        len(CODE.encode()))
     # Only what the user typed is read for memory suggestions: not the file, not the paste.
     assert typed_text(msg.content, msg.pasted).strip() == "为什么 deploy 失败？"
+
+
+def test_the_fence_names_the_language_the_file_name_says(tmp_path):
+    (tmp_path / "README.md").write_text("# Setup\n\nSELECT * FROM users;\nUPDATE t SET a = 1;\n"
+                                        "DELETE FROM t;\n", encoding="utf-8")
+    (tmp_path / "notes").write_text("def f():\n    return 1\n\n\ndef g():\n    pass\n",
+                                    encoding="utf-8")
+    assert "\n```markdown\n# Setup" in block(sending_of("README.md:1-3", tmp_path))
+    assert "\n```python\ndef f" in block(sending_of("notes", tmp_path))  # no suffix: its text

@@ -16,7 +16,7 @@ from textual.worker import get_current_worker
 from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.complete import PathIndex, mention_at, pasted_path
 from jarvis_tui.core.attach.listing import size_text
-from jarvis_tui.core.attach.message import PART, Sending, message_with, sending_of
+from jarvis_tui.core.attach.message import PART, Sending, lines_of, message_with, sending_of
 from jarvis_tui.core.attach.read import still_as_read
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.messages import Message
@@ -219,7 +219,9 @@ class ChatAttachments(ChatBase):
 
     def _chip(self, index: int, sending: Sending, tokens: int, budget: int) -> Chip:
         att = sending.attachment
-        facts = {"name": att.shown, "size": size_text(att.size), "tokens": f"{tokens:,}"}
+        sent = (len(lines_of(att.text, sending.first, sending.last).encode())
+                if sending.how == PART else att.size)
+        facts = {"name": att.shown, "size": size_text(sent), "tokens": f"{tokens:,}"}
         label = (BAR_TEXTS(self.lang, "chip_part", first=sending.first,
                            last=sending.last or att.lines, **facts)
                  if sending.how == PART else BAR_TEXTS(self.lang, "chip", **facts))
