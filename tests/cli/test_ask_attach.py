@@ -4,14 +4,13 @@ attached stops the command with one line before any session or request is made."
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from PIL import Image
+from tests.images import image
 
 CODE = "def deploy(port):\n    serve(port)\n\n\ndef serve(port):\n    raise OSError(port)\n"
 
@@ -63,9 +62,7 @@ def test_a_line_range_and_a_folder(home, fake_server, tmp_path):
 
 
 def test_what_cannot_be_attached_stops_before_anything_is_made(home, fake_server, tmp_path):
-    out = io.BytesIO()
-    Image.new("RGB", (8, 8)).save(out, "PNG")
-    (tmp_path / "shot.png").write_bytes(out.getvalue())
+    (tmp_path / "shot.png").write_bytes(image(8, 8))
     (tmp_path / "short.txt").write_text("one line\n", encoding="utf-8")
     cases = {
         "missing.txt": "Not attached: there is no file or folder at missing.txt",

@@ -6,24 +6,14 @@ matrix runs as root here, and root reads everything.)"""
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import ProcCase, ProcOutcome, Trial
+from tests.images import bomb
 
 QUESTION = "what is in this file? (piped in: kept when the file is refused)"
-
-
-def _bomb() -> bytes:
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
-    header = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(bytes(64))) + chunk(b"IEND", b""))
 
 
 def _huge(tmp: Path) -> str:
@@ -56,7 +46,7 @@ def _liar(tmp: Path) -> str:
 
 
 def _bomb_file(tmp: Path) -> str:
-    (tmp / "bomb.png").write_bytes(_bomb())
+    (tmp / "bomb.png").write_bytes(bomb(100_000, 100_000))
     return str(tmp / "bomb.png")
 
 

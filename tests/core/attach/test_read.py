@@ -3,35 +3,26 @@ its one reason, fast, and text comes back exactly as it will be sent."""
 
 from __future__ import annotations
 
-import io
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from jarvis_tui.core.attach import refusal as r
 from jarvis_tui.core.attach.attachment import IMAGE, LISTING, TEXT
 from jarvis_tui.core.attach.read import MAX_TEXT_BYTES, _read, read_path
 from jarvis_tui.core.attach.refusal import AttachRefused
+from tests.images import bomb, image
 
 
 def refused(path: str | Path, cwd: Path) -> AttachRefused:
     with pytest.raises(AttachRefused) as caught:
         read_path(path, cwd)
     return caught.value
-
-
-def png(width: int, height: int, color: tuple[int, int, int] = (200, 30, 30)) -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (width, height), color).save(out, "PNG")
-    return out.getvalue()
 
 
 def test_text_in_both_languages_comes_back_as_sent(tmp_path):
@@ -156,13 +147,11 @@ def test_a_folder_attaches_as_its_listing_with_gitignore_honoured(tmp_path):
 
 
 def test_an_image_is_read_with_its_size(tmp_path):
-    (tmp_path / "shot.png").write_bytes(png(640, 480))
+    (tmp_path / "shot.png").write_bytes(image(640, 480))
     att = read_path("shot.png", tmp_path)
     assert (att.kind, att.media_type, att.width, att.height) == (IMAGE, "image/png", 640, 480)
     # Named as a PNG, written as a JPEG: sent as what its bytes are.
-    out = io.BytesIO()
-    Image.new("RGB", (32, 16)).save(out, "JPEG")
-    (tmp_path / "renamed.png").write_bytes(out.getvalue())
+    (tmp_path / "renamed.png").write_bytes(image(32, 16, "JPEG"))
     assert read_path("renamed.png", tmp_path).media_type == "image/jpeg"
 
 
@@ -170,18 +159,8 @@ def test_images_that_lie_or_are_broken(tmp_path):
     (tmp_path / "fake.png").write_text("not an image at all", encoding="utf-8")
     why = refused("fake.png", tmp_path)
     assert why.facts == {"path": "fake.png", "claimed": "PNG", "found": "text"}
-    (tmp_path / "cut.png").write_bytes(png(300, 300)[:200])
+    (tmp_path / "cut.png").write_bytes(image(300, 300)[:200])
     assert refused("cut.png", tmp_path).reason == r.BROKEN_IMAGE
-
-
-def bomb(width: int, height: int) -> bytes:
-    """A PNG whose header declares width x height, with one compressed row of data."""
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(bytes(width + 1))) + chunk(b"IEND", b""))
 
 
 def test_a_decompression_bomb_is_refused_from_its_header(tmp_path):
