@@ -1,8 +1,9 @@
 """Attachments (issue 42): what the chip said a file costs before sending, against what the
 server counted, and how fast `@` lists paths in a large tree.
 
-1. Estimate against the server: for text, CJK text and code (bench/data's samples, joined to
-   a few thousand tokens), per wire protocol (OpenAI's chat completions, Anthropic's
+1. Estimate against the server: for English and Chinese prose and code (bench/data's samples,
+   joined to a few thousand tokens), a service's log and an MCP tool's JSON result (made here
+   from a fixed seed, in both languages), per wire protocol (OpenAI's chat completions, Anthropic's
    messages), the tokens the chip showed against the difference the server counted between the
    same question sent with and without the file. The chip is read twice: in a new store (the
    estimator alone) and after one short turn (the counter calibrated by the server's count of
@@ -25,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -43,17 +46,46 @@ from jarvis_tui.core.attach.read import read_path  # noqa: E402
 from jarvis_tui.core.providers import make_provider  # noqa: E402
 from jarvis_tui.core.session import ChatSession, Store  # noqa: E402
 from jarvis_tui.core.settings.config import Settings  # noqa: E402
+from jarvis_tui.core.window.tokens import seed_estimate  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
 from tests.fakeserver import FakeProvider  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
-KINDS = {"English prose": "english", "Chinese prose": "chinese", "code": "code"}
+KINDS = {"English prose": "english", "Chinese prose": "chinese", "code": "code",
+         "log": "log", "JSON tool output": "json"}
 QUESTION = "What is in this file?"
 KEY = "sk-ant-api03-bench-0123456789"
 QUERIES = ("src/eng", "window", "d17/f3", "readme", "cfg.json")
 
 
+def made(name: str) -> str:
+    """A service's log (English and Chinese messages, a traceback) and an MCP tool's JSON
+    result (Chinese fields, as json.dumps writes by default): from a fixed seed."""
+    rng = random.Random(42)
+    if name == "log":
+        lines = []
+        for i in range(400):
+            level = rng.choice(["INFO", "INFO", "WARN", "ERROR"])
+            said = rng.choice([f"request {i} served in {rng.randint(3, 900)} ms",
+                               f"用户 {rng.randint(1000, 9999)} 登录成功", "连接池已满，等待重试",
+                               f"GET /api/v2/orders/{rng.randint(1, 99999)} 200"])
+            lines.append(f"2026-12-05T10:{i // 60:02d}:{i % 60:02d}Z {level} app.worker: {said}")
+            if level == "ERROR" and i % 7 == 0:
+                lines += ["Traceback (most recent call last):",
+                          '  File "/srv/app/worker.py", line 88, in handle',
+                          "    conn = pool.acquire(timeout=5)",
+                          "TimeoutError: pool exhausted"]
+        return "\n".join(lines)
+    rows = [{"id": i, "标题": rng.choice(["修复登录超时", "Add retry to the uploader",
+                                        "更新依赖版本"]), "state": rng.choice(["open", "closed"]),
+             "labels": rng.sample(["bug", "网络", "p1", "docs"], 2),
+             "updated": f"2026-11-{rng.randint(1, 30):02d}"} for i in range(300)]
+    return json.dumps({"total": len(rows), "items": rows}, indent=1)
+
+
 def sample(name: str, chars: int) -> str:
+    if name in ("log", "json"):
+        return made(name)[:chars]
     text = (DATA / f"{name}.txt").read_text(encoding="utf-8")
     return "\n\n".join(s.strip("\n") for s in text.split("\n----\n") if s.strip())[:chars]
 
@@ -73,7 +105,7 @@ def chip(settings: Settings, store: Store, sending: Sending) -> int:
     return ChatSession(settings, store, make_provider).attachment_tokens([sending])[0]
 
 
-async def estimates(quick: bool) -> list[tuple[str, str, int, int, int]]:
+async def estimates(quick: bool) -> list[tuple[str, str, int, int, int, int]]:
     rows = []
     chars = 3000 if quick else 12000
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +126,8 @@ async def estimates(quick: bool) -> list[tuple[str, str, int, int, int]]:
                         calibrated = chip(settings, store, sending)
                         carried = await counted(settings, store,
                                                 message_with(QUESTION, [sending]))
-                    rows.append((protocol, label, fresh, calibrated, carried - plain))
+                    rows.append((protocol, label, fresh, calibrated, carried - plain,
+                                 seed_estimate(message_with("", [sending]).content)))
     return rows
 
 
@@ -157,14 +190,15 @@ def main() -> None:
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
 
     print("\n1. What the chip said against what the server counted (tokens the file added): "
-          "in a new store, and after one short turn calibrated the counter")
-    print(f"{'protocol':10}{'text':16}{'server':>8}{'chip new':>10}{'error':>8}"
-          f"{'chip after':>12}{'error':>8}")
-    for protocol, label, fresh, calibrated, server in asyncio.run(estimates(args.quick)):
+          "in a new store, and after one short turn calibrated the counter; beside it the seed "
+          "blog's estimate (CJK 1:1, the rest length / 4), what a simple client would show")
+    print(f"{'protocol':10}{'text':18}{'server':>8}{'chip new':>10}{'error':>8}"
+          f"{'chip after':>12}{'error':>8}{'seed':>8}{'error':>8}")
+    for protocol, label, fresh, calibrated, server, seed in asyncio.run(estimates(args.quick)):
         errors = [(shown - server) / server * 100 if server else 0.0
-                  for shown in (fresh, calibrated)]
-        print(f"{protocol:10}{label:16}{server:>8,}{fresh:>10,}{errors[0]:>+7.1f}%"
-              f"{calibrated:>12,}{errors[1]:>+7.1f}%")
+                  for shown in (fresh, calibrated, seed)]
+        print(f"{protocol:10}{label:18}{server:>8,}{fresh:>10,}{errors[0]:>+7.1f}%"
+              f"{calibrated:>12,}{errors[1]:>+7.1f}%{seed:>8,}{errors[2]:>+7.1f}%")
 
     files = 5_000 if args.quick else 50_000
     runs = 3 if args.quick else 20

@@ -86,7 +86,8 @@ BENCHES = [
                   rf"^Imports of the start .*: {N} modules, {N} s$",
                   rf"^jarvis-tui\s+100\s+{N}")),
     bench("bench/attach/attach.py", "--quick",
-          expect=(rf"^OpenAI\s+Chinese prose\s+{N}\s+{N}\s+[-+]{N}%\s+{N}\s+[-+]{N}%$",
+          expect=(rf"^OpenAI\s+Chinese prose\s+{N}\s+{N}\s+[-+]{N}%\s+{N}\s+[-+]{N}%"
+                  rf"\s+{N}\s+[-+]{N}%$", rf"^OpenAI\s+JSON tool output\s+{N}",
                   rf"^Anthropic\s+code\s+{N}\s+{N}\s+[-+]{N}%",
                   rf"^first list, walking in a thread \(ours\)\s+{N}\s+{N}$",
                   rf"^a keystroke, filtering every path \(baseline\)\s+{N}\s+{N}$")),
