@@ -24,6 +24,13 @@ PARTIAL = "partial"
 FAILED = "failed"
 ROOT = 0  # parent_id of a message with none before it
 
+# How an attachment was sent (Attached.how): whole, a line range, or its digest, which names
+# the built-in tool the model reads the rest with (core/attach writes it, core/tools runs it).
+WHOLE = "whole"
+PART = "part"
+DIGEST = "digest"
+READ_TOOL = "read_attachment"
+
 
 @dataclass(frozen=True)
 class Attached:
@@ -43,6 +50,9 @@ class Attached:
     media_type: str = "text/plain"
     width: int = 0  # an image's pixels
     height: int = 0
+    # What the block does not hold (a digest's or a part's whole text, an image's bytes), on
+    # its way to the store; never read back with the message (store.attachment_body).
+    body: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(eq=False)

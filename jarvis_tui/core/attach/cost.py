@@ -53,11 +53,10 @@ def image_cost(protocol: str, width: int, height: int) -> ImageCost:
     return ImageCost(w, h, 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512))
 
 
-def sending_tokens(sending: Sending, counter: TokenCounter, protocol: str,
-                   index: int = 0) -> int:
+def sending_tokens(sending: Sending, counter: TokenCounter, protocol: str) -> int:
     """What `sending` adds to the request: its block and the blank line after it, and an
     image's own tokens."""
-    tokens = counter.text(block(sending, index) + "\n\n")
+    tokens = counter.text(block(sending) + "\n\n")
     att = sending.attachment
     if att.kind == IMAGE:
         tokens += image_cost(protocol, att.width, att.height).tokens

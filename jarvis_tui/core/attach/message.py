@@ -10,6 +10,7 @@ built-in read_attachment tool.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,9 @@ from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.read import read_path
 from jarvis_tui.core.attach.refusal import BAD_RANGE, MISSING, AttachRefused
 from jarvis_tui.core.details.blocks import digest, language
-from jarvis_tui.core.messages import Attached, Message
+from jarvis_tui.core.messages import DIGEST, PART, READ_TOOL, WHOLE, Attached, Message
 from jarvis_tui.core.pasted import Spans, shifted, tidy
 
-WHOLE = "whole"
-PART = "part"
-DIGEST = "digest"
 _TICKS = re.compile(r"`{3,}")
 _RANGE = re.compile(r"^(?P<path>.+):(?P<first>\d+)-(?P<last>\d*)$")
 _NAMED = 20_000  # characters the language is told from: enough, and bounded for a 16 MB log
@@ -73,9 +71,8 @@ def kind_of(att: Attachment) -> str:
     return _SUFFIXES.get(Path(att.path).suffix.lower()) or language(att.text[:_NAMED])
 
 
-def block(sending: Sending, index: int = 0) -> str:
-    """The attachment's block in the message. `index`: which attachment of the message it is
-    (read_attachment names it so)."""
+def block(sending: Sending) -> str:
+    """The attachment's block in the message."""
     att = sending.attachment
     if att.kind == IMAGE:
         return (f"[Attached image {att.shown}: {att.width}x{att.height} pixels, "
@@ -87,8 +84,8 @@ def block(sending: Sending, index: int = 0) -> str:
     if sending.how == DIGEST:
         return (f"Attached file (digest only; it is too large to send whole): "
                 f"{digest(att.text, kind, att.shown)}, {size_text(att.size)}. "
-                f"Read any lines of it with the read_attachment tool "
-                f"(attachment {index}, first and last line).")
+                f"Read the lines you need with the {READ_TOOL} tool (path "
+                f"{json.dumps(att.shown, ensure_ascii=False)}, first_line, last_line).")
     if sending.how == PART:
         last = sending.last or att.lines
         part = lines_of(att.text, sending.first, sending.last)
@@ -108,8 +105,8 @@ def with_attachments(typed: str, sendings: list[Sending]) -> tuple[str, list[tup
     [start, end) span of each block in it (kept as pasted text: someone else's words, which
     memory never suggests from)."""
     text, spans = "", []
-    for i, sending in enumerate(sendings):
-        piece = block(sending, i)
+    for sending in sendings:
+        piece = block(sending)
         spans.append((len(text), len(text) + len(piece)))
         text += piece + "\n\n"
     return text + typed, spans
@@ -123,10 +120,20 @@ def message_with(typed: str, sendings: list[Sending], typed_pasted: Spans = ()) 
     records = tuple(
         Attached(s.attachment.path, s.attachment.kind, s.attachment.sha256, s.attachment.size,
                  s.attachment.mtime, start, end, s.how, s.first, s.last,
-                 s.attachment.media_type, s.attachment.width, s.attachment.height)
+                 s.attachment.media_type, s.attachment.width, s.attachment.height,
+                 body_of(s))
         for s, (start, end) in zip(sendings, spans, strict=True))
     pasted = tidy([*spans, *shifted(typed_pasted, offset)], len(text))
     return Message("user", text, pasted=pasted, attachments=records)
+
+
+def body_of(sending: Sending) -> bytes | None:
+    """What the store keeps beside the block: a digest's or a part's whole text (what
+    read_attachment reads; a later edit of the file changes nothing), an image's bytes."""
+    att = sending.attachment
+    if att.kind == IMAGE:
+        return att.data
+    return att.text.encode() if sending.how in (DIGEST, PART) else None
 
 
 def sending_of(given: str, cwd: Path) -> Sending:

@@ -36,12 +36,20 @@ from jarvis_tui.core.settings.config import Settings, known_secrets
 from jarvis_tui.core.store.records import StoreError, Summary
 from jarvis_tui.core.store.session_meta import SessionMeta
 from jarvis_tui.core.store.store import Store
+from jarvis_tui.core.tools.attachment_tool import (
+    ATTACHMENT_SPEC,
+    AttachedFile,
+    AttachmentReader,
+    files_in,
+    has_digest,
+)
+from jarvis_tui.core.tools.builtin import WithBuiltins
 from jarvis_tui.core.tools.history_search import HistorySearch, result_cap
 from jarvis_tui.core.tools.history_tool import (
     HISTORY_SPEC,
     SEARCH_REFUSED_KEY,
     SUMMARY_NOTE,
-    WithHistorySearch,
+    history_builtin,
     refusing_models,
 )
 from jarvis_tui.core.tools.refused import RefusedTools
@@ -177,15 +185,33 @@ class RequestFront:
                 and bool(self.refused_tools.offered([HISTORY_SPEC])))
 
     def toolbox(self) -> ToolBox | None:
-        """The tools a round offers and runs: the MCP tools, and search_history beside them."""
-        if not self._searches_history():
-            return self.tools
+        """The tools a round offers and runs: the MCP tools, and beside them search_history
+        (once a summary covers turns) and read_attachment (once a file went as a digest)."""
+        s, cap = self.settings, self.result_cap()
+        builtins = []
+        if self._searches_history():
+            search = HistorySearch(self._folded_turns, self.counter, cap,
+                                   self._other_sessions if s.recall_other_sessions else None)
+            builtins.append(history_builtin(search))
+        if self.reads_attachments():
+            reader = AttachmentReader(self._attached_files, self.counter, cap)
+            builtins.append(reader.builtin())
+        return WithBuiltins(builtins, self.tools) if builtins else self.tools
+
+    def result_cap(self) -> int:
+        """The most tokens a built-in tool's result takes (history_search.py)."""
         s = self.settings
-        cap = result_cap(self.limit.size, s.recall_budget, self.budget.tokens,
-                         s.tool_output_share)
-        search = HistorySearch(self._folded_turns, self.counter, cap,
-                               self._other_sessions if s.recall_other_sessions else None)
-        return WithHistorySearch(search, self.tools)
+        return result_cap(self.limit.size, s.recall_budget, self.budget.tokens,
+                          s.tool_output_share)
+
+    def reads_attachments(self) -> bool:
+        """Whether the model is offered read_attachment: from the branch's first digest on,
+        unless the server refused it."""
+        return (has_digest(self._history.all)
+                and bool(self.refused_tools.offered([ATTACHMENT_SPEC])))
+
+    def _attached_files(self) -> list[AttachedFile]:
+        return files_in(self._history.all, self._store.attachment_body)
 
     def by_meaning(self) -> Meaning | None:
         """What ranks by meaning beside the words, in recall and every search: None while the

@@ -32,9 +32,13 @@ from jarvis_tui.core.providers.errors import (
     ToolsRefused,
     provider_message,
 )
+from jarvis_tui.core.tools.attachment_tool import ATTACHMENT_SPEC
 from jarvis_tui.core.tools.history_tool import HISTORY_SPEC, refused_alone
 from jarvis_tui.core.tools.refused import RefusedTools
 from jarvis_tui.core.window.fit import FittedWindow
+
+# The tools jarvis-tui offers itself: a server without tools refuses them alike.
+BUILTIN_SPECS = (HISTORY_SPEC, ATTACHMENT_SPEC)
 
 
 @dataclass
@@ -116,8 +120,9 @@ class Recovery:
                       verdict: Verdict) -> AsyncIterator[ev.Event]:
         # One tool's schema must not stop the conversation: without it the request is good.
         # A refusal that points at none of the tools sent is final, as before. A server
-        # without tools refuses search_history offered alone: left out alike.
-        refused = err if isinstance(err, ToolsRefused) else refused_alone(err, failed.offered)
+        # without tools refuses the built-in tools offered alone: left out alike.
+        refused = (err if isinstance(err, ToolsRefused)
+                   else refused_alone(err, failed.offered, BUILTIN_SPECS))
         left = (None if failed.attempt.parts or refused is None
                 else self._refused_tools.leave_out(refused, failed.offered))
         if left is None:

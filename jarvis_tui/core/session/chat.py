@@ -285,7 +285,7 @@ class ChatSession:
         """What each attachment adds to the request, counted as the gauge counts (an image by
         its provider's formula)."""
         counter, protocol = self._engine.counter, self.settings.provider
-        return [sending_tokens(s, counter, protocol, i) for i, s in enumerate(sendings)]
+        return [sending_tokens(s, counter, protocol) for s in sendings]
 
     def sent_before(self, path: str) -> Attached | None:
         """The file at `path` as this session last sent it, if it did."""

@@ -14,14 +14,14 @@ _COLUMNS = ("path, kind, sha256, size, mtime, span_start, span_end, how, first_l
             "last_line, media_type, width, height")
 
 
-def write_attachments(db: sqlite3.Connection, message_id: int, attached: Sequence[Attached],
-                      bodies: Sequence[bytes | None] = ()) -> None:
+def write_attachments(db: sqlite3.Connection, message_id: int,
+                      attached: Sequence[Attached]) -> None:
     db.executemany(
         f"INSERT INTO attachments (message_id, position, {_COLUMNS}, body) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(message_id, i, a.path, a.kind, a.sha256, a.size, a.mtime, a.start, a.end, a.how,
-          a.first, a.last, a.media_type, a.width, a.height,
-          bodies[i] if i < len(bodies) else None) for i, a in enumerate(attached)])
+          a.first, a.last, a.media_type, a.width, a.height, a.body)
+         for i, a in enumerate(attached)])
 
 
 def copy_attachments(db: sqlite3.Connection, old_id: int, new_id: int) -> None:

@@ -7,7 +7,6 @@ session, so it writes a conversation too.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import Spans, tidy
@@ -35,10 +34,9 @@ def make_title(text: str) -> str:
 
 
 class Messages(Db):
-    def add_message(self, conv_id: int, msg: Message, *, wait: float | None = None,
-                    bodies: Sequence[bytes | None] = ()) -> Message:
-        """Store `msg` after the branch shown (or after its parent), with its attachments;
-        `bodies`: what each attachment's block does not hold (store/attachments.py)."""
+    def add_message(self, conv_id: int, msg: Message, *, wait: float | None = None) -> Message:
+        """Store `msg` after the branch shown (or after its parent), with its attachments and
+        what their blocks do not hold (store/attachments.py)."""
         if msg.id is not None:
             raise ValueError(f"message {msg.id} is already stored")
         if msg.status not in STATUSES:
@@ -67,7 +65,7 @@ class Messages(Db):
             db.execute("UPDATE conversations SET head_id = ? WHERE id = ?",
                        (cur.lastrowid, conv_id))
             if msg.attachments:
-                write_attachments(db, cur.lastrowid, msg.attachments, bodies)
+                write_attachments(db, cur.lastrowid, msg.attachments)
             if msg.role == "user" and msg.content.strip():
                 db.execute(
                     "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",

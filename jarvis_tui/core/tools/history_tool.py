@@ -11,11 +11,11 @@ refuses a request that offers it; it is then left out, and the session remembers
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
+from jarvis_tui.core.calls.specs import ToolCall, ToolSpec
 from jarvis_tui.core.providers.errors import ProviderError, RequestError, ToolsRefused
+from jarvis_tui.core.tools.builtin import Builtin, with_builtins
 from jarvis_tui.core.tools.history_search import (
     DEFAULT_LIMIT,
     HISTORY_TOOL,
@@ -23,7 +23,6 @@ from jarvis_tui.core.tools.history_search import (
     HistorySearch,
 )
 from jarvis_tui.core.tools.results import definitions_text, tool_definitions
-from jarvis_tui.core.tools.specs import ToolBox
 from jarvis_tui.core.window.tokens import TokenCounter
 
 # Session meta: the models whose server refused the tool, so a later run (every `ask` is one)
@@ -60,66 +59,19 @@ SUMMARY_NOTE = (f"(The turns folded into it are still stored: the {HISTORY_TOOL}
                 "them by their words or their meaning, in any language, when a detail is "
                 "needed.)")
 
-_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-
-
 def is_history_search(name: str) -> bool:
     """Whether a call of `name` is this tool: MCP tools of that name are offered renamed."""
     return name == HISTORY_TOOL
 
 
-class WithHistorySearch(ToolBox):
-    """A ToolBox: the built-in tool first-class beside the tools of `box` (None: no servers).
-    An MCP tool named like it is offered as SERVER_search_history; the built-in one always
-    runs without asking."""
-
-    def __init__(self, search: HistorySearch, box: ToolBox | None) -> None:
-        self.search = search
-        self.box = box
-
-    def specs(self) -> list[ToolSpec]:
-        return with_history_search(self.box.specs() if self.box is not None else [])
-
-    async def run(self, call: ToolCall, spec: ToolSpec) -> ToolResult:
-        if spec == HISTORY_SPEC:
-            return self.search.run(call)
-        if self.box is None:
-            return ToolResult(f"there is no tool named {call.name!r}", True)
-        return await self.box.run(call, spec)
-
-    def allowed(self, spec: ToolSpec) -> bool:
-        if spec == HISTORY_SPEC:
-            return True  # it only reads this session
-        return self.box is not None and self.box.allowed(spec)
-
-    def timeout_for(self, spec: ToolSpec) -> float | None:
-        if spec == HISTORY_SPEC or self.box is None:
-            return None
-        return self.box.timeout_for(spec)
-
-
 def with_history_search(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
     """`specs` (the servers' tools) with this one after them, any of theirs named like it
     renamed."""
-    taken = {s.name for s in specs} | {HISTORY_TOOL}
-    out = []
-    for spec in specs:
-        if is_history_search(spec.name):
-            spec = _renamed(spec, taken)
-            taken.add(spec.name)
-        out.append(spec)
-    return [*out, HISTORY_SPEC]
+    return with_builtins(specs, [HISTORY_SPEC])
 
 
-def _renamed(spec: ToolSpec, taken: set[str]) -> ToolSpec:
-    """An MCP tool called like the built-in one, named for its server as the hub names tools
-    two servers share; where it really lives (server, tool) is unchanged."""
-    base = _NAME.sub("_", f"{spec.server or 'mcp'}_{spec.tool or spec.name}")[:64]
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        name = f"{base[:64 - len(str(n)) - 1]}_{n}"
-    return ToolSpec(name, spec.description, spec.parameters, spec.server, spec.tool or spec.name)
+def history_builtin(search: HistorySearch) -> Builtin:
+    return Builtin(HISTORY_SPEC, search.run)
 
 
 def definition_overflow(counter: TokenCounter, system_prompt: str, reserve: int,
@@ -132,16 +84,18 @@ def definition_overflow(counter: TokenCounter, system_prompt: str, reserve: int,
     return max(0, system + then - reserve) - max(0, system + now - reserve)
 
 
-def refused_alone(err: ProviderError, offered: Sequence[ToolSpec]) -> ToolsRefused | None:
-    """A request that offered this tool and nothing else, refused as a bad request (a 4xx that
-    is no overflow nor a tool's schema): a server or model without tools ("does not support
-    tools"). Read as a refusal of this tool, so the round goes again without it and it is not
-    offered again; the conversation worked without tools before the summary, and must after."""
+def refused_alone(err: ProviderError, offered: Sequence[ToolSpec],
+                  builtins: Sequence[ToolSpec]) -> ToolsRefused | None:
+    """A request that offered built-in tools and nothing else, refused as a bad request (a
+    4xx that is no overflow nor a tool's schema): a server or model without tools ("does not
+    support tools"). Read as a refusal of the first of them, so the round goes again without
+    it and it is not offered again; the conversation worked without tools before, and must
+    after."""
     if type(err) is not RequestError or not 400 <= (err.status or 0) < 500:
         return None
-    if not offered or any(spec != HISTORY_SPEC for spec in offered):
+    if not offered or any(spec not in builtins for spec in offered):
         return None
-    return ToolsRefused(err.message, status=err.status, body=err.body, tool=HISTORY_TOOL)
+    return ToolsRefused(err.message, status=err.status, body=err.body, tool=offered[0].name)
 
 
 def refusing_models(value: object) -> list[str]:

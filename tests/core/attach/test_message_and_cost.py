@@ -54,9 +54,9 @@ def test_a_part_and_a_digest(tmp_path):
     part = block(Sending(att, PART, 4, 7))
     assert part.startswith("Attached file deploy.py, lines 4-7 of 11:\n````python\ndef deploy")
     assert "class Server" not in part
-    digest = block(Sending(att, DIGEST), index=2)
+    digest = block(Sending(att, DIGEST))
     assert "deploy.py: python, 11 lines (deploy, Server)" in digest
-    assert "read_attachment" in digest and "attachment 2" in digest and "os.system" not in digest
+    assert 'read_attachment tool (path "deploy.py"' in digest and "os.system" not in digest
 
 
 @pytest.mark.parametrize(("protocol", "size", "sent", "tokens"), [

@@ -5,27 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jarvis_tui.core.attach.message import DIGEST, Sending, with_attachments
+from jarvis_tui.core.attach.message import DIGEST, Sending, message_with
 from jarvis_tui.core.attach.read import read_path
-from jarvis_tui.core.messages import Attached, Message
+from jarvis_tui.core.messages import Message
 from jarvis_tui.core.store.store import Store
 
 
 def attached_message(tmp_path: Path) -> tuple[Message, bytes]:
     (tmp_path / "deploy.log").write_text("line\n" * 40, encoding="utf-8")
     att = read_path("deploy.log", tmp_path)
-    text, spans = with_attachments("what failed?", [Sending(att, DIGEST)])
-    record = Attached(att.path, att.kind, att.sha256, att.size, att.mtime, *spans[0],
-                      how=DIGEST)
-    return Message("user", text, pasted=tuple(spans), attachments=(record,)), \
-        att.text.encode()
+    return message_with("what failed?", [Sending(att, DIGEST)]), att.text.encode()
 
 
 def test_attachments_are_kept_with_their_message(db_path: Path, tmp_path: Path) -> None:
     msg, body = attached_message(tmp_path)
     with Store(db_path) as store:
         conv = store.create_conversation()
-        store.add_message(conv.id, msg, bodies=[body])
+        store.add_message(conv.id, msg)
         (tmp_path / "deploy.log").write_text("changed on disk\n", encoding="utf-8")
     with Store(db_path) as store:
         again = store.messages(conv.id)[0]

@@ -63,7 +63,7 @@ async def test_all_sessions_keeps_to_the_result_cap(fake_server, tmp_path):
     await fold_the_facts(engine)
     await send(engine, ask_call('{"query": "warehouse ETL", "all_sessions": true, "limit": 10}'))
     result = stored_results(engine)[-1]
-    cap = engine.front.toolbox().search.cap  # type: ignore[union-attr]
+    cap = engine.front.result_cap()
     turns, _, note = result.rpartition("\n\n(")
     assert engine.counter.text(turns) <= cap  # the note on what did not fit comes after
     assert "did not fit" in note and "from another session" in turns
