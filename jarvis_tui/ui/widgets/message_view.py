@@ -23,6 +23,7 @@ from jarvis_tui.texts.i18n import Texts
 from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets import huge_text, settled
+from jarvis_tui.ui.widgets.attached_line import user_body, working_folder
 from jarvis_tui.ui.widgets.tool_block import (
     ToolBlock,
     ToolInfo,
@@ -130,6 +131,9 @@ class MessageView(Vertical):
         if self.message.role == "tool":
             yield self._tool_block()  # its output is shown cut already (tool_block.py)
             return
+        if self.message.role == "user" and self.message.attachments:
+            yield from self._with_files()
+            return
         part = huge_text.cut(self.message.content)
         text = terminal_safe(part.head if part is not None else self.message.content)
         if self.message.role == "assistant":
@@ -145,6 +149,19 @@ class MessageView(Vertical):
         if self.message.role == "assistant" and self.message.tool_calls:
             yield Static(calls_line(self.message, ui_language(self.app)), markup=False,
                          classes="calls")
+
+    def _with_files(self) -> ComposeResult:
+        """A user's message carrying files: a line for each file, then the words typed; cut,
+        as any message, when the words alone are huge."""
+        lang = ui_language(self.app) if self.is_attached else "en"
+        body = user_body(self.message, lang, working_folder())
+        part = huge_text.cut(body.plain)
+        if part is None:
+            yield Static(body, classes="body")
+            return
+        yield Static(body[:len(part.head)], classes="body")
+        yield Static(huge_text.marker(lang, part), markup=False, classes="cut")
+        yield Static(body[len(body.plain) - len(part.tail):], classes="tail")
 
     def _cut_widgets(self, part: huge_text.Cut) -> ComposeResult:
         lang = ui_language(self.app) if self.is_attached else "en"
