@@ -61,9 +61,9 @@ async def test_a_sent_file_shows_as_one_line(fake_server, tmp_path, monkeypatch)
         assert f"logs/worker.log · {size} · 2,000 lines" in screen
         assert "[b]step[/b] 1999" in screen  # the user's brackets, not markup
         assert "worker step 0000" not in screen and "worker step 1999" not in screen
-        # Only the screen is shorter: the model got the file, and the message keeps it whole.
+        # Only the screen is shorter: the file went whole, and the message keeps every line.
         sent = fake_server.chat_requests[-1].body["messages"][-1]["content"]
-        assert LOG.rstrip("\n") in sent
+        assert sent.startswith(f"Attached file logs/worker.log (2,000 lines, {size}):\n")
         assert LOG in views(app)[0].message.content
 
 
