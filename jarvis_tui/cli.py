@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from jarvis_tui import __version__, cli_memory
 from jarvis_tui.cli_errors import CliError
@@ -59,6 +59,9 @@ from jarvis_tui.core.settings.config import (
 )
 from jarvis_tui.core.settings.schema import Choices, with_flags
 from jarvis_tui.texts.notices import describe, pick_language, usage_line
+
+if TYPE_CHECKING:
+    from jarvis_tui.cli_attach import Attaching
 
 EXIT_FAILED = 1  # the round failed (server, network, overflow that could not be recovered)
 EXIT_USAGE = 2  # bad flags, config or input: nothing was sent
@@ -141,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--attach", action="append", default=[], metavar="PATH",
                      help="send a file (or a folder's listing) with the message, read now "
                           "(repeat for more); PATH:FIRST-LAST sends those lines only")
+    ask.add_argument("--whole", action="store_true",
+                     help="send attached files whole even when larger than the window (older "
+                          "turns are summarised); without it such a file goes as its digest, "
+                          "which the model reads in ranges")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     _connection_flags(sessions)
@@ -489,13 +496,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
             raise
         conv_id = _conversation_id(store, args, settings)
         if sendings:
-            from jarvis_tui.cli_attach import warn_changed
+            from jarvis_tui.cli_attach import Attaching, warn_changed
 
             warn_changed(store, conv_id, sendings, pick_language(settings.language, text), _say)
+        attaching = Attaching(text, pasted, sendings, args.whole) if sendings else None
         return asyncio.run(_ask(settings, store, conv_id, question,
                                 forget_limit=getattr(args, "context_window", None) is not None,
                                 usage=args.usage, allow=args.allow_tool,
-                                tools=not args.no_tools))
+                                tools=not args.no_tools, attaching=attaching))
 
 
 def _keep_unanswered(store: Store, args: argparse.Namespace, settings: Settings,
@@ -573,7 +581,8 @@ def _silence(stream: TextIO) -> None:
 
 async def _ask(settings: Settings, store: Store, conv_id: int, question: Message, *,
                forget_limit: bool = False, usage: bool = False,
-               allow: Sequence[str] = (), tools: bool = True) -> int:
+               allow: Sequence[str] = (), tools: bool = True,
+               attaching: Attaching | None = None) -> int:
     from jarvis_tui.cli_tools import ask_tools
 
     language = pick_language(settings.language, question.content)
@@ -584,6 +593,8 @@ async def _ask(settings: Settings, store: Store, conv_id: int, question: Message
     compacted: list[ev.CompactionFinished] = []
     session = ChatSession(settings, store, make_provider, forget_learned_limit=forget_limit,
                           conversation_id=conv_id)
+    if attaching is not None:
+        question = attaching.question(session, language, _say)
     try:
         async with ask_tools(settings, session, allow, lambda line: _say(visible(line)),
                              enabled=tools), aclosing(session.stream_reply(question)) as events:

@@ -5,14 +5,17 @@ since this session last sent it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.attach.attachment import IMAGE
-from jarvis_tui.core.attach.message import Sending, sending_of
+from jarvis_tui.core.attach.message import Sending, message_with, sending_of
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
-from jarvis_tui.core.session import Store
-from jarvis_tui.texts.attach_texts import changed_line, refusal_line
+from jarvis_tui.core.messages import Message
+from jarvis_tui.core.pasted import Spans
+from jarvis_tui.core.session import ChatSession, Store
+from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
 
 
 def read_attachments(given: list[str], language: str, cwd: Path | None = None) -> list[Sending]:
@@ -38,3 +41,25 @@ def warn_changed(store: Store, conv_id: int, sendings: list[Sending], language: 
         before = store.last_sent(conv_id, att.path)
         if before is not None and before.sha256 != att.sha256:
             say("jarvis-tui: " + changed_line(language, att.shown, before.size, att.size))
+
+
+@dataclass(frozen=True)
+class Attaching:
+    """The question `ask` was given with its files: it is made once the session knows the
+    window, so that a file larger than it goes as its digest (unless `whole`)."""
+
+    text: str
+    pasted: Spans
+    sendings: list[Sending]
+    whole: bool = False
+
+    def question(self, session: ChatSession, language: str,
+                 say: Callable[[str], None]) -> Message:
+        sendings = self.sendings if self.whole else session.as_sent(self.sendings)
+        for given, chosen in zip(self.sendings, sendings, strict=True):
+            if chosen is not given:
+                tokens = session.attachment_tokens([given])[0]
+                say("jarvis-tui: " + BAR_TEXTS(language, "ask_digest", name=given.attachment.shown,
+                                               tokens=f"{tokens:,}",
+                                               budget=f"{session.usage().budget:,}"))
+        return message_with(self.text, sendings, self.pasted)

@@ -119,14 +119,30 @@ BAR_TEXTS = Texts(
     en={
         "chip": "{name} · {size} · {tokens} tokens",
         "chip_part": "{name} (lines {first}-{last}) · {size} · {tokens} tokens",
-        "too_big": "larger than the window can hold ({tokens} of {budget} tokens): /detach "
-                   "{n}, then /attach {path}:FIRST-LAST sends a part",
+        "chip_digest": "{name} · {size} · digest · {tokens} tokens",
+        "too_big": "larger than the window can hold ({tokens} of {budget} tokens): /as {n} "
+                   "digest sends its digest, /as {n} FIRST-LAST a part",
+        "went_digest": "📎 {name} ({tokens} tokens) is larger than the window can hold "
+                       "({budget}): it goes as a digest, and the model reads the lines it "
+                       "needs with read_attachment. /as {n} whole sends it all (older turns "
+                       "are summarised), /as {n} FIRST-LAST a part",
+        "ask_digest": "{name} ({tokens} tokens) is larger than the window can hold "
+                      "({budget}): it goes as a digest, and the model reads the lines it needs "
+                      "with read_attachment; --whole sends it all, PATH:FIRST-LAST a part",
+        "as_usage": "How attachment N goes: /as N whole, /as N digest, or /as N FIRST-LAST "
+                    "for those lines (N from 1 to {n})",
+        "as_whole": "📎 {name} goes whole ({tokens} tokens)",
+        "as_digest": "📎 {name} goes as a digest ({tokens} tokens); the model reads its lines "
+                     "with read_attachment",
+        "as_part": "📎 {name}: lines {first}-{last} go ({tokens} tokens)",
         "fits": "Sending adds {tokens} tokens ({used} of {budget} with the conversation). "
                 "Click a file or /detach N to remove it, /detach for all",
         "compacts": "Sending adds {tokens} tokens: {used} of {budget}, past the {threshold} "
-                    "where older turns are summarised first. /detach N removes a file",
-        "over": "Sending adds {tokens} tokens: {used} of {budget}, more than the window; the "
-                "oldest turns will be summarised or left out. /detach N removes a file",
+                    "where older turns are summarised first ({turns} turn{s}). /detach N "
+                    "removes a file",
+        "over": "Sending adds {tokens} tokens: {used} of {budget}, more than the window; "
+                "{turns} older turn{s} will be summarised, or the oldest left out. /detach N "
+                "removes a file",
         "attached": "📎 {name} is attached ({tokens} tokens); it goes with your next message",
         "changed": "📎 {line}",
         "detached": "📎 {name} is no longer attached",
@@ -144,14 +160,26 @@ BAR_TEXTS = Texts(
     zh={
         "chip": "{name} · {size} · {tokens} tokens",
         "chip_part": "{name}（第 {first}-{last} 行）· {size} · {tokens} tokens",
-        "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：先 /detach {n}，再用 "
-                   "/attach {path}:起始行-结束行 发送其中一部分",
+        "chip_digest": "{name} · {size} · 摘要 · {tokens} tokens",
+        "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：/as {n} digest 改发摘要，"
+                   "/as {n} 起始行-结束行 只发送其中一部分",
+        "went_digest": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
+                       "模型用 read_attachment 读取所需的行。/as {n} whole 发送全文（较早的对话"
+                       "会被摘要），/as {n} 起始行-结束行 只发送部分",
+        "ask_digest": "{name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
+                      "模型用 read_attachment 读取所需的行；--whole 发送全文，"
+                      "路径:起始行-结束行 只发送部分",
+        "as_usage": "设置第 N 个附件的发送方式：/as N whole、/as N digest，或 /as N 起始行-结束行"
+                    "（N 为 1 到 {n}）",
+        "as_whole": "📎 {name} 将发送全文（{tokens} tokens）",
+        "as_digest": "📎 {name} 将发送摘要（{tokens} tokens）；模型用 read_attachment 读取其中的行",
+        "as_part": "📎 {name}：将发送第 {first}-{last} 行（{tokens} tokens）",
         "fits": "发送将增加 {tokens} tokens（连同对话共 {used} / {budget}）。"
                 "点击文件或 /detach N 移除，/detach 全部移除",
         "compacts": "发送将增加 {tokens} tokens：共 {used} / {budget}，超过 {threshold}，"
-                    "会先摘要较早的对话。/detach N 移除文件",
-        "over": "发送将增加 {tokens} tokens：共 {used} / {budget}，超出窗口；最早的对话会被"
-                "摘要或略去。/detach N 移除文件",
+                    "会先摘要较早的 {turns} 轮对话。/detach N 移除文件",
+        "over": "发送将增加 {tokens} tokens：共 {used} / {budget}，超出窗口；较早的 {turns} "
+                "轮对话会被摘要，或略去最早的对话。/detach N 移除文件",
         "attached": "📎 已附加 {name}（{tokens} tokens），将随下一条消息发送",
         "changed": "📎 {line}",
         "detached": "📎 已移除 {name}",

@@ -153,6 +153,11 @@ ACTIONS: tuple[Action, ...] = (
     Action("detach", slash="detach", arg="[N]",
            slash_text=("Remove attachment N before sending (no N: all of them)",
                        "发送前移除第 N 个附件（不写 N：全部移除）")),
+    Action("send_as", slash="as", arg="N whole|digest|FIRST-LAST",
+           slash_text=("How attachment N goes: whole, as a digest the model reads in ranges, "
+                       "or only lines FIRST-LAST",
+                       "设置第 N 个附件的发送方式：全文、摘要（模型按需分段读取），"
+                       "或只发送第 FIRST-LAST 行")),
     Action("cost", slash="cost",
            slash_text=("What this session's requests cost: tokens, the share read from the "
                        "provider's cache, and money where the model has a price",

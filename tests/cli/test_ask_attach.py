@@ -82,3 +82,29 @@ def test_what_cannot_be_attached_stops_before_anything_is_made(home, fake_server
     assert "no sessions yet" in run(home, tmp_path, "sessions").stdout
     chinese = ask(home, tmp_path, fake_server, "--attach", "missing.txt", "这个文件说了什么？")
     assert chinese.stderr.strip() == "jarvis-tui: 未附加：missing.txt 不存在"
+
+
+def test_a_file_larger_than_the_window_goes_as_its_digest_the_model_reads(home, fake_server,
+                                                                         tmp_path):
+    (tmp_path / "app.log").write_text("".join(f"10:00:{i % 60:02d} worker {i} restarted\n"
+                                              for i in range(4000)), encoding="utf-8")
+    done = ask(home, tmp_path, fake_server, "--context-window", "4096", "--attach", "app.log",
+               'Why?\ncall read_attachment {"path": "app.log", "first_line": 3001, '
+               '"last_line": 3001}')
+    assert done.returncode == 0, done.stderr
+    assert "app.log (" in done.stderr and "it goes as a digest" in done.stderr \
+        and "--whole sends it all" in done.stderr
+    first, last = fake_server.chat_requests[0].body, fake_server.chat_requests[-1].body
+    question = first["messages"][-1]["content"]
+    assert question.startswith("Attached file (digest only; it is too large to send whole): "
+                               "app.log: ") and "worker 3000" not in question
+    assert [t["function"]["name"] for t in first["tools"]] == ["read_attachment"]
+    assert last["messages"][-1] == {
+        "role": "tool", "tool_call_id": last["messages"][-2]["tool_calls"][0]["id"],
+        "content": "app.log, lines 3001-3001 of 4,000:\n  3001\t10:00:00 worker 3000 restarted"}
+    # --whole sends it all: the window's own fallback is the user's to choose.
+    whole = ask(home, tmp_path, fake_server, "--context-window", "4096", "--whole",
+                "--attach", "app.log:1-50", "--attach", "app.log", "All of it.")
+    assert "it goes as a digest" not in whole.stderr and "Traceback" not in whole.stderr
+    sent = [r.body for r in fake_server.chat_requests if "All of it." in json.dumps(r.body)]
+    assert sent and "worker 3999 restarted" in json.dumps(sent[0])

@@ -85,8 +85,8 @@ async def test_what_cannot_be_attached_and_taking_one_away(fake_server, tmp_path
         assert prompt(app).text == ""
 
 
-async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server, tmp_path,
-                                                                    monkeypatch):
+async def test_a_file_larger_than_the_window_goes_as_a_digest_the_model_reads(
+        fake_server, tmp_path, monkeypatch):
     log = "".join(f"2026-12-05 10:00:{i % 60:02d} INFO request {i} served in {i % 97} ms\n"
                   for i in range(1500))
     working_in(tmp_path, monkeypatch, {"big.log": log})
@@ -94,15 +94,63 @@ async def test_a_file_larger_than_the_window_says_so_before_sending(fake_server,
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/attach big.log")
         await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        # The default keeps the conversation whole: the digest, with the choices said.
+        assert " · digest · " in bar(app).chips[0].label and not bar(app).chips[0].warning
+        assert any("big.log (" in n and "it goes as a digest" in n and "/as 1 whole" in n
+                   for n in notices(app))
+        assert "Sending adds" in bar(app).footer and "more than the window" not in \
+            bar(app).footer
+        # Whole, it says what that costs before anything is sent.
+        await type_and_send(pilot, "/as 1 whole")
         assert bar(app).chips[0].warning.startswith("larger than the window can hold (")
-        assert "/attach big.log:FIRST-LAST sends a part" in bar(app).chips[0].warning
+        assert "/as 1 digest sends its digest" in bar(app).chips[0].warning
         assert "more than the window" in bar(app).footer
-        await type_and_send(pilot, "/detach")
-        await type_and_send(pilot, "/attach big.log:1-20")
-        await wait_for(pilot, lambda: bar(app).chips, "the part's chip")
+        await type_and_send(pilot, "/as 1 1-20")
         part = size_text(len("".join(log.splitlines(keepends=True)[:20]).encode()))
         assert bar(app).chips[0].label.startswith(f"big.log (lines 1-20) · {part} · ")
         assert not bar(app).chips[0].warning
+        await type_and_send(pilot, "/as 1 2000-2100")
+        assert any("lines 2000-2100 are not in it" in n for n in notices(app))
+        await type_and_send(pilot, "/as 2 whole")
+        assert any("How attachment N goes: /as N whole" in n for n in notices(app))
+        await type_and_send(pilot, "/as 1 digest")
+        assert " · digest · " in bar(app).chips[0].label
+        # Sent: the digest, and the model reads lines of it without asking anyone.
+        await type_and_send(pilot, 'call read_attachment {"path": "big.log", "first_line": '
+                                   '700, "last_line": 701}')
+        await wait_for(pilot, lambda: app.chat.reply.question is None
+                       and len(fake_server.chat_requests) >= 2, "the reply")
+        question, *_, result = [m for m in fake_server.chat_requests[-1].body["messages"]
+                                if m["role"] in ("user", "tool")]
+        assert question["content"].startswith("Attached file (digest only; it is too large")
+        assert "request 700 served" not in question["content"]
+        assert result["content"].splitlines()[1:] == [
+            "   700\t2026-12-05 10:00:39 INFO request 699 served in 20 ms",
+            "   701\t2026-12-05 10:00:40 INFO request 700 served in 21 ms"]
+
+
+async def test_the_bar_says_how_many_turns_a_send_folds_and_the_send_folds_them(
+        fake_server, tmp_path, monkeypatch):
+    notes = "".join(f"Note {i}: the deploy step {i} waits for the database to settle.\n"
+                    for i in range(130))
+    working_in(tmp_path, monkeypatch, {"notes.txt": notes})
+    app = make_app(fake_server, tmp_path, context_window=4096, keep_recent_turns=1)
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(4):
+            await type_and_send(pilot, f"Question {i}: " + "tell me about windows. " * 20)
+            await wait_for(pilot, lambda n=i: app.chat.reply.question is None
+                           and len(fake_server.chat_requests) > n, "a reply")
+        await type_and_send(pilot, "/attach notes.txt")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        footer = bar(app).footer
+        assert "where older turns are summarised first (" in footer
+        said = int(footer.split("summarised first (")[1].split(" turn")[0])
+        assert said >= 1
+        await type_and_send(pilot, "And with these notes?")
+        await wait_for(pilot, lambda: app.chat.reply.question is None
+                       and app.chat.session.summary is not None, "the compaction and reply")
+        covered = [m for m in app.chat.session.messages if m.covered and m.role == "user"]
+        assert len(covered) == said
 
 
 async def test_at_offers_paths_as_typed_and_tab_attaches_one(fake_server, tmp_path,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jarvis_tui.core.attach.attachment import IMAGE, LISTING, Attachment
+from jarvis_tui.core.attach.attachment import IMAGE, LISTING, TEXT, Attachment
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.read import read_path
 from jarvis_tui.core.attach.refusal import BAD_RANGE, MISSING, AttachRefused
@@ -127,6 +127,16 @@ def message_with(typed: str, sendings: list[Sending], typed_pasted: Spans = ()) 
     return Message("user", text, pasted=pasted, attachments=records)
 
 
+def fitted(sending: Sending, tokens: int, budget: int) -> Sending:
+    """`sending` as it goes by default, `tokens` being what it adds: as its digest when it is
+    a text file sent whole that the request's `budget` cannot hold (the choice that keeps
+    the conversation whole), else as it is."""
+    att = sending.attachment
+    if sending.how == WHOLE and att.kind == TEXT and tokens > budget:
+        return Sending(att, DIGEST)
+    return sending
+
+
 def body_of(sending: Sending) -> bytes | None:
     """What the store keeps beside the block: a digest's or a part's whole text (what
     read_attachment reads; a later edit of the file changes nothing), an image's bytes."""
@@ -134,6 +144,26 @@ def body_of(sending: Sending) -> bytes | None:
     if att.kind == IMAGE:
         return att.data
     return att.text.encode() if sending.how in (DIGEST, PART) else None
+
+
+def sending_as(att: Attachment, how: str) -> Sending:
+    """`att` sent as `how` says: "whole", "digest", or FIRST-LAST for those lines (LAST
+    empty: to the end). ValueError for anything else; AttachRefused for lines not in it."""
+    if how in (WHOLE, DIGEST):
+        if att.kind != TEXT and how == DIGEST:
+            raise ValueError("only a text file has a digest")
+        return Sending(att, how)
+    ranged = _RANGE.match(f"{att.path}:{how}")
+    if ranged is None or att.kind != TEXT:
+        raise ValueError(f"not a way to send it: {how!r}")
+    return _part(att, int(ranged["first"]), int(ranged["last"] or 0))
+
+
+def _part(att: Attachment, first: int, last: int) -> Sending:
+    if first < 1 or (last and last < first) or first > max(att.lines, 1):
+        raise AttachRefused(BAD_RANGE, path=att.shown, first=first, last=last,
+                            lines=att.lines)
+    return Sending(att, PART, first, last)
 
 
 def sending_of(given: str, cwd: Path) -> Sending:
@@ -145,9 +175,4 @@ def sending_of(given: str, cwd: Path) -> Sending:
         ranged = _RANGE.match(given)
         if refused.reason != MISSING or ranged is None:
             raise
-    att = read_path(ranged["path"], cwd)
-    first, last = int(ranged["first"]), int(ranged["last"] or 0)
-    if first < 1 or (last and last < first) or first > max(att.lines, 1):
-        raise AttachRefused(BAD_RANGE, path=att.shown, first=first, last=last,
-                            lines=att.lines)
-    return Sending(att, PART, first, last)
+    return _part(read_path(ranged["path"], cwd), int(ranged["first"]), int(ranged["last"] or 0))

@@ -121,16 +121,19 @@ class Compactions:
         (the provider's cache then re-reads all of it), so the next one should be many turns
         away. Recent turns that would not fit under it with the summary are folded in too, all
         but the newest, which stays verbatim however large."""
-        s = view.settings
-        keep = s.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
-        history = self._history.active
-        plan = plan_compaction(history, keep)
-        room = (int(view.budget.tokens * s.compact_low_water) - view.summary_max_tokens
-                - view.details_max_tokens - usage.system_overflow - usage.memory)
-        while keep > 1 and sum(view.counter.message(m) for m in plan.keep) > room:
-            keep -= 1
-            plan = plan_compaction(history, keep)
-        return plan, keep
+        return _folding(view, usage, self._history.active, keep_recent_turns)
+
+    def turns_folded(self, view: RequestBasis, pending: str, attached: int) -> int:
+        """How many turns the compaction a send of `pending` (with `attached` tokens of files)
+        starts would fold: 0 when the send stays under the threshold. Old tool outputs are
+        pruned first, which may spare some: the figure is the most it folds."""
+        usage = view.usage(pending, attached)
+        if not usage.over_threshold:
+            return 0
+        question = Message("user", pending)
+        extra = {id(question): attached}
+        plan, _ = _folding(view, usage, [*self._history.active, question], None, extra)
+        return sum(1 for m in plan.evict if m.role == "user")
 
     def _held_back(self, view: RequestBasis, reason: str, plan: CompactionPlan,
                    keep: int) -> list[ev.Event] | None:
@@ -324,3 +327,21 @@ class Compactions:
         if room < view.summary_max_tokens * PREFIX_SUMMARY_SHARE:
             return None
         return SummaryPrefix(wire, room)
+
+
+def _folding(view: RequestBasis, usage: BudgetUsage, history: list[Message],
+             keep_recent_turns: int | None,
+             extra: dict[int, int] | None = None) -> tuple[CompactionPlan, int]:
+    """Compactions._fold's plan for `history`; `extra`: tokens a message (by id()) carries
+    beside its text (files attached to a question not sent yet)."""
+    s = view.settings
+    keep = s.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+    extra = extra or {}
+    plan = plan_compaction(history, keep)
+    room = (int(view.budget.tokens * s.compact_low_water) - view.summary_max_tokens
+            - view.details_max_tokens - usage.system_overflow - usage.memory)
+    while keep > 1 and sum(view.counter.message(m) + extra.get(id(m), 0)
+                           for m in plan.keep) > room:
+        keep -= 1
+        plan = plan_compaction(history, keep)
+    return plan, keep

@@ -236,6 +236,11 @@ class Engine:
         """What the next request would need without windowing: what the gauge shows."""
         return self.basis().usage(pending, attached)
 
+    def turns_folded(self, pending: str = "", attached: int = 0) -> int:
+        """How many turns a send of `pending` with `attached` tokens of files would have
+        compacted first (Compactions.turns_folded)."""
+        return self.compactions.turns_folded(self.basis(), pending, attached)
+
     def _keep_summary(self, summary: Summary) -> None:
         self.summary = summary
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.attach.cost import sending_tokens
-from jarvis_tui.core.attach.message import Sending
+from jarvis_tui.core.attach.message import Sending, fitted
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.costs import Price, Tally
 from jarvis_tui.core.files import write_whole
@@ -286,6 +286,19 @@ class ChatSession:
         its provider's formula)."""
         counter, protocol = self._engine.counter, self.settings.provider
         return [sending_tokens(s, counter, protocol) for s in sendings]
+
+    def as_sent(self, sendings: list[Sending]) -> list[Sending]:
+        """Each of `sendings` as it goes by default: a text file sent whole that is larger
+        than the request's budget goes as its digest (the conversation stays whole; the model
+        reads the lines it needs with read_attachment); the rest as chosen."""
+        budget = self.usage().budget
+        return [fitted(s, tokens, budget)
+                for s, tokens in zip(sendings, self.attachment_tokens(sendings), strict=True)]
+
+    def turns_folded(self, pending: str = "", attached: int = 0) -> int:
+        """How many turns a compaction before this send would fold into the summary (0:
+        the send stays under the threshold)."""
+        return self._engine.turns_folded(pending=pending, attached=attached)
 
     def sent_before(self, path: str) -> Attached | None:
         """The file at `path` as this session last sent it, if it did."""

@@ -16,13 +16,22 @@ from textual.worker import get_current_worker
 from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.complete import PathIndex, mention_at, pasted_path
 from jarvis_tui.core.attach.listing import size_text
-from jarvis_tui.core.attach.message import PART, Sending, lines_of, message_with, sending_of
+from jarvis_tui.core.attach.message import (
+    DIGEST,
+    PART,
+    Sending,
+    lines_of,
+    message_with,
+    sending_as,
+    sending_of,
+)
 from jarvis_tui.core.attach.read import still_as_read
 from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
 from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
+from jarvis_tui.texts.i18n import plural_s
 from jarvis_tui.ui.screens.chat.base import ChatBase
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar, Chip
 from jarvis_tui.ui.widgets.mention_list import MentionList
@@ -166,9 +175,43 @@ class ChatAttachments(ChatBase):
         if before is not None and before.sha256 != att.sha256:
             await self.say(BAR_TEXTS(self.lang, "changed", line=changed_line(
                 self.lang, att.shown, before.size, att.size)), "warning")
+        whole = sending
+        sending = self.session.as_sent([sending])[0]
         self.attached.append(sending)
         tokens = self.show_attachments()[-1]
+        if sending is not whole:  # too large for the window: its digest, and the choices
+            await self.say(BAR_TEXTS(
+                self.lang, "went_digest", name=att.shown, n=len(self.attached),
+                tokens=f"{self.session.attachment_tokens([whole])[0]:,}",
+                budget=f"{self.session.usage().budget:,}"), "warning")
+            return
         await self.say(BAR_TEXTS(self.lang, "attached", name=att.shown, tokens=f"{tokens:,}"))
+
+    async def action_send_as(self, arg: str = "") -> None:
+        """/as N whole|digest|FIRST-LAST: how attachment N goes."""
+        words = arg.split()
+        if not self.attached:
+            await self.say(BAR_TEXTS(self.lang, "nothing"), "info")
+            return
+        if len(words) != 2 or not words[0].isdigit() \
+                or not 1 <= int(words[0]) <= len(self.attached):
+            await self.say(BAR_TEXTS(self.lang, "as_usage", n=len(self.attached)), "warning")
+            return
+        index = int(words[0]) - 1
+        att = self.attached[index].attachment
+        try:
+            sending = sending_as(att, words[1])
+        except AttachRefused as refused:
+            await self.say(refusal_line(self.lang, refused), "warning")
+            return
+        except ValueError:
+            await self.say(BAR_TEXTS(self.lang, "as_usage", n=len(self.attached)), "warning")
+            return
+        self.attached[index] = sending
+        tokens = self.show_attachments()[index]
+        await self.say(BAR_TEXTS(self.lang, f"as_{sending.how}", name=att.shown,
+                                 tokens=f"{tokens:,}", first=sending.first,
+                                 last=sending.last or att.lines))
 
     async def action_detach(self, arg: str = "") -> None:
         if not self.attached:
@@ -211,9 +254,12 @@ class ChatAttachments(ChatBase):
                  in enumerate(zip(self.attached, tokens, strict=True))]
         key = ("over" if usage.used > usage.budget
                else "compacts" if usage.over_threshold else "fits")
+        folded = (self.session.turns_folded(self.query_one(PromptInput).text,
+                                            self.attached_tokens) if key != "fits" else 0)
         bar.show(chips, BAR_TEXTS(self.lang, key, tokens=f"{sum(tokens):,}",
                                   used=f"{usage.used:,}", budget=f"{usage.budget:,}",
-                                  threshold=f"{usage.threshold:,}"))
+                                  threshold=f"{usage.threshold:,}", turns=folded,
+                                  s=plural_s(folded)))
         self.update_gauge(marks=False)
         return tokens
 
@@ -224,7 +270,9 @@ class ChatAttachments(ChatBase):
         facts = {"name": att.shown, "size": size_text(sent), "tokens": f"{tokens:,}"}
         label = (BAR_TEXTS(self.lang, "chip_part", first=sending.first,
                            last=sending.last or att.lines, **facts)
-                 if sending.how == PART else BAR_TEXTS(self.lang, "chip", **facts))
+                 if sending.how == PART
+                 else BAR_TEXTS(self.lang, "chip_digest", **facts) if sending.how == DIGEST
+                 else BAR_TEXTS(self.lang, "chip", **facts))
         warning = (BAR_TEXTS(self.lang, "too_big", tokens=f"{tokens:,}", budget=f"{budget:,}",
                              n=index + 1, path=att.shown) if tokens > budget else "")
         return Chip(label, warning)
