@@ -15,9 +15,11 @@ server counted, and how fast `@` lists paths in a large tree.
    does); then each keystroke of five queries, narrowed from the last one, against filtering
    every path afresh. Target: the first list and the keystrokes at most 100 ms at p95.
 
-Images are not sent yet (the chip refuses them), so they have no row; nor has the third figure
-the issue asks for (tokens evaluated per new token over a session of files larger than the
-window), which needs the digest's read_attachment tool.
+3. Tokens evaluated anew per new token over a session that brings in files larger than the
+   window, attached (as digests the model reads with read_attachment) against pasted whole:
+   bench/attach/session_cost.py says how. Target: attached no worse than pasted.
+
+Images are not sent yet (the chip refuses them), so they have no row.
 
 Run from the repository root: python bench/attach/attach.py [--quick]
 """
@@ -40,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from bench.attach import session_cost  # noqa: E402
 from jarvis_tui.core.attach.complete import PathIndex  # noqa: E402
 from jarvis_tui.core.attach.message import Sending, message_with  # noqa: E402
 from jarvis_tui.core.attach.read import read_path  # noqa: E402
@@ -223,6 +226,8 @@ def main() -> None:
               f"{statistics.median(fresh) * 1000:>8.1f}{p95(fresh):>8.1f}")
         print(f"{index.count:,} paths offered (the build folder's left out by .gitignore); "
               "target: first list and keystrokes <= 100 ms at p95")
+    for window in (4096,) if args.quick else (4096, 16384):
+        session_cost.report(window)
     print(f"\n(bench took {time.perf_counter() - started:.0f} s)")
 
 

@@ -90,7 +90,9 @@ BENCHES = [
                   rf"\s+{N}\s+[-+]{N}%$", rf"^OpenAI\s+JSON tool output\s+{N}",
                   rf"^Anthropic\s+code\s+{N}\s+{N}\s+[-+]{N}%",
                   rf"^first list, walking in a thread \(ours\)\s+{N}\s+{N}$",
-                  rf"^a keystroke, filtering every path \(baseline\)\s+{N}\s+{N}$")),
+                  rf"^a keystroke, filtering every path \(baseline\)\s+{N}\s+{N}$",
+                  rf"^attached \(digest \+ read_attachment\)\s+{N}\s+0\s+{N}\s+0\s+{N}\s+{N}"
+                  rf"\s+{N}$", rf"^pasted whole \(baseline\)\s+{N}\s+{N}\s+{N}\s+{N}")),
     bench("bench/dev/layout.py", "--quick",
           expect=(r"^bench/: \d+ files", r"^  bench/fidelity\s+\d+$",
                   r"^bench/'s import circles: 0$")),
