@@ -7,6 +7,7 @@ session, so it writes a conversation too.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from jarvis_tui.core.messages import ROOT, Message
 from jarvis_tui.core.pasted import Spans, tidy
@@ -69,7 +70,7 @@ class Messages(Db):
             if msg.role == "user" and msg.content.strip():
                 db.execute(
                     "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
-                    (make_title(msg.content), conv_id),
+                    (make_title(_titled(msg)), conv_id),
                 )
             self._touch(db, conv_id)
         msg.id = cur.lastrowid
@@ -319,3 +320,13 @@ def _pasted_after(msg: Message, stored: str) -> Spans:
     if not msg.pasted or stored == msg.content:
         return tidy(msg.pasted, len(stored))
     return ((0, len(stored)),)
+
+
+def _titled(msg: Message) -> str:
+    """What a session's title is made from: the words the user typed, not the blocks of the
+    files before them (a title of "Attached file app.log (2,000 lines…" says nothing); the
+    files' names when nothing was typed."""
+    if not msg.attachments:
+        return msg.content
+    typed = msg.content[max(a.end for a in msg.attachments):].strip()
+    return typed or " ".join(Path(a.path).name for a in msg.attachments)

@@ -38,3 +38,5 @@ def test_attachments_are_kept_with_their_message(db_path: Path, tmp_path: Path) 
         copied = store.messages(fork.id)[0]
         assert copied.attachments == msg.attachments
         assert store.attachment_body(copied.id, 0) == body
+        # The title is what the user typed, not the file's block.
+        assert store.get_conversation(conv.id).title == "what failed?"
