@@ -18,6 +18,10 @@ from jarvis_tui.core.window.tokens import TokenCounter
 
 META_CALIBRATION = "calibration"
 FRAMING_MAX = 64.0  # tokens a template may add per message; beyond that something else changed
+# Raw tokens from which a request's ratio is its text's: in a shorter one, the framing that is
+# the protocol's rather than the tokenizer's (the reply's priming, the system message's envelope,
+# which Anthropic's top-level system field does not have) is too large a share of it.
+DECISIVE_TOKENS = 512
 
 
 class Calibration:
@@ -58,7 +62,13 @@ class Calibration:
     def calibrate(self, estimated_raw: int, reported: int) -> None:
         if estimated_raw <= 0 or reported <= 0:
             return
-        self.counter.observe(estimated_raw, reported)
+        # The factor scales text, and a short request's ratio is mostly its framing's: learned
+        # whole, a 32-token first turn framed 7 tokens leaner on Anthropic's wire had every file
+        # after it read 22% low. Weighed by size, framing d tokens off moves the factor by at
+        # most d / DECISIVE_TOKENS; the server's count of the short request still anchors the
+        # gauge.
+        self.counter.observe(estimated_raw, reported,
+                             weight=min(1.0, estimated_raw / DECISIVE_TOKENS))
         factors = self._factors()
         factors[self._key] = self.counter.factor
         self.meta.remember(META_CALIBRATION, factors)

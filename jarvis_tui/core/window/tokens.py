@@ -445,6 +445,8 @@ class TokenCounter:
         self.model = model
         self.factor = min(FACTOR_MAX, max(FACTOR_MIN, factor))
         self._calibrated = self.factor != 1.0  # a factor carried over from an earlier session
+        # How much of one whole report the factor rests on (see observe); a stored one was learned.
+        self._learned = 1.0 if self._calibrated else 0.0
         loaded = (
             _load_encoding(_wanted_encodings(model)) if exact and is_openai_model(model) else None
         )
@@ -512,20 +514,24 @@ class TokenCounter:
     def messages(self, msgs: Any) -> int:
         return sum(self.message(m) for m in msgs) + REQUEST_OVERHEAD
 
-    def observe(self, estimated_raw: int, reported: int) -> float:
+    def observe(self, estimated_raw: int, reported: int, weight: float = 1.0) -> float:
         """Learn from one request: `reported` prompt tokens for what we counted `estimated_raw`.
 
         The first report sets the factor to reported / estimated; later ones move it part of the
-        way there (an exponential moving average), within FACTOR_MIN..FACTOR_MAX. Nonsense (zero
-        or negative) is ignored.
+        way there (an exponential moving average), within FACTOR_MIN..FACTOR_MAX. A report of
+        `weight` below 1 (a request too short to tell the tokenizer from its framing) moves the
+        factor only that share of the way. Nonsense (zero or negative) is ignored.
         """
-        if estimated_raw <= 0 or reported <= 0:
+        if estimated_raw <= 0 or reported <= 0 or weight <= 0:
             return self.factor
+        weight = min(1.0, weight)
         ratio = min(FACTOR_MAX, max(FACTOR_MIN, reported / estimated_raw))
-        # The first report replaces the starting 1.0, which was a guess, not a measurement;
-        # from then on each report moves the factor part of the way.
-        new = ratio if not self._calibrated else self.factor + SMOOTHING * (ratio - self.factor)
-        new = min(FACTOR_MAX, max(FACTOR_MIN, new))
+        # The starting 1.0 was a guess, not a measurement: reports replace it until one whole
+        # report's worth has come (a short first turn must not leave the next long one only
+        # half heard); from then on each report moves the factor part of the way.
+        step = weight * (SMOOTHING if self._learned >= 1.0 else 1.0)
+        self._learned = min(1.0, self._learned + weight)
+        new = min(FACTOR_MAX, max(FACTOR_MIN, self.factor + step * (ratio - self.factor)))
         if new != self.factor:
             self.factor = new
             self._calibrated = True
