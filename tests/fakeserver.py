@@ -7,7 +7,10 @@ Like the real servers it keeps a prompt cache (tests.prompt_cache) and says how 
 prompt it read from it, each flavour in its own server's words: OpenAI and llama.cpp in
 prompt_tokens_details.cached_tokens (llama.cpp in timings.cache_n too, from its one slot),
 DeepSeek in prompt_cache_hit/miss_tokens; the other flavours, like their servers, say nothing.
-Stdlib plus tiktoken only; it never imports jarvis_tui.
+An image (an image_url part with a data: URL) counts as OpenAI publishes for the GPT-4o family,
+read from its own bytes with Pillow; with ``vision`` off it is refused as a text-only model
+refuses it. Stdlib, tiktoken and Pillow (imported when the first image comes) only; it never
+imports jarvis_tui.
 
     python -m tests.fakeserver --port 8765 --limit 4096 --flavor openai
 """
@@ -15,7 +18,10 @@ Stdlib plus tiktoken only; it never imports jarvis_tui.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import hashlib
+import io
 import itertools
 import json
 import re
@@ -25,8 +31,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 import tiktoken
 
@@ -70,10 +77,168 @@ def encode(text: str) -> list[int]:
     return ENCODING.encode(text, disallowed_special=())
 
 
+# --- images, as every fake reads them --------------------------------------------------------
+
+# What Pillow calls the four formats the providers take, as media types.
+IMAGE_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif",
+                 "WEBP": "image/webp"}
+# Image token ids: below every mark the fakes use (small negatives) and every text id, within
+# the 32-bit ints the prompt cache packs.
+IMAGE_ID_BASE = 1 << 20
+IMAGE_ID_SPAN = 1 << 30
+
+
+class SentImage(NamedTuple):
+    """An image as a fake received it: what its bytes are (None: not a png, jpeg, gif or webp
+    Pillow can read, or not base64 at all) and its size in pixels (0 x 0 when unreadable)."""
+    media_type: str | None
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class ImageBytes:
+    sent: SentImage
+    size: int  # decoded bytes
+    digest: bytes  # sha256 of the decoded bytes
+
+
+class ImageRefused(Exception):
+    """A request refused for one of its images: (status, body) to answer."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        super().__init__(status, body)
+        self.status, self.body = status, body
+
+
+@lru_cache(maxsize=16)
+def decode_image(data: str) -> ImageBytes | None:
+    """The image a base64 string holds, its size read from its header (Pillow decodes no
+    pixels for that); None if the string is not base64. Cached: one request reads each image
+    more than once (counting, recording, the cache's token list), and a conversation sends the
+    same image again every turn."""
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    from PIL import Image  # the first image pays for the import, text-only tests never do
+
+    try:
+        with Image.open(io.BytesIO(raw)) as image:
+            sent = SentImage(IMAGE_FORMATS.get(image.format or ""), *image.size)
+    except (OSError, ValueError, Image.DecompressionBombError):
+        sent = SentImage(None, 0, 0)
+    if sent.media_type is None:
+        sent = SentImage(None, 0, 0)
+    return ImageBytes(sent, len(raw), hashlib.sha256(raw).digest())
+
+
+def image_token_ids(image: ImageBytes, count: int) -> list[int]:
+    """`count` token ids standing for the image: derived from its bytes (and the count, so that
+    one image sent at two sizes is two different prefixes), the same each time it is sent."""
+    seed = hashlib.sha256(image.digest + count.to_bytes(4, "big")).digest()
+    start, step = int.from_bytes(seed[:8], "big"), int.from_bytes(seed[8:16], "big") | 1
+    return [-(IMAGE_ID_BASE + (start + k * step) % IMAGE_ID_SPAN) for k in range(count)]
+
+
+# --- OpenAI's images -------------------------------------------------------------------------
+
+DATA_URL = re.compile(r"data:(?P<type>[^;,]*);base64,(?P<data>.*)", re.DOTALL)
+# OpenAI's answer to bytes that are not one of its four formats (invalid base64 alike).
+OPENAI_BAD_IMAGE = {"error": {
+    "message": "You uploaded an unsupported image. Please make sure your image has of one the "
+               "following formats: ['png', 'jpeg', 'gif', 'webp'].",
+    "type": "invalid_request_error", "param": None, "code": "invalid_image_format"}}
+
+
+def openai_image_size(width: int, height: int) -> tuple[int, int]:
+    """The size OpenAI tiles a detail "high"/"auto" image at: fit within 2048 x 2048, then the
+    shortest side down to 768; never up. Integer arithmetic: each step floors exactly."""
+    if max(width, height) > 2048:
+        long = max(width, height)
+        width, height = max(1, width * 2048 // long), max(1, height * 2048 // long)
+    if min(width, height) > 768:
+        short = min(width, height)
+        width, height = max(1, width * 768 // short), max(1, height * 768 // short)
+    return width, height
+
+
+def openai_image_tokens(width: int, height: int, detail: str | None = None) -> int:
+    """GPT-4o's published count: 85 for detail "low", else 85 + 170 per 512-pixel tile."""
+    if detail == "low":
+        return 85
+    width, height = openai_image_size(width, height)
+    return 85 + 170 * (-(-width // 512)) * (-(-height // 512))
+
+
+def image_parts(messages: object) -> list[tuple[int, int, dict]]:
+    """(message index, part index, part) of every image_url content part."""
+    return [(i, j, part) for i, message in enumerate(messages)  # type: ignore[arg-type]
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for j, part in enumerate(message["content"])
+            if isinstance(part, dict) and part.get("type") == "image_url"]
+
+
+def _image_url(part: dict) -> tuple[str | None, object]:
+    """(url, detail) of an image_url part."""
+    spec = part.get("image_url")
+    if isinstance(spec, dict):
+        url = spec.get("url")
+        return (url if isinstance(url, str) else None), spec.get("detail")
+    return None, None
+
+
+def openai_image(part: dict) -> ImageBytes | None:
+    """The image of a data: URL part; None if it has none the fake can read."""
+    url, _ = _image_url(part)
+    match = DATA_URL.fullmatch(url.strip()) if url else None
+    return decode_image(match["data"]) if match else None
+
+
+def openai_sent(messages: object) -> list[SentImage]:
+    """What each image_url part held, in order, as recorded on the request."""
+    return [image.sent if (image := openai_image(part)) else SentImage(None, 0, 0)
+            for _, _, part in image_parts(messages)]
+
+
+def openai_part_tokens(part: dict) -> list[int]:
+    """An image_url part's tokens; ImageRefused for one that holds no image OpenAI reads."""
+    url, detail = _image_url(part)
+    if url is None or not url.strip().startswith("data:"):
+        # The real API downloads an http(s) URL; the fake has no network to do it with.
+        raise ImageRefused(400, {"error": {
+            "message": "the fake server reads images from data: URLs only",
+            "type": "invalid_request_error", "param": None, "code": None}})
+    image = openai_image(part)
+    if image is None or image.sent.media_type is None:
+        raise ImageRefused(400, OPENAI_BAD_IMAGE)
+    count = openai_image_tokens(image.sent.width, image.sent.height,
+                                detail if isinstance(detail, str) else None)
+    return image_token_ids(image, count)
+
+
+def no_vision_answer(flavor: str, message: int, part: int) -> tuple[int, Any]:
+    """What a text-only model behind the flavor's server answers a request with an image.
+    OpenAI (and, in the fake, the OpenAI-compatible servers without their own words): 400,
+    naming the first image part. llama.cpp without a projector: 500, in its words."""
+    if flavor == "llamacpp":
+        text = ("image input is not supported - hint: if this is unexpected, you may need to "
+                "provide the mmproj")
+        return 500, {"error": {"code": 500, "message": text, "type": "server_error"}}
+    if flavor == "llamacpp_old":
+        return 500, {"error": {"code": 500, "message": "image input is not supported by this "
+                               "server", "type": "server_error"}}
+    return 400, {"error": {
+        "message": "Invalid content type. image_url is only supported by certain models.",
+        "type": "invalid_request_error", "param": f"messages.[{message}].content.[{part}].type",
+        "code": None}}
+
+
 def prompt_tokens(messages: list[dict], tools: list | None = None) -> list[int]:
     """The prompt as OpenAI's published chat formula counts it: 3 per message + its values (+1
     for a name), +3 priming; tool definitions (as the server renders them, ahead of the
-    messages) count as their JSON text."""
+    messages) count as their JSON text; an image_url part as its image (openai_image_tokens),
+    ids derived from its bytes. ImageRefused for an image OpenAI would not read."""
     tokens: list[int] = encode(json.dumps(tools, ensure_ascii=False)) if tools else []
     for message in messages:
         tokens += MESSAGE_MARKS
@@ -84,7 +249,9 @@ def prompt_tokens(messages: list[dict], tools: list | None = None) -> list[int]:
                 tokens += encode(value)
             elif key == "content" and isinstance(value, list):  # content parts
                 for part in value:
-                    if isinstance(part, dict):
+                    if isinstance(part, dict) and part.get("type") == "image_url":
+                        tokens += openai_part_tokens(part)
+                    elif isinstance(part, dict):
                         tokens += encode(part.get("text", ""))
             else:
                 tokens += encode(json.dumps(value, ensure_ascii=False))
@@ -242,6 +409,7 @@ class RecordedRequest:
     fault: tuple | None = None
     reply: str = ""
     tool_calls: list = field(default_factory=list)  # the FakeCalls the reply asked for
+    images: list[SentImage] = field(default_factory=list)  # the images it carried, in order
 
 
 class Served:
@@ -407,7 +575,7 @@ class FakeProvider(FakeServer):
     """
 
     def __init__(self, limit: int = 4096, flavor: str = "openai", *, host: str = "127.0.0.1",
-                 port: int = 0, model: str = "fake-model") -> None:
+                 port: int = 0, model: str = "fake-model", vision: bool = True) -> None:
         if flavor not in FLAVORS:
             raise ValueError(f"unknown flavor {flavor!r}; pick one of {', '.join(FLAVORS)}")
         super().__init__(host=host, port=port)
@@ -415,6 +583,7 @@ class FakeProvider(FakeServer):
         self.limit = limit
         self.flavor = flavor
         self.model = model
+        self.vision = vision  # False: a text-only model, refusing images (no_vision_answer)
         self.stream_usage = True
         # Some servers let a reply run past max_tokens (the client must bound what it keeps).
         self.ignore_max_tokens = False
@@ -525,19 +694,32 @@ class _Handler(BaseHTTPRequestHandler):
             fake._record(RecordedRequest(self.path, headers, {}, status=404))
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
+        refused: tuple[int, Any] | None = None
         try:
             body = json.loads(raw.decode("utf-8"))
             messages = body["messages"]
-            tokens = (chatml_tokens(messages) if fake.flavor in CHATML
-                      else prompt_tokens(messages, body.get("tools")))
+            images = image_parts(messages)
+            if images and not fake.vision:
+                refused, tokens = no_vision_answer(fake.flavor, *images[0][:2]), []
+            else:
+                tokens = (chatml_tokens(messages) if fake.flavor in CHATML
+                          else prompt_tokens(messages, body.get("tools")))
             prompt = len(tokens)
+        except ImageRefused as exc:
+            refused, prompt = (exc.status, exc.body), 0
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             fake._record(RecordedRequest(self.path, headers, {}, status=400))
             self._json(400, {"error": {"message": f"bad request: {exc}",
                                        "type": "invalid_request_error"}})
             return
         rec = RecordedRequest(self.path, headers, body, prompt_tokens=prompt)
+        if images:
+            rec.images = openai_sent(messages)
         fake._record(rec)
+        if refused is not None:
+            rec.status = refused[0]
+            self._send(*refused)
+            return
         problem = ft.openai_problem(body)
         if problem is not None:
             rec.status = 400
@@ -754,8 +936,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flavor", default="openai", choices=FLAVORS)
     parser.add_argument("--fragments", type=int, default=1,
                         help="stream each tool call's arguments in this many pieces")
+    parser.add_argument("--no-vision", action="store_true",
+                        help="a text-only model: refuse requests carrying images")
     args = parser.parse_args(argv)
-    fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port).start()
+    fake = FakeProvider(args.limit, args.flavor, host=args.host, port=args.port,
+                        vision=not args.no_vision).start()
     fake.fragments = args.fragments
     fake.run_until_interrupted(
         f"fake {args.flavor} server, context {args.limit} tokens, at {fake.base_url}")
