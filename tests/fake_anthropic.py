@@ -6,7 +6,12 @@ cache_control breakpoints and none on an empty block), counts input tokens with 
 refuses too-long requests with Anthropic's exact 400 bodies, and streams the real SSE event
 sequence. Its prompt cache reads back the longest prefix an earlier request marked, up to this
 request's last breakpoint, and writes the rest up to it: input_tokens is what is left after,
-as the real API counts. Fault switches as in tests.fakeserver. Stdlib plus tiktoken only.
+as the real API counts. An image block counts as Anthropic publishes (scaled to a long edge of
+1568 pixels and 1,600 tokens' worth of pixels, then width x height / 750), its token ids taken
+from its bytes so the cache sees the same image as the same prefix; the API's refusals of an
+image (too large, not what its media_type says) come in its words, and with ``vision`` off a
+request with an image is refused outright. Fault switches as in tests.fakeserver. Stdlib,
+tiktoken and Pillow only.
 
     python -m tests.fake_anthropic --port 8766 --limit 4096
 """
@@ -16,16 +21,21 @@ from __future__ import annotations
 import argparse
 import json
 from http.server import BaseHTTPRequestHandler
+from math import isqrt
 from typing import Any
 
 from tests import fake_tools as ft
 from tests.fakeserver import (
     CHUNK_CHARS,
     FakeServer,
+    ImageBytes,
     RecordedRequest,
+    SentImage,
     count_tokens,
+    decode_image,
     encode,
     fit_reply,
+    image_token_ids,
     start_event_stream,
 )
 from tests.prompt_cache import PromptCache
@@ -39,6 +49,17 @@ PING_EVERY = 5  # a ping event after this many text deltas (the real API interle
 ALLOWED_FIELDS = {"model", "messages", "max_tokens", "system", "stream", "stop_sequences",
                   "temperature", "top_p", "top_k", "metadata", "tools", "tool_choice",
                   "thinking", "service_tier"}
+# Images: the media types the API takes, the size it scales to (a long edge of 1568 pixels, and
+# 1,600 tokens' worth of pixels, about 1.15 megapixels), pixels per token, the largest image it
+# takes (5 MB measured on the base64 text, as the API measures it) and the largest side (8000
+# pixels; 2000 in a request of more than 20 images).
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+IMAGE_LONG_EDGE = 1568
+PIXELS_PER_TOKEN = 750
+IMAGE_MAX_PIXELS = 1600 * PIXELS_PER_TOKEN
+IMAGE_MAX_BYTES = 5 * 1024 * 1024
+IMAGE_MAX_SIDE = 8000
+MANY_IMAGES, MANY_IMAGES_MAX_SIDE = 20, 2000
 
 
 def text_of(content: object) -> str:
@@ -50,10 +71,107 @@ def text_of(content: object) -> str:
 
 
 def has_content(content: object) -> bool:
-    """Whether a message says anything: words, or a tool block (which needs none)."""
+    """Whether a message says anything: words, or a tool or image block (which need none)."""
     return bool(text_of(content).strip()) or any(
-        isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+        isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result", "image")
         for b in (content if isinstance(content, list) else []))
+
+
+def image_size(width: int, height: int) -> tuple[int, int]:
+    """The size Anthropic reads an image at: scaled down, its aspect kept, until its long edge
+    is at most 1568 pixels and it is at most 1,600 tokens' worth of pixels; never up. Each side
+    floored exactly (integer arithmetic), so both limits hold."""
+    long = max(width, height)
+    if long <= IMAGE_LONG_EDGE and width * height <= IMAGE_MAX_PIXELS:
+        return width, height
+    if IMAGE_LONG_EDGE * IMAGE_LONG_EDGE * width * height <= IMAGE_MAX_PIXELS * long * long:
+        # The edge is the tighter limit.
+        return (max(1, width * IMAGE_LONG_EDGE // long),
+                max(1, height * IMAGE_LONG_EDGE // long))
+    # The pixels are: each side times sqrt(max / (w*h)), i.e. sqrt(max * w / h) for the width.
+    return (max(1, isqrt(IMAGE_MAX_PIXELS * width // height)),
+            max(1, isqrt(IMAGE_MAX_PIXELS * height // width)))
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Anthropic's published count: width x height / 750 at the size it reads the image at."""
+    width, height = image_size(width, height)
+    return -(-width * height // PIXELS_PER_TOKEN)
+
+
+def block_image(block: dict) -> ImageBytes | None:
+    """The image a base64 image block holds (None: none the fake can read)."""
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, dict) else None
+    return decode_image(data) if isinstance(data, str) else None
+
+
+def image_ids(block: dict) -> list[int]:
+    """An image block's tokens, ids taken from its bytes (none for one it cannot read: such a
+    request is refused before it is counted)."""
+    image = block_image(block)
+    if image is None or image.sent.media_type is None:
+        return []
+    return image_token_ids(image, image_tokens(image.sent.width, image.sent.height))
+
+
+def image_blocks(body: dict) -> list[tuple[str, dict]]:
+    """(path as the API names it, block) of every image block in the messages, in prompt
+    order: in a message's content and in a tool result's."""
+    found: list[tuple[str, dict]] = []
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "image":
+                found.append((f"messages.{i}.content.{j}", block))
+            elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                found += [(f"messages.{i}.content.{j}.tool_result.content.{k}", inner)
+                          for k, inner in enumerate(block["content"])
+                          if isinstance(inner, dict) and inner.get("type") == "image"]
+    return found
+
+
+def image_problem(path: str, block: dict, many: bool) -> str | None:
+    """The API's refusal of one image block, in its words, or None."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        # The API also fetches {"type": "url"} sources; the fake has no network to.
+        return f"{path}.image.source: the fake server reads base64 image sources only"
+    where = f"{path}.image.source.base64"
+    declared, data = source.get("media_type"), source.get("data")
+    if declared not in IMAGE_MEDIA_TYPES:
+        return (f"{where}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or "
+                "'image/webp'")
+    if not isinstance(data, str):
+        return f"{where}.data: Input should be a valid string"
+    if len(data) > IMAGE_MAX_BYTES:
+        return f"{where}: image exceeds 5 MB maximum: {len(data)} bytes > {IMAGE_MAX_BYTES} bytes"
+    image = decode_image(data)
+    if image is None:
+        return f"{where}: invalid base64 data"
+    if image.sent.media_type is None:
+        return "Could not process image"
+    if image.sent.media_type != declared:
+        return (f"{where}: The image was specified using the {declared} media type, but the "
+                f"image appears to be a {image.sent.media_type} image")
+    side = MANY_IMAGES_MAX_SIDE if many else IMAGE_MAX_SIDE
+    if max(image.sent.width, image.sent.height) > side:
+        kind = " for many-image requests" if many else ""
+        return (f"{where}.data: At least one of the image dimensions exceed max allowed "
+                f"size{kind}: {side} pixels")
+    return None
+
+
+def images_problem(blocks: list[tuple[str, dict]]) -> str | None:
+    many = len(blocks) > MANY_IMAGES
+    return next((p for path, block in blocks if (p := image_problem(path, block, many))), None)
+
+
+def sent_images(blocks: list[tuple[str, dict]]) -> list[SentImage]:
+    return [image.sent if (image := block_image(block)) else SentImage(None, 0, 0)
+            for _, block in blocks]
 
 
 def block_text(block: dict) -> str:
@@ -80,7 +198,8 @@ def prompt_of(body: dict) -> tuple[list[int], list[int]]:
     """The input as tokens (the system text, then each message with its overhead; a block
     counted on its own, as breakpoints fall between blocks) and where its cache breakpoints
     fall: the token count up to the end of each block that has cache_control. Tool definitions
-    come first, as the API renders them, counted as their JSON text."""
+    come first, as the API renders them, counted as their JSON text. An image block is its
+    image's tokens (image_tokens); a tool result's images follow its text."""
     tools = body.get("tools")
     tokens: list[int] = encode(json.dumps(tools, ensure_ascii=False)) if tools else []
     marks: list[int] = []
@@ -88,6 +207,13 @@ def prompt_of(body: dict) -> tuple[list[int], list[int]]:
     def add(content: object) -> None:
         for block in blocks_of(content):
             tokens.extend(encode(block_text(block)))
+            kind = block.get("type")
+            if kind == "image":
+                tokens.extend(image_ids(block))
+            elif kind == "tool_result" and isinstance(block.get("content"), list):
+                for inner in block["content"]:
+                    if isinstance(inner, dict) and inner.get("type") == "image":
+                        tokens.extend(image_ids(inner))
             if block.get("cache_control"):
                 marks.append(len(tokens))
 
@@ -116,6 +242,13 @@ def breakpoint_problem(body: dict) -> str | None:
         return (f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
                 f"Found {len(marked)}.")
     return None
+
+
+def no_vision_message(model: object) -> str:
+    """A model without vision given an image. Not found verbatim: the API's words for a model
+    given a PDF it cannot read ("claude-3-5-haiku-20241022 does not support PDFs."), for
+    images."""
+    return f"{model} does not support images."
 
 
 def error_body(kind: str, message: str) -> dict[str, Any]:
@@ -172,12 +305,16 @@ class FakeAnthropic(FakeServer):
     """
 
     def __init__(self, limit: int = 200_000, *, api_key: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, model: str = "claude-fake") -> None:
+                 host: str = "127.0.0.1", port: int = 0, model: str = "claude-fake",
+                 vision: bool = True) -> None:
         super().__init__(host=host, port=port)
         self.handler = _Handler
         self.limit = limit
         self.api_key = api_key
         self.model = model
+        # False: a model that reads no images (Claude 2, the first Claude 3.5 Haiku); a
+        # request with one is refused (no_vision_message).
+        self.vision = vision
         self.cache = PromptCache(CACHE_SLOTS)
         # Newer API versions repeat the input counts in message_delta; the documented stream
         # has only output_tokens there.
@@ -274,6 +411,12 @@ class _Handler(BaseHTTPRequestHandler):
         wrong = (invalid_messages(body["messages"]) or ft.anthropic_problem(body)
                  or breakpoint_problem(body))
         if wrong:
+            return 400, error_body("invalid_request_error", wrong)
+        images = image_blocks(body)
+        rec.images = sent_images(images)
+        if images and not fake.vision:
+            return 400, error_body("invalid_request_error", no_vision_message(body["model"]))
+        if images and (wrong := images_problem(images)):
             return 400, error_body("invalid_request_error", wrong)
         rec.body, rec.prompt_tokens = body, count_input(body)
         return None
@@ -391,8 +534,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-key", default=None, help="require this x-api-key")
     parser.add_argument("--fragments", type=int, default=1,
                         help="stream each tool call's arguments in this many pieces")
+    parser.add_argument("--no-vision", action="store_true",
+                        help="a model without vision: refuse requests carrying images")
     args = parser.parse_args(argv)
-    fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port)
+    fake = FakeAnthropic(args.limit, api_key=args.api_key, host=args.host, port=args.port,
+                         vision=not args.no_vision)
     fake.start()
     fake.fragments = args.fragments
     fake.run_until_interrupted(
