@@ -3,7 +3,10 @@
 Like the real one it never refuses an over-long prompt: it drops the oldest non-system messages
 until the prompt fits ``num_ctx`` (keeping the last message and tool results with their call, as
 Ollama's chatPrompt does), cuts tokens if even that is too long, answers anyway, and reports in
-``prompt_eval_count`` only what it evaluated. Stdlib plus tests.fakeserver's tokenizer.
+``prompt_eval_count`` only what it evaluated. A message's "images" count as a vision model
+reads them: resized to at most 1024 pixels a side, one token per 28 x 28 patch. With ``vision``
+off (a text-only model) a request whose kept messages carry an image is refused as Ollama
+relays llama-server's refusal. Stdlib, tests.fakeserver's tokenizer and Pillow.
 
     python -m tests.fake_ollama --port 11435 --num-ctx 2048 --context-length 8192
 """
@@ -18,10 +21,48 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests import fake_tools as ft
-from tests.fakeserver import CHUNK_CHARS, FakeServer, count_tokens, fit_reply
+from tests.fakeserver import (
+    CHUNK_CHARS,
+    FakeServer,
+    SentImage,
+    count_tokens,
+    decode_image,
+    fit_reply,
+)
 
 MESSAGE_OVERHEAD = 4  # a chat template's role header and end-of-turn marker
 PRIMING = 3  # BOS and the open assistant header a template ends with
+IMAGE_MAX_SIDE = 1024  # a vision model's images are resized to fit this square
+PATCH = 28  # pixels a side of the patch each image token stands for
+BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# llama-server's words, which Ollama relays: to a text-only model given an image, and to a vision
+# model given bytes that are no image it can decode.
+NO_VISION = "Multimodal data provided, but model does not support multimodal requests."
+UNREADABLE = "Failed to load image or audio file"
+
+
+def image_size(width: int, height: int) -> tuple[int, int]:
+    """At most 1024 pixels a side, the aspect kept; never up. Each side floored exactly."""
+    long = max(width, height)
+    if long <= IMAGE_MAX_SIDE:
+        return width, height
+    return max(1, width * IMAGE_MAX_SIDE // long), max(1, height * IMAGE_MAX_SIDE // long)
+
+
+def image_tokens(width: int, height: int) -> int:
+    """One token per 28 x 28 patch of the resized image, a part patch counting whole."""
+    width, height = image_size(width, height)
+    return (-(-width // PATCH)) * (-(-height // PATCH))
+
+
+def message_image_tokens(message: dict) -> int:
+    """A message's images' tokens (an unreadable one counts none: the request is refused)."""
+    total = 0
+    for data in message.get("images") or []:
+        image = decode_image(data) if isinstance(data, str) else None
+        if image is not None and image.sent.media_type is not None:
+            total += image_tokens(image.sent.width, image.sent.height)
+    return total
 
 
 def count_ollama_prompt(messages: list[dict]) -> int:
@@ -30,7 +71,40 @@ def count_ollama_prompt(messages: list[dict]) -> int:
         total += MESSAGE_OVERHEAD + count_tokens(str(message.get("content") or ""))
         if message.get("tool_calls"):
             total += count_tokens(json.dumps(message["tool_calls"], ensure_ascii=False))
+        if message.get("images"):
+            total += message_image_tokens(message)
     return total
+
+
+def sent_images(messages: list[dict]) -> list[SentImage]:
+    """Every image of every message, in order, as received."""
+    found = []
+    for message in messages:
+        for data in message.get("images") or []:
+            image = decode_image(data) if isinstance(data, str) else None
+            found.append(image.sent if image else SentImage(None, 0, 0))
+    return found
+
+
+def llama_server_error(message: str) -> dict[str, str]:
+    """Ollama's body for an error llama-server answered: llama-server's whole JSON body, as
+    text, under "error" (Ollama's statusErrorMessage passes the body on as it came)."""
+    inner = {"error": {"code": 400, "message": message, "type": "invalid_request_error"}}
+    return {"error": json.dumps(inner, separators=(",", ":"))}
+
+
+def base64_problem(data: str) -> str | None:
+    """Go's encoding/json decoding a string into []byte (an image): its error, or None. The
+    offset is the first byte Go's decoder would stop at for a bad character, else where the
+    unfinished last quantum starts."""
+    raw = data.encode("utf-8")
+    body = raw.rstrip(b"=")
+    for n, byte in enumerate(body):
+        if byte not in BASE64 and byte not in b"\r\n":
+            return f"illegal base64 data at input byte {n}"
+    if len(raw) % 4 or len(raw) - len(body) > 2:
+        return f"illegal base64 data at input byte {len(raw) - len(raw) % 4 or len(raw)}"
+    return None
 
 
 def _tool_block_start(messages: list[dict], i: int) -> int:
@@ -80,6 +154,7 @@ class OllamaRequest:
     fault: tuple | None = None
     reply: str = ""
     tool_calls: list = field(default_factory=list)  # the FakeCalls the reply asked for
+    images: list[SentImage] = field(default_factory=list)  # the images it carried, in order
 
 
 class FakeOllama(FakeServer):
@@ -99,8 +174,12 @@ class FakeOllama(FakeServer):
 
     def __init__(self, default_num_ctx: int = 2048, context_length: int = 8192,
                  models: tuple[str, ...] = ("llama3.2",), *, host: str = "127.0.0.1",
-                 port: int = 0, modelfile_num_ctx: int | None = None) -> None:
+                 port: int = 0, modelfile_num_ctx: int | None = None,
+                 vision: bool = True) -> None:
         super().__init__(host=host, port=port)
+        # False: text-only models, refusing a chat whose kept messages carry images (in
+        # llama-server's words) and without "vision" in /api/show's capabilities.
+        self.vision = vision
         self.handler = _Handler
         self.default_num_ctx = default_num_ctx
         self.context_length = context_length
@@ -158,6 +237,12 @@ def _bad_shape(messages: Any) -> str | None:
             if args is not None and not isinstance(args, dict):
                 return ("json: cannot unmarshal string into Go value of type "
                         "api.ToolCallFunctionArguments")
+        for data in m.get("images") or []:
+            if not isinstance(data, str):
+                return ("json: cannot unmarshal into Go struct field Message.messages.images "
+                        "of type []uint8")
+            if problem := base64_problem(data):
+                return problem
     return None
 
 
@@ -223,8 +308,8 @@ class _Handler(BaseHTTPRequestHandler):
                                "general.parameter_count": 3_212_749_888,
                                "llama.context_length": fake.context_length,
                                "llama.embedding_length": 3072},
-                "capabilities": ["completion"] if self._no_tools(name) else ["completion",
-                                                                             "tools"]})
+                "capabilities": ["completion"] + ([] if self._no_tools(name) else ["tools"])
+                + (["vision"] if fake.vision else [])})
 
     def _no_tools(self, model: str) -> bool:
         return model.removesuffix(":latest") in self.fake.without_tools
@@ -252,6 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
             rec.status = 400
             self._send(400, {"error": bad})
             return
+        rec.images = sent_images(messages)
         options = body.get("options") or {}
         # Ollama runs a model with at most its trained context length: a larger num_ctx is
         # lowered (with a warning in the server log, none to the client).
@@ -262,6 +348,12 @@ class _Handler(BaseHTTPRequestHandler):
         # Past whole messages, the runner cuts tokens too: it never evaluates more than num_ctx.
         rec.evaluated = min(tokens, rec.num_ctx)
         rec.truncated = rec.evaluated < rec.sent_tokens
+        # Only the images of the messages kept go to the model, and so only they can be refused.
+        kept_images = sent_images(rec.kept)
+        if kept_images and (not fake.vision or any(i.media_type is None for i in kept_images)):
+            rec.status = 400
+            self._send(400, llama_server_error(NO_VISION if not fake.vision else UNREADABLE))
+            return
         seen = {**body, "messages": rec.kept}
         reply = fake.reply_for(rec, fault, ft.openai_view(rec.kept), rec.kept, seen, "call_")
         reply, cut = fit_reply(reply, int(options.get("num_predict") or -1))
@@ -363,10 +455,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--modelfile-num-ctx", type=int, default=None)
     parser.add_argument("--model", action="append", dest="models",
                         help="a model name it has (repeatable; default llama3.2)")
+    parser.add_argument("--no-vision", action="store_true",
+                        help="text-only models: refuse chats carrying images")
     args = parser.parse_args(argv)
     fake = FakeOllama(args.num_ctx, args.context_length, tuple(args.models or ("llama3.2",)),
                       host=args.host, port=args.port,
-                      modelfile_num_ctx=args.modelfile_num_ctx).start()
+                      modelfile_num_ctx=args.modelfile_num_ctx,
+                      vision=not args.no_vision).start()
     fake.run_until_interrupted(
         f"fake Ollama at {fake.base_url}, models {', '.join(fake.models)}, default num_ctx "
         f"{fake.default_num_ctx}")
