@@ -478,7 +478,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         from jarvis_tui.cli_attach import read_attachments
 
         try:
-            sendings = read_attachments(args.attach, pick_language(settings.language, text))
+            sendings = read_attachments(args.attach, pick_language(settings.language, text),
+                                        model=settings.model)
         except CliError:
             if args.text == "-":  # read from a pipe, it has no other copy
                 with open_store(args) as store:

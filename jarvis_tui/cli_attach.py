@@ -5,28 +5,31 @@ since this session last sent it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jarvis_tui.cli_errors import CliError
 from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.message import Sending, message_with, sending_of
-from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
+from jarvis_tui.core.attach.refusal import NO_VISION, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.session import ChatSession, Store
 from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
 
 
-def read_attachments(given: list[str], language: str, cwd: Path | None = None) -> list[Sending]:
-    """Each of `given` as it will be sent; CliError with the first refusal's line."""
+def read_attachments(given: list[str], language: str, cwd: Path | None = None,
+                     model: str = "") -> list[Sending]:
+    """Each of `given` as it will be sent; CliError with the first refusal's line (an image,
+    for `model` the bundled one, which takes none)."""
     cwd = cwd or Path.cwd()
     sendings = []
     for path in given:
         try:
             sending = sending_of(path, cwd)
-            if sending.attachment.kind == IMAGE:
-                raise AttachRefused(NOT_YET, path=sending.attachment.shown, what="an image")
+            if sending.attachment.kind == IMAGE and model == LOCAL_MODEL_NAME:
+                raise AttachRefused(NO_VISION, path=sending.attachment.shown, model=model)
         except AttachRefused as refused:
             raise CliError(refusal_line(language, refused)) from None
         sendings.append(sending)
@@ -55,9 +58,19 @@ class Attaching:
 
     def question(self, session: ChatSession, language: str,
                  say: Callable[[str], None]) -> Message:
-        sendings = self.sendings if self.whole else session.as_sent(self.sendings)
+        sendings = session.as_sent(self.sendings)
+        if self.whole:  # scaled images, but every text file whole
+            sendings = [replace(c, how=g.how, first=g.first, last=g.last)
+                        for g, c in zip(self.sendings, sendings, strict=True)]
         for given, chosen in zip(self.sendings, sendings, strict=True):
-            if chosen is not given:
+            was, now = given.attachment, chosen.attachment
+            if (now.width, now.height) != (was.width, was.height):
+                tokens = session.attachment_tokens([chosen])[0]
+                say("jarvis-tui: " + BAR_TEXTS(language, "scaled", name=was.shown,
+                                               width=was.width, height=was.height,
+                                               sent=f"{now.width}x{now.height}",
+                                               tokens=f"{tokens:,}").removeprefix("📎 "))
+            if chosen.how != given.how:
                 tokens = session.attachment_tokens([given])[0]
                 say("jarvis-tui: " + BAR_TEXTS(language, "ask_digest", name=given.attachment.shown,
                                                tokens=f"{tokens:,}",

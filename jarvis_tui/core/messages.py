@@ -9,6 +9,7 @@ whose answer was cut off.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -86,10 +87,18 @@ class Message:
     def covered(self) -> bool:
         return self.summary_id is not None
 
+    def images(self) -> list[dict[str, str]]:
+        """The images the message carries, as the wire takes them (to_wire's "images")."""
+        return images_of(self.attachments) if self.attachments else []
+
     def to_wire(self, content: str | None = None) -> dict[str, Any]:
-        """The OpenAI chat-completions shape of this message; `content` overrides the text."""
+        """The OpenAI chat-completions shape of this message; `content` overrides the text. A
+    message with images has them under "images" (images_of), which each provider puts on its
+    own wire: content parts, image blocks, Ollama's own "images"."""
         text = self.content if content is None else content
         out: dict[str, Any] = {"role": self.role, "content": text}
+        if images := self.images():
+            out["images"] = images
         if self.tool_calls:
             out["tool_calls"] = self.tool_calls
         if self.tool_call_id:
@@ -97,6 +106,13 @@ class Message:
         if self.name and self.role != "tool":
             out["name"] = self.name
         return out
+
+
+def images_of(attachments: tuple[Attached, ...]) -> list[dict[str, str]]:
+    """The images among `attachments` as every provider's wire takes them (each translates
+    this neutral shape): media type and base64 data, in order."""
+    return [{"media_type": a.media_type, "data": base64.b64encode(a.body).decode("ascii")}
+            for a in attachments if a.kind == "image" and a.body]
 
 
 def describe_calls(tool_calls: list[dict[str, Any]] | None) -> str:

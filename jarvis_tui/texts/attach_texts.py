@@ -32,8 +32,8 @@ ATTACH_TEXTS = Texts(
                          "attach it again to send it as it is now",
         "vanished": "Not sent: {path} is gone since it was attached; /detach it, or attach it "
                     "again",
-        "no_vision": "Not sent: {model} takes no images; remove {path}, or pick a model that "
-                     "reads images",
+        "no_vision": "Not attached: {model} takes no images; choose a model that reads "
+                     "images (the model setting) to send {path}",
         "read_error": "Not attached: {path} could not be read ({why})",
         "bad_range": "Not attached: {path} has {lines} line{s}; lines {first}-{last} are not "
                      "in it (PATH:FIRST-LAST, counting from 1)",
@@ -64,7 +64,7 @@ ATTACH_TEXTS = Texts(
         "changed_since": "未发送：{path} 在附加之后已改变；请先 /detach 再重新附加，"
                          "以发送它现在的内容",
         "vanished": "未发送：{path} 在附加之后已不存在；请 /detach 移除或重新附加",
-        "no_vision": "未发送：{model} 不接受图片；请移除 {path}，或换用能读图片的模型",
+        "no_vision": "未附加：{model} 不接受图片；要发送 {path}，请在设置中换用能读图片的模型",
         "read_error": "未附加：无法读取 {path}（{why}）",
         "bad_range": "未附加：{path} 共 {lines} 行，没有第 {first}-{last} 行（路径:起始行-结束行，"
                      "从 1 数起）",
@@ -120,6 +120,7 @@ BAR_TEXTS = Texts(
         "chip": "{name} · {size} · {tokens} tokens",
         "chip_part": "{name} (lines {first}-{last}) · {size} · {tokens} tokens",
         "chip_digest": "{name} · {size} · digest · {tokens} tokens",
+        "chip_image": "{name} · {pixels} · {size} · {tokens} tokens",
         "too_big": "larger than the window can hold ({tokens} of {budget} tokens): /as {n} "
                    "digest sends its digest, /as {n} FIRST-LAST a part",
         "went_digest": "📎 {name} ({tokens} tokens) is larger than the window can hold "
@@ -129,6 +130,8 @@ BAR_TEXTS = Texts(
         "ask_digest": "{name} ({tokens} tokens) is larger than the window can hold "
                       "({budget}): it goes as a digest, and the model reads the lines it needs "
                       "with read_attachment; --whole sends it all, PATH:FIRST-LAST a part",
+        "scaled": "📎 {name} is {width}x{height} pixels; it goes scaled down to {sent}, the "
+                  "most the provider reads ({tokens} tokens)",
         "as_usage": "How attachment N goes: /as N whole, /as N digest, or /as N FIRST-LAST "
                     "for those lines (N from 1 to {n})",
         "as_whole": "📎 {name} goes whole ({tokens} tokens)",
@@ -161,6 +164,7 @@ BAR_TEXTS = Texts(
         "chip": "{name} · {size} · {tokens} tokens",
         "chip_part": "{name}（第 {first}-{last} 行）· {size} · {tokens} tokens",
         "chip_digest": "{name} · {size} · 摘要 · {tokens} tokens",
+        "chip_image": "{name} · {pixels} · {size} · {tokens} tokens",
         "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：/as {n} digest 改发摘要，"
                    "/as {n} 起始行-结束行 只发送其中一部分",
         "went_digest": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
@@ -169,6 +173,8 @@ BAR_TEXTS = Texts(
         "ask_digest": "{name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
                       "模型用 read_attachment 读取所需的行；--whole 发送全文，"
                       "路径:起始行-结束行 只发送部分",
+        "scaled": "📎 {name} 为 {width}x{height} 像素；将缩小到服务商可读的上限 {sent} 发送"
+                  "（{tokens} tokens）",
         "as_usage": "设置第 N 个附件的发送方式：/as N whole、/as N digest，或 /as N 起始行-结束行"
                     "（N 为 1 到 {n}）",
         "as_whole": "📎 {name} 将发送全文（{tokens} tokens）",

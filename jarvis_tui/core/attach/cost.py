@@ -1,56 +1,23 @@
 """What an attachment costs before it is sent: its block's tokens as the request's counter
-counts them, and an image's by the formula its provider publishes, at the size it is sent at.
-
-- OpenAI (GPT-4o family, detail "high", the default "auto" for a large image): fit in
-  2048 x 2048, then the shorter side down to 768; 85 tokens plus 170 for each 512-pixel tile.
-- Anthropic: the long edge at most 1568 pixels and about 1.15 megapixels (1,600 tokens);
-  width x height / 750 tokens.
-- Ollama: vision models read fixed 28-pixel patches after a resize to at most 1024 pixels a
-  side (Qwen2.5-VL, LLaVA-style encoders differ); one token a 28 x 28 patch. An estimate; the
-  server's count calibrates the next one, as for text.
+counts them, and an image's by the formula its provider publishes (core/window/image_cost.py),
+at the size it is sent at.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 
-from jarvis_tui.core.attach.attachment import IMAGE
+from jarvis_tui.core.attach.attachment import IMAGE, Attachment
 from jarvis_tui.core.attach.message import Sending, block
+from jarvis_tui.core.window.image_cost import ANTHROPIC, OLLAMA, OPENAI, image_cost
 from jarvis_tui.core.window.tokens import TokenCounter
 
-OPENAI = "openai"
-ANTHROPIC = "anthropic"
-OLLAMA = "ollama"
+# Anthropic refuses an image whose base64 is over 5 MB (the encoded length, not the file's); a
+# photo's PNG can be that at 1568 pixels, and goes as a JPEG instead.
+MAX_BASE64 = 5 * 1024 * 1024
 
-
-@dataclass(frozen=True)
-class ImageCost:
-    width: int  # as sent
-    height: int
-    tokens: int
-
-    def scaled_from(self, width: int, height: int) -> bool:
-        return (self.width, self.height) != (width, height)
-
-
-def _fit(width: int, height: int, factor: float) -> tuple[int, int]:
-    if factor >= 1:
-        return width, height
-    return max(1, math.floor(width * factor)), max(1, math.floor(height * factor))
-
-
-def image_cost(protocol: str, width: int, height: int) -> ImageCost:
-    if protocol == ANTHROPIC:
-        w, h = _fit(width, height, min(1568 / max(width, height),
-                                       math.sqrt(1600 * 750 / (width * height))))
-        return ImageCost(w, h, math.ceil(w * h / 750))
-    if protocol == OLLAMA:
-        w, h = _fit(width, height, 1024 / max(width, height))
-        return ImageCost(w, h, math.ceil(w / 28) * math.ceil(h / 28))
-    w, h = _fit(width, height, 2048 / max(width, height))
-    w, h = _fit(w, h, 768 / min(w, h))
-    return ImageCost(w, h, 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512))
+__all__ = ["ANTHROPIC", "OLLAMA", "OPENAI", "image_cost", "sendable", "sending_tokens"]
 
 
 def sending_tokens(sending: Sending, counter: TokenCounter, protocol: str) -> int:
@@ -61,3 +28,25 @@ def sending_tokens(sending: Sending, counter: TokenCounter, protocol: str) -> in
     if att.kind == IMAGE:
         tokens += image_cost(protocol, att.width, att.height).tokens
     return tokens
+
+
+def sendable(att: Attachment, protocol: str) -> Attachment:
+    """`att` as `protocol`'s provider takes it: an image larger than its limit scaled down to
+    it here (the provider would scale it anyway, and the bytes sent, stored and counted are
+    then the ones it reads); anything else as it is. The path, sha256 and size stay the file's:
+    a resend is compared with the file on disk."""
+    if att.kind != IMAGE:
+        return att
+    cost = image_cost(protocol, att.width, att.height)
+    if cost.scaled_from(att.width, att.height):
+        from jarvis_tui.core.attach.images import scaled
+
+        # images.scaled writes a GIF's first frame as PNG: the type says what the bytes are.
+        media = "image/png" if att.media_type == "image/gif" else att.media_type
+        att = replace(att, data=scaled(att, cost.width, cost.height), width=cost.width,
+                      height=cost.height, media_type=media)
+    if math.ceil(len(att.data) / 3) * 4 > MAX_BASE64:
+        from jarvis_tui.core.attach.images import as_jpeg
+
+        att = replace(att, data=as_jpeg(att), media_type="image/jpeg")
+    return att

@@ -71,3 +71,13 @@ def scaled(image: Attachment, width: int, height: int) -> bytes:
         else:
             small.save(out, "PNG" if fmt == "GIF" else fmt)
     return out.getvalue()
+
+
+def as_jpeg(image: Attachment, quality: int = 85) -> bytes:
+    """The image as a JPEG at its size: a photo's PNG over a provider's byte limit."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image.data)) as img:
+        out = io.BytesIO()
+        img.convert("RGB").save(out, "JPEG", quality=quality)
+    return out.getvalue()

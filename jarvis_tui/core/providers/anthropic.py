@@ -73,6 +73,10 @@ def to_anthropic(messages: list[dict], *, tool_blocks: bool = False
                 content = text
         elif role != "assistant":
             role = "user"
+            if msg.get("images"):
+                # Images first: Anthropic's advice, the picture before the question about it.
+                content = [*(_image_block(image) for image in msg["images"]),
+                           *([{"type": "text", "text": text}] if text.strip() else [])]
         if isinstance(content, str) and not content.strip():
             continue  # Anthropic rejects blank content; a blank turn carries nothing anyway
         if turns and turns[-1]["role"] == role:
@@ -89,6 +93,11 @@ def to_anthropic(messages: list[dict], *, tool_blocks: bool = False
         elif last and last[-1].get("type") == "text":
             last[-1] = {**last[-1], "text": last[-1]["text"].rstrip()}
     return "\n\n".join(system), turns
+
+
+def _image_block(image: dict) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image["media_type"],
+                                        "data": image["data"]}}
 
 
 def _joined(before: str | list[dict], after: str | list[dict]) -> str | list[dict]:

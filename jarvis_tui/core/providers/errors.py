@@ -127,6 +127,25 @@ class ToolsRefused(RequestError):
         self.schema = schema
 
 
+class ImagesRefused(RequestError):
+    """The model or server takes no images (a text-only model, llama.cpp without its vision
+    projector): the same request without them is good, and the user decides what to do."""
+
+
+# What servers say of an image a text-only model was sent: OpenAI, llama.cpp's server (a 500
+# that is no fault: the same request fails again), Ollama (llama-server's words, passed on),
+# vLLM, LiteLLM passing them on.
+_NO_IMAGES = re.compile(
+    r"image_url is only supported|image input is not supported|does not support (image|vision)"
+    r"|doesn't support (image|vision)|not a multimodal model|multimodal.{0,40}not supported"
+    r"|does not support multimodal"
+    r"|images? (are|is) not supported", re.I)
+
+
+def refuses_images(body: str) -> bool:
+    return bool(_NO_IMAGES.search(body or ""))
+
+
 # --- recognising an overflow -------------------------------------------------------------------
 
 _OVERFLOW = re.compile(
@@ -379,6 +398,10 @@ def classify(status: int | None, body: str, headers: Mapping[str, str] | None = 
         tool, index, schema = refused
         return ToolsRefused(f"The server refused a tool's definition{_label(status)}: {said}",
                             status=status, body=body, tool=tool, index=index, schema=schema)
+    if status is not None and status >= 400 and refuses_images(body):
+        return ImagesRefused(f"The model takes no images{_label(status)}: {said}. Ask again "
+                             "without the image, or pick a model that reads images",
+                             status=status, body=body)
     if status == 408:
         return NetworkError(f"The server timed out waiting for the request (408): {said}",
                             status=status, body=body, retry_after=parse_retry_after(headers))

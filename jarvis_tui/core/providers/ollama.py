@@ -225,6 +225,8 @@ def to_ollama_messages(messages: list[dict]) -> list[dict]:
                                        if isinstance(p, dict) and isinstance(p.get("text"), str))
         elif content is None:
             msg["content"] = ""
+        if "images" in msg:  # Ollama's own shape: base64 strings beside the text
+            msg["images"] = [image["data"] for image in msg["images"]]
         calls = msg.get("tool_calls")
         if isinstance(calls, list):
             msg["tool_calls"] = [_tool_call(c, call_names) for c in calls if isinstance(c, dict)]

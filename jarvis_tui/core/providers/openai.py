@@ -238,9 +238,10 @@ class OpenAIProvider(HttpProvider):
         return whole
 
     def _outgoing(self, messages: list[dict]) -> list[dict]:
-        """The messages as this server takes them: llama-cpp-python's request model wants an
-        assistant's content to be a string, calls or not (a null is a 500 naming every message
-        type); other servers get them as they are."""
+        """The messages as this server takes them: images as content parts; and for
+        llama-cpp-python, whose request model wants an assistant's content to be a string,
+        calls or not (a null is a 500 naming every message type), no null content."""
+        messages = [with_image_parts(m) if "images" in m else m for m in messages]
         if not self.text_tool_calls:
             return messages
         return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None
@@ -264,6 +265,21 @@ class OpenAIProvider(HttpProvider):
 
 def _names(tools: list[dict] | None) -> set[str]:
     return {str(t.get("name")) for t in tools or [] if isinstance(t, dict) and t.get("name")}
+
+
+def with_image_parts(message: dict) -> dict:
+    """A message carrying "images" (Message.to_wire) as chat completions takes it: the images
+    as image_url parts with data URLs, first (models read a picture best before the question
+    about it), then the text."""
+    out = {k: v for k, v in message.items() if k != "images"}
+    parts: list[dict[str, Any]] = [
+        {"type": "image_url",
+         "image_url": {"url": f"data:{image['media_type']};base64,{image['data']}"}}
+        for image in message["images"]]
+    if text := message.get("content"):
+        parts.append({"type": "text", "text": text})
+    out["content"] = parts
+    return out
 
 
 def chatml_prompt(messages: list[dict]) -> str:

@@ -10,12 +10,12 @@ disagree.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jarvis_tui.core import events as ev
-from jarvis_tui.core.attach.cost import sending_tokens
+from jarvis_tui.core.attach.cost import sendable, sending_tokens
 from jarvis_tui.core.attach.message import Sending, fitted
 from jarvis_tui.core.budget import BudgetUsage
 from jarvis_tui.core.costs import Price, Tally
@@ -26,6 +26,7 @@ from jarvis_tui.core.messages import Attached, Message
 from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
+from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.session.branches import SessionBranches
 from jarvis_tui.core.session.compaction import SessionCompaction
 from jarvis_tui.core.session.memory import SessionMemory
@@ -288,12 +289,21 @@ class ChatSession:
         return [sending_tokens(s, counter, protocol) for s in sendings]
 
     def as_sent(self, sendings: list[Sending]) -> list[Sending]:
-        """Each of `sendings` as it goes by default: a text file sent whole that is larger
-        than the request's budget goes as its digest (the conversation stays whole; the model
-        reads the lines it needs with read_attachment); the rest as chosen."""
+        """Each of `sendings` as it goes by default: an image scaled down to the provider's
+        limit; a text file sent whole that is larger than the request's budget as its digest
+        (the conversation stays whole; the model reads the lines it needs with
+        read_attachment); the rest as chosen."""
+        protocol = self.settings.provider
+        sendings = [replace(s, attachment=sendable(s.attachment, protocol)) for s in sendings]
         budget = self.usage().budget
         return [fitted(s, tokens, budget)
                 for s, tokens in zip(sendings, self.attachment_tokens(sendings), strict=True)]
+
+    def takes_images(self) -> bool:
+        """Whether the model may be sent images: not the bundled one (a text model; its
+        server has no vision projector). Any other is tried; a server that refuses says so
+        in one line (ImagesRefused)."""
+        return self.settings.model != LOCAL_MODEL_NAME
 
     def turns_folded(self, pending: str = "", attached: int = 0) -> int:
         """How many turns a compaction before this send would fold into the summary (0:

@@ -34,13 +34,14 @@ def load_attachments(db: sqlite3.Connection, conv_id: int) -> dict[int, tuple[At
     """message id -> its attachments in order, for every message of `conv_id` that has any."""
     out: dict[int, list[Attached]] = {}
     for mid, *row in db.execute(
-            f"SELECT a.message_id, {', '.join('a.' + c.strip() for c in _COLUMNS.split(','))} "
+            f"SELECT a.message_id, {', '.join('a.' + c.strip() for c in _COLUMNS.split(','))}, "
+            "CASE WHEN a.kind = 'image' THEN a.body END "
             "FROM attachments a JOIN messages m ON m.id = a.message_id "
             "WHERE m.conversation_id = ? ORDER BY a.message_id, a.position", (conv_id,)):
-        (path, kind, sha, size, mtime, start, end, how, first, last, media, width,
-         height) = row
-        out.setdefault(mid, []).append(Attached(path, kind, sha, size, mtime, start, end, how,
-                                                first, last, media, width, height))
+        # An image's bytes come with it: every request sends them again (a file's text is in
+        # the message; a digest's body is read only when the model asks).
+        *record, body = row
+        out.setdefault(mid, []).append(Attached(*record, body=bytes(body) if body else None))
     return {mid: tuple(found) for mid, found in out.items()}
 
 

@@ -40,7 +40,8 @@ class Calibration:
     def _make_counter(self) -> TokenCounter:
         factors = self._factors()
         factor = factors.get(self._key, factors.get(self.settings.model, 1.0))
-        return TokenCounter(self.settings.model, factor=float(factor))
+        return TokenCounter(self.settings.model, factor=float(factor),
+                            protocol=self.settings.provider)
 
     def _factors(self) -> dict:
         factors = self.meta.get(META_CALIBRATION)

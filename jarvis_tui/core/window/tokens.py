@@ -21,6 +21,8 @@ import math
 import re
 from typing import Any
 
+from jarvis_tui.core.window.image_cost import OPENAI, image_cost
+
 MESSAGE_OVERHEAD = 4  # role, separators: OpenAI's chat format costs ~3-4 tokens a message
 REQUEST_OVERHEAD = 3  # the priming of the reply (`<|start|>assistant<|message|>`)
 
@@ -441,8 +443,10 @@ class TokenCounter:
     they were computed for, so a long history is counted once and a changed message again.
     """
 
-    def __init__(self, model: str = "", *, exact: bool = True, factor: float = 1.0) -> None:
+    def __init__(self, model: str = "", *, exact: bool = True, factor: float = 1.0,
+                 protocol: str = OPENAI) -> None:
         self.model = model
+        self.protocol = protocol  # whose formula an image is counted by (image_cost.py)
         self.factor = min(FACTOR_MAX, max(FACTOR_MIN, factor))
         self._calibrated = self.factor != 1.0  # a factor carried over from an earlier session
         # How much of one whole report the factor rests on (see observe); a stored one was learned.
@@ -504,6 +508,9 @@ class TokenCounter:
             count += self.raw_text(msg.tool_call_id)
         if msg.name:
             count += 1 + self.raw_text(msg.name)
+        for att in getattr(msg, "attachments", ()):
+            if att.kind == "image":
+                count += image_cost(self.protocol, att.width, att.height).tokens
         msg._tokens = (msg.content, count)
         return count
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -15,6 +16,7 @@ from textual.worker import get_current_worker
 
 from jarvis_tui.core.attach.attachment import IMAGE
 from jarvis_tui.core.attach.complete import PathIndex, mention_at, pasted_path
+from jarvis_tui.core.attach.cost import sendable
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import (
     DIGEST,
@@ -26,7 +28,7 @@ from jarvis_tui.core.attach.message import (
     sending_of,
 )
 from jarvis_tui.core.attach.read import still_as_read
-from jarvis_tui.core.attach.refusal import NOT_YET, AttachRefused
+from jarvis_tui.core.attach.refusal import NO_VISION, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
 from jarvis_tui.core.safety.textsafe import visible
@@ -165,8 +167,9 @@ class ChatAttachments(ChatBase):
             return
         try:
             sending = await asyncio.to_thread(sending_of, given, Path.cwd())
-            if sending.attachment.kind == IMAGE:
-                raise AttachRefused(NOT_YET, path=sending.attachment.shown, what="an image")
+            if sending.attachment.kind == IMAGE and not self.session.takes_images():
+                raise AttachRefused(NO_VISION, path=sending.attachment.shown,
+                                    model=self.session.settings.model)
         except AttachRefused as refused:
             await self.say(refusal_line(self.lang, refused), "warning")
             return
@@ -176,10 +179,19 @@ class ChatAttachments(ChatBase):
             await self.say(BAR_TEXTS(self.lang, "changed", line=changed_line(
                 self.lang, att.shown, before.size, att.size)), "warning")
         whole = sending
+        if att.kind == IMAGE:  # scaled to the provider's limit: a moment for a photo
+            sending = replace(sending, attachment=await asyncio.to_thread(
+                sendable, att, self.session.settings.provider))
         sending = self.session.as_sent([sending])[0]
         self.attached.append(sending)
         tokens = self.show_attachments()[-1]
-        if sending is not whole:  # too large for the window: its digest, and the choices
+        sent = sending.attachment
+        if (sent.width, sent.height) != (att.width, att.height):
+            await self.say(BAR_TEXTS(self.lang, "scaled", name=att.shown, width=att.width,
+                                     height=att.height, sent=f"{sent.width}x{sent.height}",
+                                     tokens=f"{tokens:,}"))
+            return
+        if sending.how != whole.how:  # too large for the window: its digest, and the choices
             await self.say(BAR_TEXTS(
                 self.lang, "went_digest", name=att.shown, n=len(self.attached),
                 tokens=f"{self.session.attachment_tokens([whole])[0]:,}",
@@ -266,12 +278,14 @@ class ChatAttachments(ChatBase):
     def _chip(self, index: int, sending: Sending, tokens: int, budget: int) -> Chip:
         att = sending.attachment
         sent = (len(lines_of(att.text, sending.first, sending.last).encode())
-                if sending.how == PART else att.size)
+                if sending.how == PART else len(att.data) if att.kind == IMAGE else att.size)
         facts = {"name": att.shown, "size": size_text(sent), "tokens": f"{tokens:,}"}
         label = (BAR_TEXTS(self.lang, "chip_part", first=sending.first,
                            last=sending.last or att.lines, **facts)
                  if sending.how == PART
                  else BAR_TEXTS(self.lang, "chip_digest", **facts) if sending.how == DIGEST
+                 else BAR_TEXTS(self.lang, "chip_image", pixels=f"{att.width}x{att.height}",
+                                **facts) if att.kind == IMAGE
                  else BAR_TEXTS(self.lang, "chip", **facts))
         warning = (BAR_TEXTS(self.lang, "too_big", tokens=f"{tokens:,}", budget=f"{budget:,}",
                              n=index + 1, path=att.shown) if tokens > budget else "")
