@@ -10,6 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from tests.fakeserver import SentImage
+from tests.images import image
+
 CODE = "def deploy(port):\n    serve(port)\n\n\ndef serve(port):\n    raise OSError(port)\n"
 
 
@@ -103,3 +106,17 @@ def test_a_file_larger_than_the_window_goes_as_its_digest_the_model_reads(home, 
     assert "it goes as a digest" not in whole.stderr and "Traceback" not in whole.stderr
     sent = [r.body for r in fake_server.chat_requests if "All of it." in json.dumps(r.body)]
     assert sent and "worker 3999 restarted" in json.dumps(sent[0])
+
+
+def test_an_image_goes_scaled_to_the_provider_and_says_so(home, fake_server, tmp_path):
+    (tmp_path / "shot.png").write_bytes(image(3000, 3000, "PNG", (240, 200, 20)))
+    done = ask(home, tmp_path, fake_server, "--attach", "shot.png", "What colour is it?")
+    assert done.returncode == 0, done.stderr
+    assert ("jarvis-tui: shot.png is 3000x3000 pixels; it goes scaled down to 768x768, the "
+            "most the provider reads (") in done.stderr
+    sent = fake_server.chat_requests[-1]
+    assert sent.images == [SentImage("image/png", 768, 768)]
+    parts = sent.body["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["image_url", "text"]
+    assert parts[1]["text"].startswith("[Attached image shot.png: 768x768 pixels, ")
+    assert parts[1]["text"].endswith("What colour is it?")

@@ -13,6 +13,8 @@ from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+from tests.fakeserver import SentImage
+from tests.images import image
 from tests.ui.app_helpers import SIZE, make_app, notices, prompt, type_and_send, wait_for
 
 CODE = "def deploy(port):\n    serve(port)\n\n\ndef serve(port):\n    raise OSError(port)\n"
@@ -216,3 +218,39 @@ async def test_a_pasted_path_is_attached_with_one_key(fake_server, tmp_path, mon
         assert box.text == "see " and bar(app).chips[0].label.startswith("notes.md · ")
         await pilot.press("ctrl+t")  # nothing pasted any more
         assert "There is no pasted path to attach" in " ".join(notices(app))
+
+
+async def test_an_image_is_scaled_sent_and_shown_as_a_picture(fake_server, tmp_path,
+                                                             monkeypatch):
+    working_in(tmp_path, monkeypatch, {"shot.png": image(4000, 3000, "PNG", (30, 160, 90))})
+    app = make_app(fake_server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach shot.png")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        # OpenAI's limit for a detailed image: 2048 on the long side, 768 on the short.
+        label = bar(app).chips[0].label
+        assert label.startswith("shot.png · 1024x768 · ") and label.endswith(" tokens")
+        assert any("shot.png is 4000x3000 pixels; it goes scaled down to 1024x768" in n
+                   for n in notices(app))
+        await type_and_send(pilot, "what is this?")
+        await wait_for(pilot, lambda: fake_server.chat_requests
+                       and app.chat.reply.question is None, "the reply")
+        assert fake_server.chat_requests[-1].images == [SentImage("image/png", 1024, 768)]
+        shown = app.chat.query(".picture")
+        assert len(shown) == 1
+        cells = shown.first(Static).render()
+        assert "▀" in str(cells) and len(str(cells).splitlines()) <= 12
+        body = app.chat.query("MessageView.-user .body").last(Static).render()
+        assert "📎 shot.png · 1024x768 · " in str(body) and "what is this?" in str(body)
+
+
+async def test_the_bundled_model_is_not_sent_an_image(fake_server, tmp_path, monkeypatch):
+    working_in(tmp_path, monkeypatch, {"shot.png": image(64, 64)})
+    app = make_app(fake_server, tmp_path, model="qwen2.5-coder-0.5b-instruct")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach shot.png")
+        await wait_for(pilot, lambda: any("takes no images" in n for n in notices(app)),
+                       "the refusal")
+        assert ("Not attached: qwen2.5-coder-0.5b-instruct takes no images; choose a model "
+                "that reads images (the model setting) to send shot.png") in notices(app)
+        assert not bar(app).chips

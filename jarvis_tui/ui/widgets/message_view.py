@@ -24,6 +24,7 @@ from jarvis_tui.ui import full_gc
 from jarvis_tui.ui.languages import ui_language
 from jarvis_tui.ui.widgets import huge_text, settled
 from jarvis_tui.ui.widgets.attached_line import user_body, working_folder
+from jarvis_tui.ui.widgets.picture import picture
 from jarvis_tui.ui.widgets.tool_block import (
     ToolBlock,
     ToolInfo,
@@ -155,6 +156,9 @@ class MessageView(Vertical):
         as any message, when the words alone are huge."""
         lang = ui_language(self.app) if self.is_attached else "en"
         body = user_body(self.message, lang, working_folder())
+        for att in self.message.attachments:  # the images as sent, before the words
+            if att.kind == "image" and att.body and (shown := picture(att.body)) is not None:
+                yield Static(shown, classes="picture")
         part = huge_text.cut(body.plain)
         if part is None:
             yield Static(body, classes="body")
