@@ -19,7 +19,9 @@ server counted, and how fast `@` lists paths in a large tree.
    window, attached (as digests the model reads with read_attachment) against pasted whole:
    bench/attach/session_cost.py says how. Target: attached no worse than pasted.
 
-Images are not sent yet (the chip refuses them), so they have no row.
+Images (a 1280x800 screenshot and a 4000x3000 photo, scaled to each provider's limit as the
+app sends them) are rows of the first table on the OpenAI, Anthropic and Ollama fakes, which
+count them by each provider's published formula.
 
 Run from the repository root: python bench/attach/attach.py [--quick]
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import random
@@ -51,6 +54,7 @@ from jarvis_tui.core.session import ChatSession, Store  # noqa: E402
 from jarvis_tui.core.settings.config import Settings  # noqa: E402
 from jarvis_tui.core.window.tokens import seed_estimate  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.fake_ollama import FakeOllama  # noqa: E402
 from tests.fakeserver import FakeProvider  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
@@ -58,6 +62,7 @@ KINDS = {"English prose": "english", "Chinese prose": "chinese", "code": "code",
          "log": "log", "JSON tool output": "json"}
 QUESTION = "What is in this file?"
 KEY = "sk-ant-api03-bench-0123456789"
+IMAGES = {"screenshot 1280x800": (1280, 800), "photo 4000x3000": (4000, 3000)}
 QUERIES = ("src/eng", "window", "d17/f3", "readme", "cfg.json")
 
 
@@ -108,6 +113,20 @@ def chip(settings: Settings, store: Store, sending: Sending) -> int:
     return ChatSession(settings, store, make_provider).attachment_tokens([sending])[0]
 
 
+async def measured(settings: Settings, folder: Path, name: str,
+                   sending: Sending) -> tuple[int, int, int]:
+    """The chip in a new store and after one short turn, and what the server counted the file
+    adds: the question with it against the question alone, each the first request of its own
+    session (a second request would carry the first turn too)."""
+    with Store(folder / f"{name}-alone.db") as store:
+        fresh = chip(settings, store, sending)
+        plain = await counted(settings, store, message_with(QUESTION, []))
+        calibrated = chip(settings, store, sending)
+    with Store(folder / f"{name}-with.db") as store:
+        carried = await counted(settings, store, message_with(QUESTION, [sending]))
+    return fresh, calibrated, carried - plain
+
+
 async def estimates(quick: bool) -> list[tuple[str, str, int, int, int, int]]:
     rows = []
     chars = 3000 if quick else 12000
@@ -123,15 +142,52 @@ async def estimates(quick: bool) -> list[tuple[str, str, int, int, int, int]]:
                     path = folder / f"{name}.txt"
                     path.write_text(sample(name, chars), encoding="utf-8")
                     sending = Sending(read_path(path, folder))
-                    with Store(folder / f"{protocol}-{name}.db") as store:
-                        fresh = chip(settings, store, sending)
-                        plain = await counted(settings, store, message_with(QUESTION, []))
-                        calibrated = chip(settings, store, sending)
-                        carried = await counted(settings, store,
-                                                message_with(QUESTION, [sending]))
-                    rows.append((protocol, label, fresh, calibrated, carried - plain,
+                    fresh, calibrated, server = await measured(settings, folder,
+                                                               f"{protocol}-{name}", sending)
+                    rows.append((protocol, label, fresh, calibrated, server,
                                  seed_estimate(message_with("", [sending]).content)))
+                rows += await image_rows(protocol, settings, folder)
+        rows += await ollama_image_rows(folder)
     return rows
+
+
+async def image_rows(protocol: str, settings: Settings,
+                     folder: Path) -> list[tuple[str, str, int, int, int, int]]:
+    """A screenshot and a photo, scaled to the provider's limit as the app sends them: the
+    chip against what the server's formula counted. The seed column is the image's line
+    alone, what a client that counts only text shows."""
+    rows = []
+    for label, size in IMAGES.items():
+        path = folder / f"{label.split()[0]}.png"
+        path.write_bytes(picture(*size))
+        with Store(folder / f"{protocol}-{label}-as-sent.db") as store:
+            session = ChatSession(settings, store, make_provider)
+            sending = session.as_sent([Sending(read_path(path, folder))])[0]
+        fresh, calibrated, server = await measured(settings, folder, f"{protocol}-{label}",
+                                                   sending)
+        rows.append((protocol, label, fresh, calibrated, server,
+                     seed_estimate(message_with("", [sending]).content)))
+    return rows
+
+
+async def ollama_image_rows(folder: Path) -> list[tuple[str, str, int, int, int, int]]:
+    with FakeOllama(default_num_ctx=131_072, context_length=131_072) as fake:
+        settings = Settings(base_url=fake.base_url, model="llama3.2", provider="ollama",
+                            context_window=128_000)
+        return await image_rows("Ollama", settings, folder)
+
+
+def picture(width: int, height: int) -> bytes:
+    """An image whose PNG does not shrink to nothing: a gradient with a fixed-seed speckle."""
+    from PIL import Image
+
+    random.seed(7)
+    across = Image.linear_gradient("L").rotate(90).resize((width, height))
+    down = Image.linear_gradient("L").resize((width, height))
+    img = Image.merge("RGB", (across, down, Image.effect_noise((width, height), 40)))
+    out = io.BytesIO()
+    img.save(out, "PNG")
+    return out.getvalue()
 
 
 def make_tree(root: Path, files: int) -> None:

@@ -89,6 +89,7 @@ BENCHES = [
           expect=(rf"^OpenAI\s+Chinese prose\s+{N}\s+{N}\s+[-+]{N}%\s+{N}\s+[-+]{N}%"
                   rf"\s+{N}\s+[-+]{N}%$", rf"^OpenAI\s+JSON tool output\s+{N}",
                   rf"^Anthropic\s+code\s+{N}\s+{N}\s+[-+]{N}%",
+                  rf"^Ollama\s+photo 4000x3000\s+{N}\s+{N}\s+[-+]{N}%",
                   rf"^first list, walking in a thread \(ours\)\s+{N}\s+{N}$",
                   rf"^a keystroke, filtering every path \(baseline\)\s+{N}\s+{N}$",
                   rf"^attached \(digest \+ read_attachment\)\s+{N}\s+0\s+{N}\s+0\s+{N}\s+{N}"
