@@ -10,6 +10,7 @@ import re
 from jarvis_tui.core import costs
 from jarvis_tui.core import events as ev
 from jarvis_tui.core.calls.specs import ToolCall
+from jarvis_tui.core.messages import READ_TOOL
 from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.tools.history_tool import is_history_search, shown_query
 
@@ -73,6 +74,9 @@ TEXTS = {
         "usage_partly": " (a model has no price; its part is not counted)",
         "tool_started": "⚙ {tool} {args}",
         "history_searched": "↺ searched earlier turns: {query}",
+        "attachment_read": "📎 read {path}, {lines}",
+        "lines_range": "lines {first}-{last}",
+        "lines_from": "from line {first}",
         "tool_done": "✓ {tool}: {chars} characters in {seconds:.1f}s",
         "tool_error": "✗ {tool} failed: {why}",
         "tool_denied": "⊘ {tool} was not run: {why}",
@@ -138,6 +142,9 @@ TEXTS = {
         "usage_partly": "（有模型未设价格，未计入）",
         "tool_started": "⚙ {tool} {args}",
         "history_searched": "↺ 搜索了较早的对话：{query}",
+        "attachment_read": "📎 读取了 {path} {lines}",
+        "lines_range": "第 {first}-{last} 行",
+        "lines_from": "第 {first} 行起",
         "tool_done": "✓ {tool}：{chars} 个字符，用时 {seconds:.1f} 秒",
         "tool_error": "✗ {tool} 失败：{why}",
         "tool_denied": "⊘ {tool} 未运行：{why}",
@@ -236,6 +243,26 @@ def searched_line(call: ToolCall, language: str = "en") -> str:
     return TEXTS.get(language, TEXTS["en"])["history_searched"].format(query=shown_query(call))
 
 
+def builtin_line(call: ToolCall, language: str = "en") -> str | None:
+    """The one line a call of a built-in tool (search_history, read_attachment) is shown as,
+    here and in the TUI; None for any other tool, or a read whose arguments say nothing."""
+    if is_history_search(call.name):
+        return searched_line(call, language)
+    if call.name != READ_TOOL:
+        return None
+    try:
+        args = call.parsed()
+    except ValueError:
+        return None
+    path, first, last = args.get("path"), args.get("first_line") or 1, args.get("last_line")
+    if not isinstance(path, str):
+        return None
+    t = TEXTS.get(language, TEXTS["en"])
+    lines = (t["lines_range"].format(first=first, last=last) if last
+             else t["lines_from"].format(first=first))
+    return t["attachment_read"].format(path=" ".join(path.split())[:120], lines=lines)
+
+
 def _s(n: int) -> str:
     """English's plural ending for `n` ("1 turn", "2 turns"); the Chinese lines leave it out."""
     return "" if n == 1 else "s"
@@ -315,8 +342,8 @@ def _round_line(event: ev.Event, t: dict[str, str], language: str) -> str | None
 def _tool_line(event: ev.Event, t: dict[str, str], language: str) -> str | None:
     """A tool call started or ended, the step limit, a tool left out, outputs pruned."""
     match event:
-        case ev.ToolStarted(call=call) if is_history_search(call.name):
-            return searched_line(call, language)
+        case ev.ToolStarted(call=call) if builtin_line(call, language) is not None:
+            return builtin_line(call, language)
         case ev.ToolStarted(call=call):
             args = " ".join(call.arguments.split())
             return t["tool_started"].format(

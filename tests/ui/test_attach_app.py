@@ -13,6 +13,7 @@ from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.ui.widgets.attachment_bar import AttachmentBar
 from jarvis_tui.ui.widgets.mention_list import MentionList
 from jarvis_tui.ui.widgets.token_gauge import TokenGauge
+from jarvis_tui.ui.widgets.tool_block import ToolBlock
 from tests.fakeserver import SentImage
 from tests.images import image
 from tests.ui.app_helpers import SIZE, make_app, notices, prompt, type_and_send, wait_for
@@ -129,6 +130,8 @@ async def test_a_file_larger_than_the_window_goes_as_a_digest_the_model_reads(
         assert result["content"].splitlines()[1:] == [
             "   700\t2026-12-05 10:00:39 INFO request 699 served in 20 ms",
             "   701\t2026-12-05 10:00:40 INFO request 700 served in 21 ms"]
+        (read,) = [b for b in app.chat.query(ToolBlock) if b.is_builtin]
+        assert str(read.title()) == "📎 read big.log, lines 700-701"  # one line, no approval
 
 
 async def test_the_bar_says_how_many_turns_a_send_folds_and_the_send_folds_them(

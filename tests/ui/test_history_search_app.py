@@ -39,7 +39,7 @@ async def test_a_search_is_one_line_and_asks_nobody(fake_server, tmp_path, langu
         await send_and_wait(pilot, f'where was it?\ncall {HISTORY_TOOL} '
                                    '{"query": "deploy port 8000"}')
         assert ToolApprovalScreen.__name__ not in pushed
-        (block,) = [b for b in app.chat.query(ToolBlock) if b.searches_history]
+        (block,) = [b for b in app.chat.query(ToolBlock) if b.is_builtin]
         assert f"[#{folded.id} user, " in block.message.content
         assert block.query_one(Collapsible).collapsed
         assert not block.query_one(".status", Static).display  # the title is the whole of it
@@ -56,7 +56,7 @@ async def test_a_failed_search_says_so_under_its_line(fake_server, tmp_path):
     async with app.run_test(size=WIDE) as pilot:
         await talk_then_compact(pilot, [f"fact {i}: the deploy port is 80{i}0" for i in range(4)])
         await send_and_wait(pilot, f'call {HISTORY_TOOL} {{"limit": 2}}')
-        (block,) = [b for b in app.chat.query(ToolBlock) if b.searches_history]
+        (block,) = [b for b in app.chat.query(ToolBlock) if b.is_builtin]
         assert block.query_one(".status", Static).display
         text = screen_text(app)
         assert '↺ searched earlier turns: {"limit": 2}' in text

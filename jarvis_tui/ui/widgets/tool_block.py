@@ -29,7 +29,7 @@ from jarvis_tui.core.safety.textsafe import visible
 from jarvis_tui.core.tools.history_tool import is_history_search
 from jarvis_tui.core.tools.results import CANCELLED, ERROR_PREFIX, INTERRUPTED, is_error_result
 from jarvis_tui.texts.i18n import Texts
-from jarvis_tui.texts.notices import searched_line
+from jarvis_tui.texts.notices import builtin_line
 from jarvis_tui.ui.languages import ui_language
 
 # A result longer than this many lines starts collapsed; a short one is read at a glance.
@@ -170,15 +170,16 @@ class ToolBlock(Vertical):
         return ui_language(self.app)
 
     @property
-    def searches_history(self) -> bool:
-        """A call of the built-in search_history: one line, "↺ searched earlier turns: …"."""
-        name = self.info.call.name if self.info.call is not None else self.message.name or ""
-        return is_history_search(name)
+    def is_builtin(self) -> bool:
+        """A call of a built-in tool: one line, "↺ searched earlier turns: …", "📎 read …"."""
+        if self.info.call is not None:
+            return builtin_line(self.info.call, self.lang) is not None
+        return is_history_search(self.message.name or "")
 
     def title(self) -> Content:
         info, msg = self.info, self.message
-        if self.searches_history and info.call is not None:
-            return Content(visible(searched_line(info.call, self.lang)))
+        if info.call is not None and (line := builtin_line(info.call, self.lang)) is not None:
+            return Content(visible(line))
         name = info.call.name if info.call is not None else (msg.name or "?")
         where = f"{info.server} · {name}" if info.server else name
         args = one_line(info.call.arguments) if info.call is not None else ""
@@ -188,7 +189,7 @@ class ToolBlock(Vertical):
         output = visible(self.message.content)
         lines = output.count("\n") + 1
         collapsed = (self.info.state != "done" or lines > COLLAPSE_LINES
-                     or self.searches_history)  # what it found is the model's to read
+                     or self.is_builtin)  # what it found is the model's to read
         with Collapsible(title=self.title(), collapsed=collapsed):  # type: ignore[arg-type]
             if self.info.call is not None:
                 yield Static(pretty(self.info.call.arguments), markup=False, classes="args")
@@ -228,7 +229,7 @@ class ToolBlock(Vertical):
         for name in ("approval", "running", "error", "denied", "cancelled"):
             self.set_class(name in (state, self._outcome_class()), f"-{name}")
         # A search that went well is its title alone; one that failed says how.
-        quiet = self.searches_history and state == "done" and self.info.outcome in ("", "ok")
+        quiet = self.is_builtin and state == "done" and self.info.outcome in ("", "ok")
         if (status := self._status()) is not None:
             status.display = not quiet
         if state == "running" and self._timer is None:

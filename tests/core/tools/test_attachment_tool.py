@@ -128,3 +128,17 @@ async def test_a_part_reads_only_its_lines_and_bad_calls_are_results(fake_server
     assert results[4] == "Error: last_line (11) is before first_line (12)."
     assert results[5].splitlines()[1] == "    11\t2026-12-05 10:00:11 INFO step 11 ok"
     await engine.provider.aclose()
+
+
+def test_a_read_is_one_line_in_both_languages():
+    from jarvis_tui.core.calls.specs import ToolCall
+    from jarvis_tui.texts.notices import builtin_line
+
+    call = ToolCall("c1", READ_TOOL, '{"path": "logs/网关.log", "first_line": 9, '
+                                     '"last_line": 40}')
+    assert builtin_line(call) == "📎 read logs/网关.log, lines 9-40"
+    assert builtin_line(call, "zh") == "📎 读取了 logs/网关.log 第 9-40 行"
+    assert builtin_line(ToolCall("c2", READ_TOOL, '{"path": "a.py"}')) == \
+        "📎 read a.py, from line 1"
+    assert builtin_line(ToolCall("c3", READ_TOOL, '{"path": ')) is None
+    assert builtin_line(ToolCall("c4", "git_log", "{}")) is None
