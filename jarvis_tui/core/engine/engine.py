@@ -122,7 +122,8 @@ class Engine:
                                  withdraw=self._withdraw)
         self.recovery = Recovery(self.requests, self.front.refused_tools, self.basis,
                                  backoff=self._backoff, sleep=sleep,
-                                 search_refused=self.front.search_refused)
+                                 search_refused=self.front.search_refused,
+                                 images_refused=self.front.images_refused)
         self.front.refresh_memory()
 
     # ---- what the collaborators hold, by the names callers know -------------------------

@@ -66,6 +66,8 @@ EMBED_AFTER = 16
 # The most of the window a statement or paste may recall (half the share, and no more than
 # this): its turns are carried, and re-read, in every request until the next compaction.
 STATEMENT_SHARE = 0.15
+# Session meta: the models whose server refused an image.
+NO_IMAGES_KEY = "images_refused"
 
 
 class RequestFront:
@@ -93,6 +95,7 @@ class RequestFront:
                                              settings.api_key))
         self.refused_tools = RefusedTools()  # tools the provider would not be told of
         self._search_refused_by = refusing_models(meta.get(SEARCH_REFUSED_KEY))
+        self._no_images = refusing_models(meta.get(NO_IMAGES_KEY))
         self._defs_cache: tuple[object, int] = (None, 0)
         # The user's memory as the requests carry it, and what it was read at: the memory's
         # stamp and the section's budget (refresh_memory).
@@ -163,6 +166,20 @@ class RequestFront:
         offered it again, this run or the next."""
         self._search_refused_by.append(self.settings.model)
         self._meta.remember(SEARCH_REFUSED_KEY, self._search_refused_by)
+
+    def images_refused(self) -> None:
+        """The server said the model takes no images: kept with the session, so the next
+        image is refused when it is attached, not after a request."""
+        if self.settings.model not in self._no_images:
+            self._no_images.append(self.settings.model)
+            self._meta.remember(NO_IMAGES_KEY, self._no_images)
+
+    def takes_images(self) -> bool:
+        """Whether the model may be sent images: not the bundled one (a text model; its
+        server has no vision projector), nor one whose server refused them. Any other is
+        tried; a server that refuses says so in one line (ImagesRefused)."""
+        return (self.settings.model != LOCAL_MODEL_NAME
+                and self.settings.model not in self._no_images)
 
     def tool_specs(self) -> list[ToolSpec]:
         box = self.toolbox()

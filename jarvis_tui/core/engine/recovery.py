@@ -26,6 +26,7 @@ from jarvis_tui.core.engine.retry_policy import RoundRetries
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.errors import (
     ContextOverflow,
+    ImagesRefused,
     ProviderError,
     RequestError,
     RetryableError,
@@ -71,7 +72,8 @@ class Recovery:
                  basis: Callable[[], RequestBasis], *,
                  backoff: Callable[[int, float | None], float],
                  sleep: Callable[[float], Awaitable[object]],
-                 search_refused: Callable[[], None]) -> None:
+                 search_refused: Callable[[], None],
+                 images_refused: Callable[[], None] = lambda: None) -> None:
         self._requests = requests
         self._refused_tools = refused_tools
         # Taken as each step runs, not before: a refusal for size may teach the window (and
@@ -80,6 +82,7 @@ class Recovery:
         self._backoff = backoff
         self._sleep = sleep
         self._search_refused = search_refused
+        self._images_refused = images_refused  # the model takes none: kept with the session
 
     def after(self, err: ProviderError, failed: Failed,
               verdict: Verdict) -> AsyncIterator[ev.Event]:
@@ -126,6 +129,8 @@ class Recovery:
         left = (None if failed.attempt.parts or refused is None
                 else self._refused_tools.leave_out(refused, failed.offered))
         if left is None:
+            if isinstance(err, ImagesRefused):
+                self._images_refused()
             yield self._requests.fail(failed.user, failed.attempt.parts, err.message,
                                       answered=failed.answered)
             return

@@ -26,7 +26,6 @@ from jarvis_tui.core.messages import Attached, Message
 from jarvis_tui.core.next_request import NextRequest
 from jarvis_tui.core.prompt_history import HISTORY_LIMIT, HistoryEntry, entries_of
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
 from jarvis_tui.core.session.branches import SessionBranches
 from jarvis_tui.core.session.compaction import SessionCompaction
 from jarvis_tui.core.session.memory import SessionMemory
@@ -300,10 +299,8 @@ class ChatSession:
                 for s, tokens in zip(sendings, self.attachment_tokens(sendings), strict=True)]
 
     def takes_images(self) -> bool:
-        """Whether the model may be sent images: not the bundled one (a text model; its
-        server has no vision projector). Any other is tried; a server that refuses says so
-        in one line (ImagesRefused)."""
-        return self.settings.model != LOCAL_MODEL_NAME
+        """Whether the model may be sent images (RequestFront.takes_images)."""
+        return self._engine.front.takes_images()
 
     def turns_folded(self, pending: str = "", attached: int = 0) -> int:
         """How many turns a compaction before this send would fold into the summary (0:

@@ -120,4 +120,10 @@ async def test_a_model_without_vision_is_one_clear_line_and_the_question_stays(p
         assert len(requests_of(fake)) == 1  # refused once, not retried
         stored = [m for m in store.messages(session.id) if m.role == "user"]
         assert stored[-1].content.endswith(ASK) and stored[-1].attachments
+        # Kept with the session: the next image is refused when attached, this run or next.
+        assert session.takes_images() is False
         await session.aclose()
+        again = ChatSession(settings_for(protocol, fake), store, make_provider,
+                            conversation_id=session.id)
+        assert again.takes_images() is False
+        await again.aclose()
