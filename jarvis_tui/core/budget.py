@@ -72,7 +72,7 @@ class Budget:
 
     def usage(self, *, system: int, summary: int, history: int, pending: int,
               source: str, window_source: str = "configured", recalled: int = 0,
-              tools: int = 0, memory: int = 0) -> BudgetUsage:
+              tools: int = 0, memory: int = 0, attached: int = 0) -> BudgetUsage:
         return BudgetUsage(
             context_window=self.context_window,
             response_reserve=self.response_reserve,
@@ -88,6 +88,7 @@ class Budget:
             recalled=recalled,
             tools=tools,
             memory=memory,
+            attached=attached,
         )
 
 
@@ -120,6 +121,8 @@ class BudgetUsage:
     # (memory_budget). Inside the reserve it would look free up to whatever the prompt leaves
     # of it, and a longer prompt would then push memory's tokens into "system" on the gauge.
     memory: int = 0
+    # Of `pending`, what the files waiting to go with it add: the gauge draws them apart.
+    attached: int = 0
 
     @property
     def system_overflow(self) -> int:

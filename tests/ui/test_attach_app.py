@@ -52,7 +52,12 @@ async def test_attach_shows_the_cost_and_the_send_carries_the_file(fake_server, 
         assert bar(app).display and "Sending adds" in bar(app).footer
         tokens = int(chip.label.split(" · ")[2].split()[0])
         # Counted before sending: the gauge's pending message is the file's block.
-        assert app.chat.query_one(TokenGauge).usage.pending >= tokens > 20
+        gauge = app.chat.query_one(TokenGauge)
+        assert gauge.usage.pending >= tokens > 20
+        # Its own segment and row, apart from what is typed.
+        assert gauge.usage.attached == tokens
+        row = next(line for line in str(gauge.render()).splitlines() if "attached files" in line)
+        assert row.rstrip().endswith(f"{tokens:,}")
         assert any("deploy.py is attached" in n for n in notices(app))
         await type_and_send(pilot, "why does it fail?")
         await wait_for(pilot, lambda: fake_server.chat_requests, "the request")

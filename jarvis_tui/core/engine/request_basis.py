@@ -117,4 +117,5 @@ class RequestBasis:
         return self.budget.usage(system=sys_tokens, summary=summary_tokens, history=history,
                                  pending=pending_tokens, source=c.source,
                                  window_source=self.window_source, recalled=recalled,
-                                 tools=min(tools, history), memory=memory)
+                                 tools=min(tools, history), memory=memory,
+                                 attached=attached if sending else 0)

@@ -39,6 +39,7 @@ GAUGE_TEXTS = Texts(
         "history": "history",
         "tools": "tools",
         "reply": "reply",
+        "files": "attached files",
         "typing": "typing",
         "free": "free",
         "window": "context window",
@@ -77,6 +78,7 @@ GAUGE_TEXTS = Texts(
         "history": "历史",
         "tools": "工具",
         "reply": "回复",
+        "files": "附件",
         "typing": "输入中",
         "free": "剩余",
         "window": "上下文窗口",
@@ -343,6 +345,7 @@ class TokenGauge(Widget):
         free = max(0, u.budget - used)
         # Tool calls and results are part of the history as sent: drawn apart, not on top.
         tools = max(0, min(u.tools, u.history))
+        attached = max(0, min(u.attached, u.pending))  # files waiting, inside what is typed
         # (key, tokens, glyph, style); system overflow, memory, recalled turns and tools only
         # appear when there are some.
         segments = [
@@ -353,11 +356,12 @@ class TokenGauge(Widget):
             ("history", u.history - tools, "█", level_style),
             ("tools", tools, "▚", TOOLS_STYLE),
             ("reply", self._reply, "▒", "$accent"),
-            ("typing", u.pending, "▒", "$primary"),
+            ("files", attached, "▤", "$warning"),
+            ("typing", u.pending - attached, "▒", "$primary"),
             ("free", free, FREE_GLYPH, MUTED),
         ]
         segments = [s for s in segments if s[1] or s[0] not in ("system", "memory", "recalled",
-                                                                  "tools")]
+                                                                  "tools", "files")]
         cells = split_cells([s[1] for s in segments], width)
         bar: list[Part] = [(glyph * n, style)
                            for (_, _, glyph, style), n in zip(segments, cells, strict=True) if n]
