@@ -21,7 +21,7 @@ from jarvis_tui.core.compaction.summarizer import (
     SUMMARY_SYSTEM_PROMPT,
 )
 from jarvis_tui.core.window.fit import NEW_MESSAGE_HEADER
-from tests.fakeserver import ENCODING, RecordedRequest, count_tokens
+from tests.fakeserver import ENCODING, RecordedRequest, count_tokens, openai_part_tokens
 
 # Stand-ins for the template tokens around each message: negative, so no text token matches
 # them, and the same before every message and before the reply, which is how chatml's
@@ -49,7 +49,9 @@ def request_tokens(messages: list[dict], tools: list | None = None) -> tuple[int
                 out += _encode(value)
             elif key == "content" and isinstance(value, list):
                 for part in value:
-                    if isinstance(part, dict):
+                    if isinstance(part, dict) and part.get("type") == "image_url":
+                        out += openai_part_tokens(part)  # the fake's ids for the image
+                    elif isinstance(part, dict):
                         out += _encode(part.get("text", ""))
             else:
                 out += _encode(json.dumps(value, ensure_ascii=False))
