@@ -38,10 +38,11 @@ def sendable(att: Attachment, protocol: str) -> Attachment:
     if att.kind != IMAGE:
         return att
     cost = image_cost(protocol, att.width, att.height)
-    if cost.scaled_from(att.width, att.height):
+    # A GIF goes as its first frame in PNG, scaled or not: what the providers read of one,
+    # and OpenAI refuses an animated one.
+    if cost.scaled_from(att.width, att.height) or att.media_type == "image/gif":
         from jarvis_tui.core.attach.images import scaled
 
-        # images.scaled writes a GIF's first frame as PNG: the type says what the bytes are.
         media = "image/png" if att.media_type == "image/gif" else att.media_type
         att = replace(att, data=scaled(att, cost.width, cost.height), width=cost.width,
                       height=cost.height, media_type=media)

@@ -57,7 +57,7 @@ def _checked(data: bytes, shown: str, fmt: str) -> tuple[int, int]:
 
 
 def scaled(image: Attachment, width: int, height: int) -> bytes:
-    """The image's bytes at `width` x `height` (smaller than it is), in its own format (a GIF
+    """The image's bytes at `width` x `height` (its size or smaller), in its own format (a GIF
     as its first frame, in PNG: what the providers read of it)."""
     from PIL import Image
 

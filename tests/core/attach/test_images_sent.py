@@ -127,3 +127,17 @@ async def test_a_model_without_vision_is_one_clear_line_and_the_question_stays(p
                             conversation_id=session.id)
         assert again.takes_images() is False
         await again.aclose()
+
+
+async def test_an_animated_gif_goes_as_its_first_frame_in_png(tmp_path):
+    from PIL import Image
+
+    frames = [Image.new("RGB", (120, 80), colour) for colour in ((255, 0, 0), (0, 0, 255))]
+    frames[0].save(tmp_path / "spin.gif", save_all=True, append_images=frames[1:], duration=50)
+    with FakeProvider(limit=128_000) as fake, Store(tmp_path / "s.db") as store:
+        session = ChatSession(settings_for("openai", fake), store, make_provider)
+        sending = session.as_sent([Sending(read_path("spin.gif", tmp_path))])[0]
+        assert sending.attachment.media_type == "image/png"
+        await answer(session, message_with(ASK, [sending]))
+        assert fake.chat_requests[-1].images == [SentImage("image/png", 120, 80)]
+        await session.aclose()
