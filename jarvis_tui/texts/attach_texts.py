@@ -121,8 +121,9 @@ BAR_TEXTS = Texts(
         "chip_part": "{name} (lines {first}-{last}) · {size} · {tokens} tokens",
         "chip_digest": "{name} · {size} · digest · {tokens} tokens",
         "chip_image": "{name} · {pixels} · {size} · {tokens} tokens",
-        "too_big": "larger than the window can hold ({tokens} of {budget} tokens): /as {n} "
-                   "digest sends its digest, /as {n} FIRST-LAST a part",
+        "too_big": "larger than the window can hold ({tokens} of {budget} tokens): it goes "
+                   "cut to its start and end; /as {n} digest sends its digest, /as {n} "
+                   "FIRST-LAST a part",
         "went_digest": "📎 {name} ({tokens} tokens) is larger than the window can hold "
                        "({budget}): it goes as a digest, and the model reads the lines it "
                        "needs with read_attachment. /as {n} whole sends it all (older turns "
@@ -165,8 +166,8 @@ BAR_TEXTS = Texts(
         "chip_part": "{name}（第 {first}-{last} 行）· {size} · {tokens} tokens",
         "chip_digest": "{name} · {size} · 摘要 · {tokens} tokens",
         "chip_image": "{name} · {pixels} · {size} · {tokens} tokens",
-        "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：/as {n} digest 改发摘要，"
-                   "/as {n} 起始行-结束行 只发送其中一部分",
+        "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：将只发送开头和结尾；"
+                   "/as {n} digest 改发摘要，/as {n} 起始行-结束行 只发送其中一部分",
         "went_digest": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
                        "模型用 read_attachment 读取所需的行。/as {n} whole 发送全文（较早的对话"
                        "会被摘要），/as {n} 起始行-结束行 只发送部分",

@@ -111,7 +111,8 @@ async def test_a_file_larger_than_the_window_goes_as_a_digest_the_model_reads(
         # Whole, it says what that costs before anything is sent.
         await type_and_send(pilot, "/as 1 whole")
         assert bar(app).chips[0].warning.startswith("larger than the window can hold (")
-        assert "/as 1 digest sends its digest" in bar(app).chips[0].warning
+        assert "it goes cut to its start and end; /as 1 digest sends its digest" \
+            in bar(app).chips[0].warning
         assert "more than the window" in bar(app).footer
         await type_and_send(pilot, "/as 1 1-20")
         part = size_text(len("".join(log.splitlines(keepends=True)[:20]).encode()))
