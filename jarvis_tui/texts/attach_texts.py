@@ -126,11 +126,12 @@ BAR_TEXTS = Texts(
                    "FIRST-LAST a part",
         "went_digest": "📎 {name} ({tokens} tokens) is larger than the window can hold "
                        "({budget}): it goes as a digest, and the model reads the lines it "
-                       "needs with read_attachment. /as {n} whole sends it all (older turns "
-                       "are summarised), /as {n} FIRST-LAST a part",
+                       "needs with read_attachment. /as {n} whole sends it anyway (cut to its "
+                       "start and end, older turns summarised), /as {n} FIRST-LAST a part",
         "ask_digest": "{name} ({tokens} tokens) is larger than the window can hold "
                       "({budget}): it goes as a digest, and the model reads the lines it needs "
-                      "with read_attachment; --whole sends it all, PATH:FIRST-LAST a part",
+                      "with read_attachment; --whole sends it anyway (cut to its start and "
+                      "end), PATH:FIRST-LAST a part",
         "scaled": "📎 {name} is {width}x{height} pixels; it goes scaled down to {sent}, the "
                   "most the provider reads ({tokens} tokens)",
         "as_usage": "How attachment N goes: /as N whole, /as N digest, or /as N FIRST-LAST "
@@ -169,10 +170,10 @@ BAR_TEXTS = Texts(
         "too_big": "超出上下文窗口（{tokens} / {budget} tokens）：将只发送开头和结尾；"
                    "/as {n} digest 改发摘要，/as {n} 起始行-结束行 只发送其中一部分",
         "went_digest": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
-                       "模型用 read_attachment 读取所需的行。/as {n} whole 发送全文（较早的对话"
-                       "会被摘要），/as {n} 起始行-结束行 只发送部分",
+                       "模型用 read_attachment 读取所需的行。/as {n} whole 仍发送全文（截取开头和"
+                       "结尾，较早的对话会被摘要），/as {n} 起始行-结束行 只发送部分",
         "ask_digest": "{name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
-                      "模型用 read_attachment 读取所需的行；--whole 发送全文，"
+                      "模型用 read_attachment 读取所需的行；--whole 仍发送全文（截取开头和结尾），"
                       "路径:起始行-结束行 只发送部分",
         "scaled": "📎 {name} 为 {width}x{height} 像素；将缩小到服务商可读的上限 {sent} 发送"
                   "（{tokens} tokens）",

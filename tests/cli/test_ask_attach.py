@@ -91,7 +91,7 @@ def test_a_file_larger_than_the_window_goes_as_its_digest_the_model_reads(home, 
                '"last_line": 3001}')
     assert done.returncode == 0, done.stderr
     assert "app.log (" in done.stderr and "it goes as a digest" in done.stderr \
-        and "--whole sends it all" in done.stderr
+        and "--whole sends it anyway (cut to its start and end)" in done.stderr
     first, last = fake_server.chat_requests[0].body, fake_server.chat_requests[-1].body
     question = first["messages"][-1]["content"]
     assert question.startswith("Attached file (digest only; it is too large to send whole): "
@@ -100,7 +100,7 @@ def test_a_file_larger_than_the_window_goes_as_its_digest_the_model_reads(home, 
     assert last["messages"][-1] == {
         "role": "tool", "tool_call_id": last["messages"][-2]["tool_calls"][0]["id"],
         "content": "app.log, lines 3001-3001 of 4,000:\n  3001\t10:00:00 worker 3000 restarted"}
-    # --whole sends it all: the window's own fallback is the user's to choose.
+    # --whole sends it anyway: the window's own fallback is the user's to choose.
     whole = ask(home, tmp_path, fake_server, "--context-window", "4096", "--whole",
                 "--attach", "app.log:1-50", "--attach", "app.log", "All of it.")
     assert "it goes as a digest" not in whole.stderr and "Traceback" not in whole.stderr
