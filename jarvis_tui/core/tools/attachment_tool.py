@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
 from jarvis_tui.core.messages import DIGEST, PART, READ_TOOL, Attached, Message
+from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.tools.builtin import Builtin
 from jarvis_tui.core.window.tokens import TokenCounter
 
@@ -120,7 +121,11 @@ class AttachmentReader:
             found = _find(files, path)
         except BadArguments as err:
             return ToolResult(f"{READ_TOOL} was not run: {err}", True)
-        lines = found.text().splitlines()
+        try:
+            lines = found.text().splitlines()
+        except StoreError as err:  # the session's file is locked, gone or damaged
+            return ToolResult(f"{path} could not be read from this session's store: {err}",
+                              True)
         start, end = found.first, found.first + len(lines) - 1
         first = max(first, start)
         last = min(last or end, end)

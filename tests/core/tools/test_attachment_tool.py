@@ -142,3 +142,4 @@ def test_a_read_is_one_line_in_both_languages():
         "📎 read a.py, from line 1"
     assert builtin_line(ToolCall("c3", READ_TOOL, '{"path": ')) is None
     assert builtin_line(ToolCall("c4", "git_log", "{}")) is None
+
