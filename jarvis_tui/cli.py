@@ -507,14 +507,27 @@ def cmd_ask(args: argparse.Namespace) -> int:
                                 tools=not args.no_tools, attaching=attaching))
 
 
-def _keep_unanswered(store: Store, args: argparse.Namespace, settings: Settings,
-                     question: Message) -> None:
+def _attached_question(store: Store, conv_id: int, session: ChatSession, attaching: Attaching,
+                       question: Message, language: str) -> Message:
+    """The question with its files as they go (cli_attach.Attaching); one that cannot go (an
+    image the model was found not to take) stops the command, its piped words kept."""
+    try:
+        return attaching.question(session, language, _say)
+    except CliError:
+        if attaching.pasted:  # read from a pipe, it has no other copy
+            _keep_unanswered(store, None, session.settings, question, conv_id)
+        raise
+
+
+def _keep_unanswered(store: Store, args: argparse.Namespace | None, settings: Settings,
+                     question: Message, conv_id: int | None = None) -> None:
     """Store a question that never went out (the local model could not start) as one asked
     and not answered, as a failed round leaves it: read from standard input, it has no other
     copy. Kept out of later requests; the app asks it again on regenerate."""
     question.status = FAILED
     try:
-        conv_id = _conversation_id(store, args, settings)
+        if conv_id is None:
+            conv_id = _conversation_id(store, args, settings)
         store.add_message(conv_id, question)
     except StoreError as err:
         _say(f"jarvis-tui: the message from standard input could not be kept either: {err}")
@@ -594,9 +607,10 @@ async def _ask(settings: Settings, store: Store, conv_id: int, question: Message
     compacted: list[ev.CompactionFinished] = []
     session = ChatSession(settings, store, make_provider, forget_learned_limit=forget_limit,
                           conversation_id=conv_id)
-    if attaching is not None:
-        question = attaching.question(session, language, _say)
     try:
+        if attaching is not None:
+            question = _attached_question(store, conv_id, session, attaching, question,
+                                          language)
         async with ask_tools(settings, session, allow, lambda line: _say(visible(line)),
                              enabled=tools), aclosing(session.stream_reply(question)) as events:
             async for event in events:

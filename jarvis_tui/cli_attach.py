@@ -58,6 +58,10 @@ class Attaching:
 
     def question(self, session: ChatSession, language: str,
                  say: Callable[[str], None]) -> Message:
+        for sending in self.sendings:
+            if sending.attachment.kind == IMAGE and not session.takes_images():
+                raise CliError(refusal_line(language, AttachRefused(
+                    NO_VISION, path=sending.attachment.shown, model=session.settings.model)))
         sendings = session.as_sent(self.sendings)
         if self.whole:  # scaled images, but every text file whole
             sendings = [replace(c, how=g.how, first=g.first, last=g.last)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.fakeserver import FakeProvider
 from tests.faults import ProcCase, ProcOutcome, Trial
-from tests.images import bomb
+from tests.images import bomb, image
 
 QUESTION = "what is in this file? (piped in: kept when the file is refused)"
 
@@ -80,4 +80,30 @@ def _row(item: int, name: str, make: Callable[[Path], str], said: str) -> ProcCa
     return ProcCase(item, name, run, issue=42)
 
 
-CASES: list[ProcCase] = [_row(*row) for row in ROWS]
+def _no_vision(tmp: Path) -> ProcOutcome:
+    """An image to a model whose server reads none: one line, not a retried 400, the question
+    kept; the next image to it is refused before any request, its piped words kept too."""
+    t = Trial(8, "--attach an image to a model without vision", tmp, issue=42)
+    (tmp / "shot.png").write_bytes(image(640, 480))
+    with FakeProvider(vision=False) as fake:
+        flags = ("--base-url", fake.base_url, "--model", "m")
+        first = t.run(*flags, "ask", "--attach", str(tmp / "shot.png"), QUESTION, timeout=30)
+        sent = len(fake.chat_requests)
+        again = t.run(*flags, "ask", "--attach", str(tmp / "shot.png"), "-",
+                      stdin=QUESTION + " again", timeout=30)
+        t.expect(len(fake.chat_requests) == sent == 1,
+                 f"{len(fake.chat_requests)} requests (one, refused once)")
+    said = [line for line in first.stderr.splitlines() if "takes no images" in line]
+    t.expect(first.returncode == 1 and len(said) == 1, f"first: exit {first.returncode}, "
+             f"{first.stderr.strip()[-120:]!r}")
+    t.expect(again.returncode == 2 and "Not attached: m takes no images" in again.stderr,
+             f"again: exit {again.returncode}, {again.stderr.strip()[-120:]!r}")
+    for proc in (first, again):
+        t.expect(proc.seconds < 20, f"took {proc.seconds:.1f} s")
+    t.keeps([QUESTION, QUESTION + " again"])
+    return t.outcome(said[0].removeprefix("jarvis-tui: ") if said else "")
+
+
+CASES: list[ProcCase] = [*(_row(*row) for row in ROWS),
+                         ProcCase(8, "--attach an image to a model without vision", _no_vision,
+                                  issue=42)]
