@@ -76,7 +76,9 @@ class Attaching:
                                                tokens=f"{tokens:,}").removeprefix("📎 "))
             if chosen.how != given.how:
                 tokens = session.attachment_tokens([given])[0]
-                say("jarvis-tui: " + BAR_TEXTS(language, "ask_digest", name=given.attachment.shown,
-                                               tokens=f"{tokens:,}",
+                say("jarvis-tui: " + BAR_TEXTS(language, f"ask_{chosen.how}",
+                                               name=given.attachment.shown,
+                                               tokens=f"{tokens:,}", last=chosen.last,
+                                               lines=f"{was.lines:,}",
                                                budget=f"{session.usage().budget:,}"))
         return message_with(self.text, sendings, self.pasted)

@@ -128,6 +128,14 @@ BAR_TEXTS = Texts(
                        "({budget}): it goes as a digest, and the model reads the lines it "
                        "needs with read_attachment. /as {n} whole sends it anyway (cut to its "
                        "start and end, older turns summarised), /as {n} FIRST-LAST a part",
+        "went_part": "📎 {name} ({tokens} tokens) is larger than the window can hold "
+                     "({budget}), and this model does not read files in ranges: lines 1-{last} "
+                     "of {lines} go. /as {n} FIRST-LAST sends others, /as {n} whole sends it "
+                     "anyway (cut to its start and end)",
+        "ask_part": "{name} ({tokens} tokens) is larger than the window can hold ({budget}), "
+                    "and this model does not read files in ranges: lines 1-{last} of {lines} "
+                    "go; PATH:FIRST-LAST sends others, --whole sends it anyway (cut to its "
+                    "start and end)",
         "ask_digest": "{name} ({tokens} tokens) is larger than the window can hold "
                       "({budget}): it goes as a digest, and the model reads the lines it needs "
                       "with read_attachment; --whole sends it anyway (cut to its start and "
@@ -172,6 +180,12 @@ BAR_TEXTS = Texts(
         "went_digest": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
                        "模型用 read_attachment 读取所需的行。/as {n} whole 仍发送全文（截取开头和"
                        "结尾，较早的对话会被摘要），/as {n} 起始行-结束行 只发送部分",
+        "went_part": "📎 {name}（{tokens} tokens）超出上下文窗口（{budget}），且此模型不会按行段"
+                     "读取文件：只发送第 1-{last} 行（共 {lines} 行）。/as {n} 起始行-结束行 发送"
+                     "其他行，/as {n} whole 仍发送全文（截取开头和结尾）",
+        "ask_part": "{name}（{tokens} tokens）超出上下文窗口（{budget}），且此模型不会按行段读取"
+                    "文件：只发送第 1-{last} 行（共 {lines} 行）；路径:起始行-结束行 发送其他行，"
+                    "--whole 仍发送全文（截取开头和结尾）",
         "ask_digest": "{name}（{tokens} tokens）超出上下文窗口（{budget}）：改为发送摘要，"
                       "模型用 read_attachment 读取所需的行；--whole 仍发送全文（截取开头和结尾），"
                       "路径:起始行-结束行 只发送部分",

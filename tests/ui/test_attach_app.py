@@ -263,3 +263,20 @@ async def test_the_bundled_model_is_not_sent_an_image(fake_server, tmp_path, mon
         assert ("Not attached: qwen2.5-coder-0.5b-instruct takes no images; choose a model "
                 "that reads images (the model setting) to send shot.png") in notices(app)
         assert not bar(app).chips
+
+
+async def test_for_the_bundled_model_a_large_file_goes_as_its_first_lines(fake_server, tmp_path,
+                                                                          monkeypatch):
+    log = "".join(f"2026-12-05 10:00:{i % 60:02d} INFO request {i} served\n" for i in range(3000))
+    working_in(tmp_path, monkeypatch, {"big.log": log})
+    app = make_app(fake_server, tmp_path, model="qwen2.5-coder-0.5b-instruct",
+                   context_window=4096)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/attach big.log")
+        await wait_for(pilot, lambda: bar(app).chips, "the chip")
+        label, budget = bar(app).chips[0].label, app.chat.session.usage().budget
+        assert label.startswith("big.log (lines 1-") and not bar(app).chips[0].warning
+        tokens = int(label.split(" · ")[-1].split()[0].replace(",", ""))
+        assert budget // 4 < tokens <= budget // 2 + 60  # the lines within half the budget
+        assert any("this model does not read files in ranges: lines 1-" in n
+                   and "of 3,000 go" in n for n in notices(app))

@@ -22,6 +22,7 @@ from jarvis_tui.core.attach.refusal import BAD_RANGE, MISSING, AttachRefused
 from jarvis_tui.core.details.blocks import digest, language
 from jarvis_tui.core.messages import DIGEST, PART, READ_TOOL, WHOLE, Attached, Message
 from jarvis_tui.core.pasted import Spans, shifted, tidy
+from jarvis_tui.core.window.tokens import TokenCounter
 
 _TICKS = re.compile(r"`{3,}")
 _RANGE = re.compile(r"^(?P<path>.+):(?P<first>\d+)-(?P<last>\d*)$")
@@ -127,14 +128,28 @@ def message_with(typed: str, sendings: list[Sending], typed_pasted: Spans = ()) 
     return Message("user", text, pasted=pasted, attachments=records)
 
 
-def fitted(sending: Sending, tokens: int, budget: int) -> Sending:
-    """`sending` as it goes by default, `tokens` being what it adds: as its digest when it is
-    a text file sent whole that the request's `budget` cannot hold (the choice that keeps
-    the conversation whole), else as it is."""
+def fitted(sending: Sending, tokens: int, budget: int, counter: TokenCounter,
+           ranges: bool = True) -> Sending:
+    """`sending` as it goes by default, `tokens` being what it adds. A text file sent whole
+    that the request's `budget` cannot hold goes in a way that keeps the conversation whole:
+    as its digest when the model can read it in ranges (`ranges`: read_attachment is offered
+    to it), else as its first lines, within half the budget."""
     att = sending.attachment
-    if sending.how == WHOLE and att.kind == TEXT and tokens > budget:
+    if not (sending.how == WHOLE and att.kind == TEXT and tokens > budget):
+        return sending
+    if ranges:
         return Sending(att, DIGEST)
-    return sending
+    return Sending(att, PART, 1, lines_within(att.text, budget // 2, counter))
+
+
+def lines_within(text: str, room: int, counter: TokenCounter) -> int:
+    """How many of `text`'s first lines fit in `room` tokens (one at least)."""
+    used = n = 0
+    for n, line in enumerate(text.splitlines(keepends=True), 1):  # noqa: B007
+        used += counter.text(line)
+        if used > room:
+            return max(1, n - 1)
+    return max(1, n)
 
 
 def body_of(sending: Sending) -> bytes | None:

@@ -222,9 +222,14 @@ class RequestFront:
                           s.tool_output_share)
 
     def reads_attachments(self) -> bool:
-        """Whether the model is offered read_attachment: from the branch's first digest on,
-        unless the server refused it."""
-        return (has_digest(self._history.all)
+        """Whether the model is offered read_attachment: from the branch's first digest on."""
+        return has_digest(self._history.all) and self.may_read_attachments()
+
+    def may_read_attachments(self) -> bool:
+        """Whether a digest's model would be offered read_attachment: not the bundled model,
+        which answers a digest with its instructions and never calls the tool (tried by hand:
+        "Read the lines you need."), nor one whose server refused it."""
+        return (self.settings.model != LOCAL_MODEL_NAME
                 and bool(self.refused_tools.offered([ATTACHMENT_SPEC])))
 
     def _attached_files(self) -> list[AttachedFile]:

@@ -291,11 +291,13 @@ class ChatSession:
         """Each of `sendings` as it goes by default: an image scaled down to the provider's
         limit; a text file sent whole that is larger than the request's budget as its digest
         (the conversation stays whole; the model reads the lines it needs with
-        read_attachment); the rest as chosen."""
+        read_attachment), or as its first lines for a model not offered that tool; the rest
+        as chosen."""
         protocol = self.settings.provider
         sendings = [replace(s, attachment=sendable(s.attachment, protocol)) for s in sendings]
-        budget = self.usage().budget
-        return [fitted(s, tokens, budget)
+        budget, counter = self.usage().budget, self._engine.counter
+        ranges = self._engine.front.may_read_attachments()
+        return [fitted(s, tokens, budget, counter, ranges)
                 for s, tokens in zip(sendings, self.attachment_tokens(sendings), strict=True)]
 
     def takes_images(self) -> bool:

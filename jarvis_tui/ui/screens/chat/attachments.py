@@ -191,11 +191,12 @@ class ChatAttachments(ChatBase):
                                      height=att.height, sent=f"{sent.width}x{sent.height}",
                                      tokens=f"{tokens:,}"))
             return
-        if sending.how != whole.how:  # too large for the window: its digest, and the choices
+        if sending.how != whole.how:  # too large for the window: how it goes, the choices
             await self.say(BAR_TEXTS(
-                self.lang, "went_digest", name=att.shown, n=len(self.attached),
+                self.lang, f"went_{sending.how}", name=att.shown, n=len(self.attached),
                 tokens=f"{self.session.attachment_tokens([whole])[0]:,}",
-                budget=f"{self.session.usage().budget:,}"), "warning")
+                budget=f"{self.session.usage().budget:,}", last=sending.last,
+                lines=f"{att.lines:,}"), "warning")
             return
         await self.say(BAR_TEXTS(self.lang, "attached", name=att.shown, tokens=f"{tokens:,}"))
 
