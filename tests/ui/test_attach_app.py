@@ -250,7 +250,11 @@ async def test_an_image_is_scaled_sent_and_shown_as_a_picture(fake_server, tmp_p
         cells = shown.first(Static).render()
         assert "▀" in str(cells) and len(str(cells).splitlines()) <= 12
         body = app.chat.query("MessageView.-user .body").last(Static).render()
-        assert "📎 shot.png · 1024x768 · " in str(body) and "what is this?" in str(body)
+        sent_size = label.split(" · ")[2]  # the scaled bytes, as the chip said
+        assert f"📎 shot.png · 1024x768 · {sent_size}" in str(body)
+        assert "what is this?" in str(body)
+        wire = fake_server.chat_requests[-1].body["messages"][-1]["content"][-1]["text"]
+        assert wire.startswith(f"[Attached image shot.png: 1024x768 pixels, {sent_size}]")
 
 
 async def test_the_bundled_model_is_not_sent_an_image(fake_server, tmp_path, monkeypatch):

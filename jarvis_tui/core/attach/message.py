@@ -76,8 +76,9 @@ def block(sending: Sending) -> str:
     """The attachment's block in the message."""
     att = sending.attachment
     if att.kind == IMAGE:
+        # As sent: a scaled image's pixels and bytes, not the file's.
         return (f"[Attached image {att.shown}: {att.width}x{att.height} pixels, "
-                f"{size_text(att.size)}]")
+                f"{size_text(len(att.data) or att.size)}]")
     if att.kind == LISTING:
         return f"Attached folder {fenced(att.text, 'text')}"
     kind = kind_of(att)

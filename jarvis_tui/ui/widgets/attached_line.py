@@ -91,8 +91,9 @@ def attached_line(lang: str, att: Attached, block: str, cwd: Path | None) -> str
     if att.kind == LISTING:
         return ATTACHED_TEXTS(lang, "listing", name=name.rstrip("/") or name)
     if att.kind == IMAGE:
+        # The pixels and bytes as sent (a scaled image's), as the chip said.
         return ATTACHED_TEXTS(lang, "image", name=name, width=att.width, height=att.height,
-                              size=size)
+                              size=size_text(len(att.body)) if att.body else size)
     if att.how == DIGEST:
         return ATTACHED_TEXTS(lang, "digest", name=name, size=size)
     if att.how == PART:
