@@ -14,7 +14,7 @@ from jarvis_tui.core.attach.message import Sending, message_with, sending_of
 from jarvis_tui.core.attach.refusal import NO_VISION, AttachRefused
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.pasted import Spans
-from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME
+from jarvis_tui.core.providers.local_server import may_read_images
 from jarvis_tui.core.session import ChatSession, Store
 from jarvis_tui.texts.attach_texts import BAR_TEXTS, changed_line, refusal_line
 
@@ -28,7 +28,7 @@ def read_attachments(given: list[str], language: str, cwd: Path | None = None,
     for path in given:
         try:
             sending = sending_of(path, cwd)
-            if sending.attachment.kind == IMAGE and model == LOCAL_MODEL_NAME:
+            if sending.attachment.kind == IMAGE and not may_read_images(model):
                 raise AttachRefused(NO_VISION, path=sending.attachment.shown, model=model)
         except AttachRefused as refused:
             raise CliError(refusal_line(language, refused)) from None

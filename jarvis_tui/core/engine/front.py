@@ -27,7 +27,11 @@ from jarvis_tui.core.memory.remember import Alike
 from jarvis_tui.core.memory.section import EMPTY, MemorySection, memory_section
 from jarvis_tui.core.messages import Message
 from jarvis_tui.core.providers.base import Provider
-from jarvis_tui.core.providers.local_server import LOCAL_MODEL_NAME, with_tool_sentence
+from jarvis_tui.core.providers.local_server import (
+    LOCAL_MODEL_NAME,
+    may_read_images,
+    with_tool_sentence,
+)
 from jarvis_tui.core.recall.alike import alike
 from jarvis_tui.core.recall.sessions import Scrub, joined, recall_beyond, search_sessions
 from jarvis_tui.core.recall.turns import Recalled, recall, search_covered
@@ -178,7 +182,7 @@ class RequestFront:
         """Whether the model may be sent images: not the bundled one (a text model; its
         server has no vision projector), nor one whose server refused them. Any other is
         tried; a server that refuses says so in one line (ImagesRefused)."""
-        return (self.settings.model != LOCAL_MODEL_NAME
+        return (may_read_images(self.settings.model)
                 and self.settings.model not in self._no_images)
 
     def tool_specs(self) -> list[ToolSpec]:

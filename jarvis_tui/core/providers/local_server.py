@@ -191,3 +191,9 @@ def local_model_path(progress: Progress | None = None, *, language: str = "en",
         return model_path(model_cache_dir(), progress, language=language, notice=notice)
     except ModelFileError as err:
         raise LocalServerError(str(err)) from None
+
+
+def may_read_images(model: str) -> bool:
+    """Whether `model` may be sent images at all: not the bundled one, a text model whose
+    server has no vision projector (any other is tried, and a refusal is learned)."""
+    return model != LOCAL_MODEL_NAME
