@@ -295,7 +295,7 @@ class ChatSession:
         as chosen."""
         protocol = self.settings.provider
         sendings = [replace(s, attachment=sendable(s.attachment, protocol)) for s in sendings]
-        budget, counter = self.usage().budget, self._engine.counter
+        budget, counter = self._engine.front.budget.tokens, self._engine.counter
         ranges = self._engine.front.may_read_attachments()
         return [fitted(s, tokens, budget, counter, ranges)
                 for s, tokens in zip(sendings, self.attachment_tokens(sendings), strict=True)]
