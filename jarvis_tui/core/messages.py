@@ -115,6 +115,18 @@ def images_of(attachments: tuple[Attached, ...]) -> list[dict[str, str]]:
             for a in attachments if a.kind == "image" and a.body]
 
 
+def fenced_body(block: str) -> str | None:
+    """The file's text inside an attachment's block as core/attach/message.py writes it (a
+    header line, a fence of three or more backticks, the text, the same fence), without its
+    last newline; None when the block is not fenced so (a digest, an image's line)."""
+    _, _, rest = block.partition("\n")
+    fence, _, body = rest.partition("\n")
+    ticks = fence[:len(fence) - len(fence.lstrip("`"))]
+    if len(ticks) < 3 or not body.endswith("\n" + ticks):
+        return None
+    return body[:-len(ticks) - 1]
+
+
 def describe_calls(tool_calls: list[dict[str, Any]] | None) -> str:
     """The calls as a reader sees them, one a line: `called git_log {"max_count": 5}`; for the
     summariser and the details ledger, which should know what tools touched."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from jarvis_tui.core.calls.specs import ToolCall, ToolResult, ToolSpec
-from jarvis_tui.core.messages import DIGEST, PART, READ_TOOL, Attached, Message
+from jarvis_tui.core.messages import DIGEST, PART, READ_TOOL, Attached, Message, fenced_body
 from jarvis_tui.core.store.records import StoreError
 from jarvis_tui.core.tools.builtin import Builtin
 from jarvis_tui.core.window.tokens import TokenCounter
@@ -81,15 +81,9 @@ def _reader(msg: Message, position: int, att: Attached,
             text = kept.decode("utf-8", "replace")
             # A part: the user chose those lines, and those are what may be read.
             return _lines(text, att.first, att.last) if att.how == PART else text
-        return unfenced(msg.content[att.start:att.end])
+        text = fenced_body(msg.content[att.start:att.end])
+        return text + "\n" if text else ""
     return read
-
-
-def unfenced(block: str) -> str:
-    """The file's text inside a block as core/attach/message.py writes it: a header line, a
-    fence line, the text, the closing fence."""
-    lines = block.split("\n")
-    return "\n".join(lines[2:-1]) + "\n" if len(lines) >= 4 else ""
 
 
 def _lines(text: str, first: int, last: int) -> str:

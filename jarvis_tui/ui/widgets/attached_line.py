@@ -13,7 +13,7 @@ from textual.content import Content
 from jarvis_tui.core.attach.attachment import IMAGE, LISTING
 from jarvis_tui.core.attach.listing import size_text
 from jarvis_tui.core.attach.message import DIGEST, PART
-from jarvis_tui.core.messages import Attached, Message
+from jarvis_tui.core.messages import Attached, Message, fenced_body
 from jarvis_tui.core.safety.textsafe import terminal_safe, visible
 from jarvis_tui.texts.i18n import Texts
 
@@ -51,23 +51,13 @@ def shown_name(path: str, cwd: Path | None) -> str:
     return where.name or path
 
 
-def _fenced_body(block: str) -> str | None:
-    """The lines between the block's fences, or None when it is not fenced as block() does."""
-    head, _, rest = block.partition("\n")
-    fence, _, body = rest.partition("\n")
-    ticks = fence[:len(fence) - len(fence.lstrip("`"))]
-    if len(ticks) < 3 or not body.endswith("\n" + ticks):
-        return None
-    return body[:-len(ticks) - 1]
-
-
 def _part_facts(att: Attached, block: str) -> tuple[int, int, int]:
     """First line, last line and bytes of a part as sent: the size of the lines sent, as the
     chip above the prompt said, not the whole file's."""
     head = block.partition("\n")[0]
     ranged = _PART_HEAD.search(head)
     first, last = (int(ranged[1]), int(ranged[2])) if ranged else (att.first, att.last)
-    body = _fenced_body(block)
+    body = fenced_body(block)
     if body is None:
         return first, last, att.size
     # The fence dropped the part's last newline (and any blank lines before it): each is a byte.
@@ -80,7 +70,7 @@ def _whole_lines(block: str) -> int:
     ranged = _WHOLE_HEAD.search(block.partition("\n")[0])
     if ranged:
         return int(ranged[1].replace(",", ""))
-    body = _fenced_body(block) or ""
+    body = fenced_body(block) or ""
     return body.count("\n") + bool(body)
 
 

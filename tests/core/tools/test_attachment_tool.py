@@ -143,3 +143,19 @@ def test_a_read_is_one_line_in_both_languages():
     assert builtin_line(ToolCall("c3", READ_TOOL, '{"path": ')) is None
     assert builtin_line(ToolCall("c4", "git_log", "{}")) is None
 
+
+
+async def test_a_file_sent_whole_is_read_from_its_block(fake_server, tmp_path):
+    log = big_log(tmp_path)
+    short = tmp_path / "notes.md"
+    short.write_text("# Notes\n\n```sh\nmake deploy\n```\n", encoding="utf-8")
+    engine = make_engine(fake_server, tmp_path)
+    # The digest brings the tool; the whole file beside it is read from its own block,
+    # its own fences and all.
+    await send(engine, message_with("Two files.", [
+        Sending(read_path(str(log), tmp_path), DIGEST), Sending(read_path(str(short), tmp_path))]))
+    await send(engine, f'call {READ_TOOL} {{"path": "notes.md"}}')
+    assert stored_results(engine)[-1].splitlines() == [
+        "notes.md, lines 1-5 of 5:", "     1\t# Notes", "     2\t", "     3\t```sh",
+        "     4\tmake deploy", "     5\t```"]
+    await engine.provider.aclose()
